@@ -1,0 +1,1 @@
+"""The simulated world: virtual clock, deterministic scheduler, seeded randomness."""

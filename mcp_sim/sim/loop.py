@@ -1,0 +1,67 @@
+"""Virtual time: an event loop whose clock only moves when every task is waiting.
+
+Timeouts, latency and sleeps in the simulation use anyio as usual (``anyio.sleep``,
+``anyio.fail_after``), but they run on :class:`VirtualTimeLoop`, an asyncio loop whose ``time()`` is a
+number the loop advances itself. When no task can run, the loop jumps straight to the next timer
+instead of waiting for it, so ten simulated minutes take milliseconds of wall time, and because
+nothing depends on the wall clock, the same seed gives the same run, byte for byte.
+
+The simulation does no real I/O. If every task waits and no timer is set, nothing can ever happen
+again: the loop raises :class:`SimulationStalled` rather than hang the notebook.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import selectors
+from typing import Any
+
+
+class SimulationStalled(RuntimeError):
+    """Every task is waiting and no timer is pending: the simulated world can never move again."""
+
+
+class _VirtualSelector(selectors.DefaultSelector):
+    """A selector that never blocks: waiting ``timeout`` seconds becomes advancing virtual time."""
+
+    def __init__(self, loop: VirtualTimeLoop) -> None:
+        super().__init__()
+        self._loop = loop
+
+    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        ready = super().select(0)
+        if ready:
+            return ready
+        if timeout is None:
+            # Nothing is scheduled. Give other threads (e.g. a learner's code running in a worker
+            # thread with a wall-clock limit) a real chance to wake us before declaring a stall.
+            ready = super().select(self._loop.stall_wall_timeout)
+            if ready:
+                return ready
+            raise SimulationStalled(
+                "every simulated task is waiting and no timer is pending; the simulation cannot progress "
+                "(a request was sent with no timeout to a peer that will never answer?)")
+        if timeout > 0:
+            self._loop.advance(timeout)
+        return []
+
+
+class VirtualTimeLoop(asyncio.SelectorEventLoop):
+    """An asyncio event loop on a virtual clock that starts at 0.0 seconds."""
+
+    stall_wall_timeout: float = 5.0
+
+    def __init__(self) -> None:
+        self._virtual_now = 0.0
+        super().__init__(selector=_VirtualSelector(self))
+        self._clock_resolution = 1e-9
+
+    def time(self) -> float:
+        return self._virtual_now
+
+    def advance(self, seconds: float) -> None:
+        """Move the clock forward; called by the selector when everybody waits."""
+        self._virtual_now += seconds
+
+    def run_in_executor(self, executor: Any, func: Any, *args: Any) -> asyncio.Future[Any]:
+        raise RuntimeError("the simulation runs in one thread on virtual time; threads are not allowed in it")

@@ -1,0 +1,216 @@
+"""The recorder: every message of a simulation, seen at one choke point (course notebook 02 onward).
+
+Transports call :meth:`Recorder.record_message` each time a frame goes onto the wire, so the trace is
+exactly what flowed, never a reconstruction. The Host, the user and the model record their
+conversations (:meth:`Recorder.record_app`) so a sequence diagram can show the whole story: the user
+asks the host, the host asks the model, the client asks the server.
+
+Participants are named by role: ``"user"``, ``"host"``, ``"model"``, ``"client/<server>"`` and
+``"server/<server>"`` (one client per server, so the server's name identifies its client too).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from mcp_sim.wire.jsonrpc import decode, parse_object
+
+
+@dataclass(frozen=True)
+class TraceEvent:
+    """One thing that crossed a boundary, with everything needed to draw and explain it."""
+
+    seq: int
+    t_ms: float
+    link: str
+    """The connection the event travelled on (usually the server's name); ``"app"`` for host-side talk."""
+    sender: str
+    receiver: str
+    kind: str
+    """``request``, ``response``, ``error``, ``notification``, ``invalid`` (unreadable frame),
+    ``app`` (user/host/model talk), ``log`` (stderr line), ``transport`` (connect, close, drop …)."""
+    message: dict[str, Any] | None
+    """The JSON-RPC message exactly as sent (``None`` for app/log/transport events)."""
+    raw: str | None = None
+    """The frame's text as it crossed the wire (a stdio line, an HTTP body, an SSE data field)."""
+    revision: str | None = None
+    transport: str = "memory"
+    framing: dict[str, Any] = field(default_factory=dict)
+    """Transport detail: ``{"stdio": {...}}`` or ``{"http": {"request": ..., "response": ...}}``."""
+    method: str | None = None
+    """The MCP method; for a response, the method of the request it answers."""
+    request_id: Any = None
+    layer: str = "transports"
+    capability: str | None = None
+    caption: str = ""
+    marks: tuple[str, ...] = ()
+    """Labels such as ``attack``, ``timeout``, ``dropped``, ``duplicate``, ``late`` for drawing."""
+    text: str | None = None
+    """For app/log/transport events: what was said or what happened."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON Lines form: ``t_ms``, ``from``, ``to``, ``revision``, ``message`` and the rest."""
+        out: dict[str, Any] = {
+            "seq": self.seq,
+            "t_ms": self.t_ms,
+            "link": self.link,
+            "from": self.sender,
+            "to": self.receiver,
+            "kind": self.kind,
+            "revision": self.revision,
+            "transport": self.transport,
+            "message": self.message,
+        }
+        for key, value in (("raw", self.raw), ("framing", self.framing or None), ("method", self.method),
+                           ("request_id", self.request_id), ("layer", self.layer),
+                           ("capability", self.capability), ("caption", self.caption or None),
+                           ("marks", list(self.marks) or None), ("text", self.text)):
+            if value is not None:
+                out[key] = value
+        return out
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> TraceEvent:
+        return cls(
+            seq=obj["seq"], t_ms=obj["t_ms"], link=obj["link"], sender=obj["from"], receiver=obj["to"],
+            kind=obj["kind"], message=obj.get("message"), raw=obj.get("raw"), revision=obj.get("revision"),
+            transport=obj.get("transport", "memory"), framing=obj.get("framing") or {},
+            method=obj.get("method"), request_id=obj.get("request_id"), layer=obj.get("layer", "transports"),
+            capability=obj.get("capability"), caption=obj.get("caption") or "",
+            marks=tuple(obj.get("marks") or ()), text=obj.get("text"),
+        )
+
+
+Captioner = Callable[[TraceEvent], str]
+Classifier = Callable[[TraceEvent], tuple[str, str | None]]
+
+
+class Recorder:
+    """Collects :class:`TraceEvent` objects in order. ``enabled=False`` records nothing (for speed)."""
+
+    def __init__(self, *, enabled: bool = True, captioner: Captioner | None = None,
+                 classifier: Classifier | None = None) -> None:
+        self.enabled = enabled
+        self.events: list[TraceEvent] = []
+        self._pending: dict[tuple[str, str, Any], str] = {}
+        self._captioner = captioner
+        self._classifier = classifier
+        self._marks: list[str] = []
+        self._listeners: list[Callable[[TraceEvent], None]] = []
+
+    # -- marking -------------------------------------------------------------------------------
+    def mark_next(self, *marks: str) -> None:
+        """Attach ``marks`` (e.g. ``"attack"``) to the next message recorded."""
+        self._marks.extend(marks)
+
+    def subscribe(self, listener: Callable[[TraceEvent], None]) -> None:
+        """Call ``listener`` with each new event (a live widget, a test probe …)."""
+        self._listeners.append(listener)
+
+    # -- recording -----------------------------------------------------------------------------
+    def _now(self) -> float:
+        from mcp_sim.sim.world import maybe_current_simulation
+
+        sim = maybe_current_simulation()
+        return sim.now_ms() if sim is not None else 0.0
+
+    def _add(self, event: TraceEvent) -> TraceEvent:
+        if self._classifier is None or self._captioner is None:
+            from mcp_sim.trace import captions
+
+            self._classifier = self._classifier or captions.classify
+            self._captioner = self._captioner or captions.caption
+        layer, capability = self._classifier(event)
+        event = replace(event, layer=layer, capability=capability)
+        event = replace(event, caption=self._captioner(event))
+        self.events.append(event)
+        for listener in self._listeners:
+            listener(event)
+        return event
+
+    def record_message(self, *, link: str, sender: str, receiver: str, raw: str | None = None,
+                       message: dict[str, Any] | None = None, revision: str | None = None,
+                       transport: str = "memory", framing: dict[str, Any] | None = None,
+                       marks: tuple[str, ...] = (), t_ms: float | None = None) -> TraceEvent | None:
+        """Record one JSON-RPC frame. Give the ``raw`` text as sent; ``message`` is parsed from it
+        when not given. Unreadable frames are recorded as ``invalid``."""
+        if not self.enabled:
+            self._marks.clear()
+            return None
+        kind = "invalid"
+        method: str | None = None
+        request_id: Any = None
+        if message is None and raw is not None:
+            decoded = decode(raw, allow_batch=True)
+            if hasattr(decoded, "to_dict"):
+                message = decoded.to_dict()  # type: ignore[union-attr]
+            elif raw.strip().startswith("["):
+                try:
+                    parsed = json.loads(raw)
+                    message = {"batch": parsed}
+                except ValueError:
+                    message = None
+        if message is not None and "batch" not in message:
+            parsed_msg = parse_object(message)
+            if hasattr(parsed_msg, "to_dict"):
+                kind = {"JSONRPCRequest": "request", "JSONRPCNotification": "notification",
+                        "JSONRPCResultResponse": "response", "JSONRPCErrorResponse": "error"}[
+                    type(parsed_msg).__name__]
+        elif message is not None:
+            kind = "batch"
+        if message is not None and kind != "invalid":
+            request_id = message.get("id")
+            if kind == "request":
+                method = message["method"]
+                self._pending[(link, sender, request_id)] = method
+            elif kind == "notification":
+                method = message["method"]
+            elif kind in ("response", "error") and request_id is not None:
+                method = self._pending.get((link, receiver, request_id))
+        all_marks = (*self._marks, *marks)
+        self._marks.clear()
+        event = TraceEvent(
+            seq=len(self.events) + 1, t_ms=self._now() if t_ms is None else t_ms, link=link, sender=sender,
+            receiver=receiver, kind=kind, message=message, raw=raw, revision=revision, transport=transport,
+            framing=framing or {}, method=method, request_id=request_id, marks=all_marks,
+        )
+        return self._add(event)
+
+    def record_app(self, *, sender: str, receiver: str, text: str, link: str = "app",
+                   marks: tuple[str, ...] = (), data: dict[str, Any] | None = None) -> TraceEvent | None:
+        """Record talk that is not MCP: user → host, host → model, host → user (approval) …"""
+        if not self.enabled:
+            return None
+        event = TraceEvent(seq=len(self.events) + 1, t_ms=self._now(), link=link, sender=sender, receiver=receiver,
+                           kind="app", message=data, text=text, transport="app", marks=marks)
+        return self._add(event)
+
+    def record_event(self, *, kind: str, link: str, sender: str, receiver: str, text: str,
+                     transport: str = "memory", framing: dict[str, Any] | None = None,
+                     marks: tuple[str, ...] = (), revision: str | None = None,
+                     request_id: Any = None, method: str | None = None) -> TraceEvent | None:
+        """Record a ``log`` (stderr line), ``transport`` (connect/close/drop …) or ``timeout`` event."""
+        if not self.enabled:
+            return None
+        event = TraceEvent(seq=len(self.events) + 1, t_ms=self._now(), link=link, sender=sender, receiver=receiver,
+                           kind=kind, message=None, text=text, transport=transport, framing=framing or {},
+                           marks=marks, revision=revision, request_id=request_id, method=method)
+        return self._add(event)
+
+    # -- reading -------------------------------------------------------------------------------
+    def __iter__(self) -> Iterator[TraceEvent]:
+        return iter(self.events)
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    def messages(self) -> list[dict[str, Any]]:
+        """The JSON-RPC messages only, in order."""
+        return [e.message for e in self.events if e.message is not None and e.kind != "app"]
+
+    def clear(self) -> None:
+        self.events.clear()
+        self._pending.clear()

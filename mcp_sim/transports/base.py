@@ -1,0 +1,56 @@
+"""The one transport interface every pipe implements (course notebook 05, transports).
+
+A session — the client's or the server's — talks through a :class:`MessageStream`: it sends and
+receives JSON-RPC messages and never sees bytes. Each transport turns messages into its own frames
+(a memory hand-off, a stdio line, an HTTP exchange), records each frame at the moment it goes onto
+the wire, and turns frames back into messages. That is the choke point where the recorder sits, so
+no trace can disagree with what flowed.
+
+``receive`` returns an :class:`~mcp_sim.wire.InvalidMessage` for a frame that could not be read, so
+the session can answer it with the right JSON-RPC error, and raises ``anyio.EndOfStream`` when the
+peer has closed the link.
+
+``send`` takes ``related_request_id`` for messages that belong to an in-flight request (progress,
+logs and — in the legacy era — server-to-client requests made while handling it). Streamable HTTP
+uses it to put the message on that request's SSE stream; the other transports ignore it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from mcp_sim.wire.jsonrpc import InvalidMessage, JSONRPCMessage, RequestId
+
+
+@dataclass(frozen=True)
+class LinkInfo:
+    """Who is at each end of a link and what carries it."""
+
+    name: str
+    """The link's name, usually the server's name (one client per server)."""
+    transport: str
+    """``memory``, ``stdio`` or ``http``."""
+    client: str
+    """The client participant, ``client/<name>``."""
+    server: str
+    """The server participant, ``server/<name>``."""
+
+
+@runtime_checkable
+class MessageStream(Protocol):
+    """One end of a link, as a session sees it."""
+
+    info: LinkInfo
+    revision: str | None
+    """The revision in use on this link, for the trace (set by the session once it is known)."""
+
+    async def send(self, message: JSONRPCMessage, *, related_request_id: RequestId | None = None) -> None: ...
+
+    async def receive(self) -> JSONRPCMessage | InvalidMessage: ...
+
+    async def aclose(self) -> None: ...
+
+
+class TransportClosed(Exception):
+    """Sending on a link whose other end is gone (crashed, closed, disconnected)."""
