@@ -37,6 +37,21 @@ class LinkInfo:
     """The server participant, ``server/<name>``."""
 
 
+@dataclass(frozen=True)
+class AuthInfo:
+    """Who is calling, as the transport established it (a validated bearer token on HTTP, the
+    process's configured identity on stdio). The server reads it to authorise every operation."""
+
+    subject: str
+    """The user (or service) the token was issued to."""
+    tenant: str | None = None
+    scopes: tuple[str, ...] = ()
+    audience: str | None = None
+    """The resource the token was issued for; a server MUST reject tokens not issued for it."""
+    token: str | None = None
+    client_id: str | None = None
+
+
 @runtime_checkable
 class MessageStream(Protocol):
     """One end of a link, as a session sees it."""
@@ -44,6 +59,8 @@ class MessageStream(Protocol):
     info: LinkInfo
     revision: str | None
     """The revision in use on this link, for the trace (set by the session once it is known)."""
+    auth: AuthInfo | None
+    """The caller's identity on the server end (``None`` when the transport established none)."""
 
     async def send(self, message: JSONRPCMessage, *, related_request_id: RequestId | None = None) -> None: ...
 
@@ -54,3 +71,8 @@ class MessageStream(Protocol):
 
 class TransportClosed(Exception):
     """Sending on a link whose other end is gone (crashed, closed, disconnected)."""
+
+
+class SessionExpired(TransportClosed):
+    """Legacy Streamable HTTP answered 404 for our ``Mcp-Session-Id``: the session is gone and the
+    client MUST start a new one with ``initialize`` (without a session id)."""

@@ -11,7 +11,7 @@ from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
 from mcp_sim.protocol.revisions import REVISIONS
 from mcp_sim.sim.world import Simulation
-from mcp_sim.transports.base import LinkInfo, TransportClosed
+from mcp_sim.transports.base import AuthInfo, LinkInfo, TransportClosed
 from mcp_sim.wire.jsonrpc import Batch, InvalidMessage, JSONRPCMessage, RequestId, decode, encode
 
 
@@ -25,6 +25,7 @@ class MemoryStream:
         self.me = me
         self.peer = peer
         self.revision: str | None = None
+        self.auth: AuthInfo | None = None
         self._outbox = outbox
         self._inbox = inbox
 
@@ -58,11 +59,14 @@ class MemoryStream:
         await self._inbox.aclose()
 
 
-def memory_link(sim: Simulation, name: str, *, buffer: float = float("inf")) -> tuple[MemoryStream, MemoryStream]:
-    """A connected (client end, server end) pair named ``name``."""
+def memory_link(sim: Simulation, name: str, *, buffer: float = float("inf"),
+                auth: AuthInfo | None = None) -> tuple[MemoryStream, MemoryStream]:
+    """A connected (client end, server end) pair named ``name``; ``auth`` is the identity the server
+    end reports for its caller."""
     info = LinkInfo(name=name, transport="memory", client=f"client/{name}", server=f"server/{name}")
     c2s_send, c2s_recv = anyio.create_memory_object_stream[str](buffer)
     s2c_send, s2c_recv = anyio.create_memory_object_stream[str](buffer)
     client_end = MemoryStream(sim, info, info.client, info.server, c2s_send, s2c_recv)
     server_end = MemoryStream(sim, info, info.server, info.client, s2c_send, c2s_recv)
+    server_end.auth = auth
     return client_end, server_end
