@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,7 @@ def find_spec_dir() -> Path | None:
     return None
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_schema(revision: str) -> dict[str, Any]:
     """The official schema of ``revision`` (``"ext-tasks"`` gives the tasks extension's draft)."""
     folder = find_spec_dir()
@@ -59,7 +59,7 @@ def definition_names(revision: str) -> list[str]:
     return sorted(load_schema(revision)[definitions_key(revision)])
 
 
-@lru_cache(maxsize=None)
+@cache
 def _validator(revision: str, definition: str) -> jsonschema.protocols.Validator:
     schema = load_schema(revision)
     key = definitions_key(revision)

@@ -63,5 +63,5 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         """Move the clock forward; called by the selector when everybody waits."""
         self._virtual_now += seconds
 
-    def run_in_executor(self, executor: Any, func: Any, *args: Any) -> asyncio.Future[Any]:
+    def run_in_executor(self, executor: Any, func: Any, *args: Any) -> asyncio.Future[Any]:  # type: ignore[override]
         raise RuntimeError("the simulation runs in one thread on virtual time; threads are not allowed in it")

@@ -208,10 +208,11 @@ def parse_object(obj: Any, raw: str | None = None) -> JSONRPCMessage | InvalidMe
     if has_result:
         if not is_valid_id(raw_id):
             return _invalid(raw, INVALID_REQUEST, "a result response needs a string or integer id", None, False)
+        assert readable_id is not None
         result = obj["result"]
         if not isinstance(result, dict):
             return _invalid(raw, INVALID_REQUEST, "an MCP result must be a JSON object", readable_id, False)
-        return JSONRPCResultResponse(raw_id, result)
+        return JSONRPCResultResponse(readable_id, result)
     if has_error:
         err = obj["error"]
         if not isinstance(err, dict) or not isinstance(err.get("code"), int) or isinstance(err.get("code"), bool) \
