@@ -1,0 +1,1 @@
+"""Course tooling: notebook build and predict-then-reveal questions."""
