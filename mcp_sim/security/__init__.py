@@ -1,1 +1,71 @@
-"""security"""
+"""The model of trust (course chapter 5, and the spec's Security Best Practices).
+
+One module per boundary, so a learner finds each idea in one place:
+
+* :mod:`.identity` — users and tenants: *who* a request acts for;
+* :mod:`.tokens` — access tokens bound to an audience, with scopes (audience validation);
+* :mod:`.authorization` — the Server's per-operation checks: identity, scope, tenant, ownership;
+* :mod:`.host_policy` — the Host's decisions: exposure, review of definitions, namespacing,
+  confirmation (annotations are hints), argument filtering;
+* :mod:`.sandbox` — a sandbox per server process: files, environment, network egress;
+* :mod:`.request_state` — sealed ``requestState`` and idempotent side effects;
+* :mod:`.lab` and :mod:`.lab_server` — the security lab: scripted attacks with ``vulnerable`` and
+  ``fixed`` configurations (the labs themselves are in :mod:`mcp_sim.scenarios.security`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp_sim.security.authorization import AccessDenied, AuditLog, authorize
+from mcp_sim.security.host_policy import (
+    ArgumentFilter,
+    ConfirmationPolicy,
+    DefinitionReview,
+    HostPolicy,
+    hidden_instructions,
+)
+from mcp_sim.security.identity import Directory, Tenant, User
+from mcp_sim.security.request_state import (
+    IdempotencyLedger,
+    PlainRequestState,
+    RequestStateRejected,
+    SealedRequestState,
+)
+from mcp_sim.security.sandbox import UNRESTRICTED, Machine, SandboxPolicy, SandboxViolation
+from mcp_sim.security.tokens import AccessToken, AuthorizationServer, TokenRejected
+
+__all__ = [
+    "UNRESTRICTED",
+    "AccessDenied",
+    "AccessToken",
+    "ArgumentFilter",
+    "AuditLog",
+    "AuthorizationServer",
+    "ConfirmationPolicy",
+    "DefinitionReview",
+    "Directory",
+    "HostPolicy",
+    "IdempotencyLedger",
+    "Machine",
+    "PlainRequestState",
+    "RequestStateRejected",
+    "SandboxPolicy",
+    "SandboxViolation",
+    "SealedRequestState",
+    "Tenant",
+    "TokenRejected",
+    "User",
+    "authorize",
+    "hidden_instructions",
+    "run_lab",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """``LABS`` and ``run_lab`` are loaded on first use (the labs import the roles, which import this)."""
+    if name in ("LABS", "run_lab"):
+        from mcp_sim.security import lab
+
+        return getattr(lab, name)
+    raise AttributeError(name)

@@ -1,0 +1,247 @@
+"""The security lab: scripted attacks against a ``vulnerable`` and a ``fixed`` configuration.
+
+A lab is data plus one scripted story. The data (:class:`LabFacts`) names the attacker, the mistake
+the vulnerable configuration makes, the boundary that fixes it and the rule behind it. The story
+(``Lab.run``) builds a small world on the simulation — Hosts, Clients, Servers, tokens, a shared
+machine — runs the attack with names, amounts and paths drawn from the seeded generator, and reports
+an :class:`Outcome`: did it work, and what did the attacker get (data read, money moved …).
+
+:func:`run_lab` runs one lab and returns a :class:`LabResult` whose ``trace`` is the recorder of the
+run, with the attack's messages marked ``"attack"``, and whose ``explanation`` paragraph is composed
+from the lab's facts and the outcome's data — nothing in it is written per run.
+
+.. code-block:: python
+
+    from mcp_sim.scenarios.security import run_lab
+    result = run_lab("requeststate-tampering", config="vulnerable", seed=3)
+    result.succeeded, result.evidence, result.explanation
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+from anyio.abc import TaskGroup
+
+from mcp_sim.protocol.revisions import LATEST
+from mcp_sim.roles.client import Client, ClientCallbacks
+from mcp_sim.sim.world import Simulation
+from mcp_sim.trace.recorder import Recorder, TraceEvent
+from mcp_sim.transports.base import AuthInfo, MessageStream
+from mcp_sim.transports.memory import memory_link
+
+Config = Literal["vulnerable", "fixed"]
+CONFIGS: tuple[Config, ...] = ("vulnerable", "fixed")
+ATTACK = "attack"
+
+
+@dataclass(frozen=True)
+class LabFacts:
+    """What a lab teaches, declared once. The explanation paragraph is composed from these."""
+
+    title: str
+    attacker: str
+    """Who attacks, as a noun phrase: "a malicious third-party server"."""
+    goal: str
+    """What the attacker is after: "another server's credentials"."""
+    mistake: str
+    """Why the vulnerable configuration lets it through, as a clause: "the Host assumed …"."""
+    boundary: str
+    """The security boundary that stops it: "the per-server sandbox (process permissions)"."""
+    fix: str
+    """What the fixed configuration does, as a clause."""
+    rule: str
+    """The spec or course rule, quoted or paraphrased."""
+    revision: str = LATEST
+    roles: str = ""
+    """Which parts run on the simulator's real roles and which are modelled inside the lab."""
+
+
+@dataclass
+class Outcome:
+    """What the attack achieved, as data. ``obtained`` and ``stopped_by`` are built by the story from
+    that data (e.g. ``f"read {path}"``), never typed per run."""
+
+    succeeded: bool
+    evidence: dict[str, Any]
+    obtained: str
+    """What the attacker got or caused, when it worked (a clause)."""
+    stopped_by: str = ""
+    """Which check refused the attack, when it failed (from the refusal itself)."""
+
+
+@dataclass
+class LabResult:
+    """The result of one run of one lab."""
+
+    lab: str
+    config: Config
+    seed: int
+    succeeded: bool
+    evidence: dict[str, Any]
+    trace: Recorder
+    explanation: str
+    facts: LabFacts
+
+    def attack_events(self) -> list[TraceEvent]:
+        """The trace events marked ``"attack"``."""
+        return [e for e in self.trace.events if ATTACK in e.marks]
+
+    def _repr_html_(self) -> str:
+        import html
+
+        verdict = "the attack succeeded" if self.succeeded else "the attack failed"
+        return (f"<div><b>{html.escape(self.facts.title)}</b> — {self.config}, seed {self.seed}: {verdict}"
+                f"<p>{html.escape(self.explanation)}</p></div>")
+
+
+def explain(facts: LabFacts, config: Config, outcome: Outcome) -> str:
+    """One paragraph from the lab's facts and the run's outcome: what went wrong (or what held), and
+    which boundary fixes it."""
+    if outcome.succeeded:
+        text = (f"In the {config} configuration the attack succeeded: {facts.attacker} {outcome.obtained}. "
+                f"It worked because {facts.mistake}. ")
+        if config == "fixed":
+            text += "The fix did not hold here, so the boundary is incomplete. "
+        return text + (f"The boundary that stops it is {facts.boundary}: {facts.fix}. Rule: {facts.rule}")
+    return (f"In the {config} configuration the attack on {facts.goal} failed: {outcome.stopped_by}. "
+            f"The boundary that held is {facts.boundary}: {facts.fix}. Without it, {facts.mistake}. "
+            f"Rule: {facts.rule}")
+
+
+# --------------------------------------------------------------------------------------------------
+# What a story gets to build its world
+# --------------------------------------------------------------------------------------------------
+
+@dataclass
+class LabContext:
+    """The story's toolbox: the simulation, the configuration, a task group for servers and clients,
+    and helpers that connect a bare Client or mark the attack's messages."""
+
+    sim: Simulation
+    config: Config
+    tg: TaskGroup
+    _predicates: list[Callable[[TraceEvent], bool]] = field(default_factory=list)
+
+    @property
+    def fixed(self) -> bool:
+        return self.config == "fixed"
+
+    @property
+    def rng(self) -> Any:
+        return self.sim.rng
+
+    @property
+    def recorder(self) -> Recorder:
+        return self.sim.recorder
+
+    def _on_event(self, event: TraceEvent) -> None:
+        if ATTACK not in event.marks and any(p(event) for p in self._predicates):
+            events = self.recorder.events
+            if events and events[-1] is event:
+                events[-1] = dataclasses.replace(event, marks=(*event.marks, ATTACK))
+
+    @contextmanager
+    def attack(self, *, links: tuple[str, ...] | None = None,
+               when: Callable[[TraceEvent], bool] | None = None) -> Iterator[None]:
+        """Mark every event recorded inside this block as ``"attack"`` — only those on ``links``, and only
+        those ``when`` accepts, if given."""
+        def predicate(event: TraceEvent) -> bool:
+            return (links is None or event.link in links) and (when is None or when(event))
+
+        self._predicates.append(predicate)
+        try:
+            yield
+        finally:
+            self._predicates.remove(predicate)
+
+    def note(self, sender: str, receiver: str, text: str, *, attack: bool = False,
+             data: dict[str, Any] | None = None) -> None:
+        """Record something that is not an MCP message (a file read inside a server, an HTTP redirect)."""
+        self.recorder.record_app(sender=sender, receiver=receiver, text=text, data=data,
+                                 marks=(ATTACK,) if attack else ())
+
+    def serve(self, name: str, server_main: Callable[[MessageStream], Awaitable[None]], *,
+              auth: AuthInfo | None = None) -> MessageStream:
+        """Start ``server_main`` on a new memory link named ``name``; return the client end."""
+        client_end, server_end = memory_link(self.sim, name, auth=auth)
+        async def run() -> None:
+            await server_main(server_end)
+
+        self.tg.start_soon(run, name=f"server/{name}")
+        return client_end
+
+    @asynccontextmanager
+    async def client(self, name: str, server_main: Callable[[MessageStream], Awaitable[None]], *,
+                     auth: AuthInfo | None = None, callbacks: ClientCallbacks | None = None,
+                     capabilities: dict[str, Any] | None = None,
+                     client_name: str = "mcp-sim-client") -> AsyncIterator[Client]:
+        """A real :class:`~mcp_sim.roles.client.Client` (modern era) connected to ``server_main``."""
+        stream = self.serve(name, server_main, auth=auth)
+        client = Client(client_name, era="modern", versions=(LATEST,), callbacks=callbacks,
+                        capabilities=capabilities, auth=auth, sim=self.sim)
+        await client.connect(stream, self.tg)
+        try:
+            yield client
+        finally:
+            await client.close()
+
+
+Story = Callable[[LabContext], Awaitable[Outcome]]
+
+
+@dataclass(frozen=True)
+class Lab:
+    """One lab: its name in :data:`LABS`, its facts and its story."""
+
+    name: str
+    facts: LabFacts
+    story: Story
+
+    def run(self, config: Config = "vulnerable", seed: int = 0) -> LabResult:
+        if config not in CONFIGS:
+            raise ValueError(f"config must be one of {CONFIGS}, not {config!r}")
+        sim = Simulation(seed)
+
+        async def main() -> Outcome:
+            async with anyio.create_task_group() as tg:
+                ctx = LabContext(sim, config, tg)
+                sim.recorder.subscribe(ctx._on_event)
+                outcome = await self.story(ctx)
+                tg.cancel_scope.cancel()
+            return outcome
+
+        outcome = sim.run(main)
+        return LabResult(self.name, config, seed, outcome.succeeded, outcome.evidence, sim.recorder,
+                         explain(self.facts, config, outcome), self.facts)
+
+
+LABS: dict[str, Lab] = {}
+"""Every registered lab by name (filled by :mod:`mcp_sim.scenarios.security`)."""
+
+
+def register(name: str, facts: LabFacts) -> Callable[[Story], Story]:
+    """Decorator: register ``story`` as the lab ``name``."""
+    def wrap(story: Story) -> Story:
+        if name in LABS:
+            raise ValueError(f"a lab named {name!r} is already registered")
+        LABS[name] = Lab(name, facts, story)
+        return story
+
+    return wrap
+
+
+def run_lab(name: str, config: Config = "vulnerable", seed: int = 0) -> LabResult:
+    """Run lab ``name`` in ``config`` (``"vulnerable"`` or ``"fixed"``) with ``seed``."""
+    if not LABS:
+        import mcp_sim.scenarios.security  # noqa: F401  (registers the labs)
+    try:
+        lab = LABS[name]
+    except KeyError:
+        raise KeyError(f"no lab named {name!r}; the labs are: {', '.join(sorted(LABS))}") from None
+    return lab.run(config, seed)
