@@ -1,1 +1,43 @@
-"""grading"""
+"""The grader: exercises as data, checks with seeded cases, learner code run in a separate process.
+
+In a notebook::
+
+    from mcp_sim.grading import grade
+    grade("ex02_error_codes")          # a panel: each check PASSED/FAILED, why, the rule, hints
+
+In a terminal: ``mcp-sim grade [EXERCISE...]`` and ``mcp-sim progress``.
+
+Modules, one idea each:
+
+* :mod:`~mcp_sim.grading.model` — what an exercise and a check are;
+* :mod:`~mcp_sim.grading.exercises` — the course's exercises (checks, rules, hints);
+* :mod:`~mcp_sim.grading.learner_code` — loading a learner's file: their line on errors, time limits,
+  captured prints, forbidden imports;
+* :mod:`~mcp_sim.grading.worker` — the grading process; :mod:`~mcp_sim.grading.runner` — starting it;
+* :mod:`~mcp_sim.grading.result` — results as text, HTML and widget;
+* :mod:`~mcp_sim.grading.progress` — the local progress file;
+* :mod:`~mcp_sim.grading.commands` — the ``mcp-sim grade`` / ``mcp-sim progress`` commands.
+"""
+
+from mcp_sim.grading.exercises import EXERCISES, get_exercise
+from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
+from mcp_sim.grading.progress import ProgressStore
+from mcp_sim.grading.result import CheckResult, GradeResult
+from mcp_sim.grading.runner import exercises_dir, grade, reference_path, starter_path
+
+__all__ = [
+    "EXERCISES",
+    "Check",
+    "CheckContext",
+    "CheckFailed",
+    "CheckResult",
+    "Exercise",
+    "GradeResult",
+    "Hint",
+    "ProgressStore",
+    "exercises_dir",
+    "get_exercise",
+    "grade",
+    "reference_path",
+    "starter_path",
+]

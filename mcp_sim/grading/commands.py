@@ -1,0 +1,125 @@
+"""``mcp-sim grade`` and ``mcp-sim progress``: the grader from a terminal.
+
+These two functions are the only places in the grading package that print to stdout: they are
+commands, and stdout is their output. Each parses its own arguments with argparse and returns an exit
+code (0 = everything graded passed, 1 = something failed, 2 = a usage error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from mcp_sim.grading.exercises import EXERCISES, UnknownExercise, get_exercise
+from mcp_sim.grading.progress import ProgressStore
+from mcp_sim.grading.runner import ExercisesNotFound, grade
+
+
+def _parser_grade() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mcp-sim grade", description="Grade exercises (default: all of them).")
+    p.add_argument("exercises", nargs="*", metavar="EXERCISE", help="exercise ids, e.g. ex02_error_codes")
+    p.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
+    p.add_argument("--reference", action="store_true", help="grade the reference solutions (all must pass)")
+    p.add_argument("--seed", type=int, default=0, help="another set of seeded cases (default 0)")
+    p.add_argument("--hints", type=int, default=1, metavar="N", help="show up to N hints for a failed exercise")
+    p.add_argument("--list", action="store_true", help="list the exercises and exit")
+    return p
+
+
+def _write_json_atomically(path: Path, payload: object) -> None:
+    folder = path.parent if str(path.parent) else Path(".")
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, indent=2, ensure_ascii=False)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def grade_command(args: list[str]) -> int:
+    """``mcp-sim grade [EXERCISE...] [--json FILE] [--reference] [--seed N] [--hints N] [--list]``."""
+    parser = _parser_grade()
+    try:
+        ns = parser.parse_args(args)
+    except SystemExit as exc:  # argparse already printed the usage message
+        return 0 if exc.code == 0 else 2
+    if ns.list:
+        for ex in EXERCISES.values():
+            print(f"{ex.id:<28} chapter {ex.chapter}  {ex.title}")
+        return 0
+    ids = ns.exercises or list(EXERCISES)
+    try:
+        for exercise_id in ids:
+            get_exercise(exercise_id)
+    except UnknownExercise as exc:
+        print(f"mcp-sim grade: {exc}")
+        return 2
+    results = []
+    try:
+        for exercise_id in ids:
+            result = grade(exercise_id, reference=ns.reference, seed=ns.seed)
+            results.append(result)
+            print(result.to_text(hints=ns.hints) if not result.passed else result.headline())
+            print()
+    except ExercisesNotFound as exc:
+        print(f"mcp-sim grade: {exc}")
+        return 2
+    passed = sum(r.passed for r in results)
+    what = "reference solutions" if ns.reference else "exercises"
+    print(f"{passed}/{len(results)} {what} passed.")
+    if ns.json:
+        _write_json_atomically(Path(ns.json), {"reference": ns.reference, "seed": ns.seed,
+                                               "passed": passed == len(results),
+                                               "results": [r.to_dict() for r in results]})
+    return 0 if passed == len(results) else 1
+
+
+def progress_table(store: ProgressStore) -> str:
+    """The progress file as a plain-text table, one row per exercise in course order."""
+    progress = store.load()
+    rows = [("exercise", "ch.", "status", "checks", "attempts", "title")]
+    for ex in EXERCISES.values():
+        p = progress.get(ex.id)
+        if p is None or p.attempts == 0:
+            status, checks, attempts = "not started", "–", "0"
+        else:
+            status = "✔ passed" if p.passed else f"✘ {p.last_status}"
+            checks = f"{p.best_checks_passed}/{p.total_checks}"
+            attempts = str(p.attempts)
+        rows.append((ex.id, ex.chapter, status, checks, attempts, ex.title))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    lines = []
+    for i, r in enumerate(rows):
+        lines.append("  ".join(c.ljust(w) for c, w in zip(r[:-1], widths, strict=True)) + "  " + r[-1])
+        if i == 0:
+            lines.append("  ".join("-" * w for w in widths) + "  " + "-" * len(r[-1]))
+    done = sum(1 for ex in EXERCISES if progress.get(ex) and progress[ex].passed)
+    lines.append(f"\n{done}/{len(EXERCISES)} exercises passed.")
+    return "\n".join(lines)
+
+
+def progress_command(args: list[str]) -> int:
+    """``mcp-sim progress [--file FILE] [--json]``: show what has been passed so far."""
+    parser = argparse.ArgumentParser(prog="mcp-sim progress", description="Show your progress through the exercises.")
+    parser.add_argument("--file", metavar="FILE", help="progress file (default: $MCP_SIM_PROGRESS or "
+                                                       ".mcp-sim-progress.json)")
+    parser.add_argument("--json", action="store_true", help="print the progress as JSON")
+    try:
+        ns = parser.parse_args(args)
+    except SystemExit as exc:
+        return 0 if exc.code == 0 else 2
+    store = ProgressStore(Path(ns.file)) if ns.file else ProgressStore.default()
+    if ns.json:
+        from dataclasses import asdict
+
+        print(json.dumps({k: asdict(v) for k, v in store.load().items()}, indent=2, sort_keys=True))
+        return 0
+    print(progress_table(store))
+    return 0

@@ -1,0 +1,47 @@
+"""The course's exercises, one module per exercise, each defining ``EXERCISE``.
+
+The registry is read-only: :data:`EXERCISES` maps an exercise id to its :class:`Exercise` in course
+order. The learner's files live outside the package, in the project's ``exercises/`` folder; the
+checks live here so they run the same whether the package is installed or used from a checkout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Final
+
+from mcp_sim.grading.exercises import (
+    ex01_topology,
+    ex02_error_codes,
+    ex02_next_message,
+    ex03_era_detection,
+    ex03_modern_meta,
+    ex03_version_negotiation,
+    ex04_mrtr_loop,
+    ex04_seal_state,
+)
+from mcp_sim.grading.model import Exercise
+
+EXERCISES: Final[Mapping[str, Exercise]] = MappingProxyType({
+    m.EXERCISE.id: m.EXERCISE
+    for m in (ex01_topology, ex02_next_message, ex02_error_codes, ex03_version_negotiation, ex03_modern_meta,
+              ex03_era_detection, ex04_mrtr_loop, ex04_seal_state)
+})
+"""Every exercise, in course order."""
+
+
+class UnknownExercise(KeyError):
+    """No exercise has this id."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "unknown exercise"
+
+
+def get_exercise(exercise_id: str) -> Exercise:
+    """The exercise called ``exercise_id``, or an error listing the ones that exist."""
+    try:
+        return EXERCISES[exercise_id]
+    except KeyError:
+        raise UnknownExercise(f"no exercise called {exercise_id!r}; the exercises are: "
+                              f"{', '.join(EXERCISES)}") from None

@@ -1,0 +1,153 @@
+"""Exercise ex01_topology (chapter 01): draw the host → clients → servers map as data.
+
+The learner writes ``build_topology(host, servers)``. Each seeded case invents a host and between one
+and six servers with random names, some running locally (started with a command) and some remote
+(reached at a URL). A correct topology has one client per server, owned by the host, speaking stdio
+to local servers and Streamable HTTP to remote ones.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
+
+RULE_ONE_CLIENT = ("Architecture: the host creates and manages one MCP client per server; each client keeps a "
+                   "1:1 connection with exactly one server.")
+RULE_STDIO = ("Transports: with stdio the client launches the server as a subprocess and exchanges messages "
+              "over its stdin and stdout — the transport for local servers.")
+RULE_HTTP = ("Transports: with Streamable HTTP the server runs independently and serves clients at one HTTP "
+             "endpoint (a URL) — the transport for remote servers.")
+
+_SERVER_WORDS = ("weather", "files", "github", "calendar", "postgres", "slack", "search", "notes", "jira",
+                 "maps", "music", "finance", "docs", "shell", "browser", "email", "sentry", "linear")
+_HOSTS = ("Claude Desktop", "VS Code", "my-agent", "ChatApp", "IDE", "Notebook host")
+
+
+def make_setup(rng: Any, *, force: str | None = None) -> tuple[str, list[dict[str, Any]]]:
+    """A host name and a list of server descriptions. ``force`` = ``"local"``/``"remote"`` makes all
+    servers run there."""
+    n = rng.randint(1, 6)
+    names = rng.sample(_SERVER_WORDS, n)
+    servers: list[dict[str, Any]] = []
+    for name in names:
+        runs = force or rng.choice(("local", "remote"))
+        tag = rng.randint(2, 99)
+        if runs == "local":
+            command = rng.choice((["python", f"{name}_server.py"], ["npx", "-y", f"@acme/{name}-mcp"],
+                                  ["uvx", f"{name}-mcp", "--port", str(tag)]))
+            servers.append({"name": f"{name}-{tag}", "runs": "local", "command": command})
+        else:
+            servers.append({"name": f"{name}-{tag}", "runs": "remote",
+                            "url": f"https://{name}.example.com/mcp/v{tag}"})
+    return rng.choice(_HOSTS), servers
+
+
+def _topology(ctx: CheckContext, host: str, servers: list[dict[str, Any]]) -> dict[str, Any]:
+    topo = ctx.function("build_topology")(host, copy.deepcopy(servers))
+    if not isinstance(topo, dict):
+        raise CheckFailed(f"build_topology() returned {type(topo).__name__}; it should return a dict like "
+                          f'{{"host": ..., "clients": [...]}}.')
+    if topo.get("host") != host:
+        raise CheckFailed(f'The topology\'s "host" should be the host\'s name {host!r}, got {topo.get("host")!r}.')
+    clients = topo.get("clients")
+    if not isinstance(clients, list) or not all(isinstance(c, dict) for c in clients):
+        raise CheckFailed('"clients" should be a list of dicts, one per client the host owns.')
+    return topo
+
+
+def _describe(servers: list[dict[str, Any]]) -> str:
+    return ", ".join(f"{s['name']} ({s['runs']})" for s in servers)
+
+
+def _clients_by_server(ctx: CheckContext, host: str, servers: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    topo = _topology(ctx, host, servers)
+    clients = topo["clients"]
+    names = [s["name"] for s in servers]
+    seen: dict[str, dict[str, Any]] = {}
+    for c in clients:
+        target = c.get("server")
+        if not isinstance(target, str):
+            raise CheckFailed(f'Each client names exactly one server in "server" (a string); one client has '
+                              f'"server": {target!r}. A client never connects to several servers.')
+        if target not in names:
+            raise CheckFailed(f"A client connects to {target!r}, which is not one of the servers: {_describe(servers)}.")
+        if target in seen:
+            raise CheckFailed(f"Two clients connect to {target!r}; the host needs exactly one client per server.")
+        seen[target] = c
+    missing = [n for n in names if n not in seen]
+    if missing:
+        raise CheckFailed(f"No client connects to {', '.join(missing)}. With servers {_describe(servers)} the host "
+                          f"needs {len(servers)} client(s), one for each.")
+    ids = [c.get("id") for c in clients]
+    if any(not isinstance(i, str) or not i for i in ids) or len(set(ids)) != len(ids):
+        raise CheckFailed(f'Every client needs its own non-empty "id" string so the host can tell them apart; got '
+                          f"{ids!r}.")
+    return seen
+
+
+def check_one_client_per_server(ctx: CheckContext) -> None:
+    host, servers = make_setup(ctx.rng)
+    _clients_by_server(ctx, host, servers)
+
+
+def _check_transport(ctx: CheckContext, runs: str) -> None:
+    host, servers = make_setup(ctx.rng)
+    # make sure this case has at least one server of the kind under test
+    if not any(s["runs"] == runs for s in servers):
+        _, extra = make_setup(ctx.rng, force=runs)
+        servers = servers + [e for e in extra if e["name"] not in {s["name"] for s in servers}][:1]
+    clients = _clients_by_server(ctx, host, servers)
+    for s in servers:
+        c = clients[s["name"]]
+        if runs == "local" and s["runs"] == "local":
+            if c.get("transport") != "stdio":
+                raise CheckFailed(f"{s['name']} runs locally (command {s['command']!r}), so its client should use "
+                                  f'"transport": "stdio", not {c.get("transport")!r}.')
+            if c.get("command") != s["command"]:
+                raise CheckFailed(f"A stdio client starts its server itself: the client for {s['name']} should carry "
+                                  f'"command": {s["command"]!r}, got {c.get("command")!r}.')
+        if runs == "remote" and s["runs"] == "remote":
+            if c.get("transport") != "streamable-http":
+                raise CheckFailed(f"{s['name']} is remote (at {s['url']}), so its client should use "
+                                  f'"transport": "streamable-http", not {c.get("transport")!r}.')
+            if c.get("url") != s["url"]:
+                raise CheckFailed(f"An HTTP client connects to the server's endpoint: the client for {s['name']} "
+                                  f'should carry "url": {s["url"]!r}, got {c.get("url")!r}.')
+
+
+def check_local_stdio(ctx: CheckContext) -> None:
+    _check_transport(ctx, "local")
+
+
+def check_remote_http(ctx: CheckContext) -> None:
+    _check_transport(ctx, "remote")
+
+
+EXERCISE = Exercise(
+    id="ex01_topology",
+    title="Host, clients, servers: build the topology",
+    chapter="01",
+    summary="Turn a description of servers into the host → clients → servers map.",
+    rules=(RULE_ONE_CLIENT, RULE_STDIO, RULE_HTTP),
+    functions=("build_topology",),
+    checks=(
+        Check("One client per server, owned by the host", RULE_ONE_CLIENT, check_one_client_per_server,
+              hint="Loop over the servers and create one client dict for each, naming that one server."),
+        Check("Local servers are reached over stdio", RULE_STDIO, check_local_stdio,
+              hint='A local server has a "command"; its client uses "transport": "stdio" and keeps the command.'),
+        Check("Remote servers are reached over Streamable HTTP", RULE_HTTP, check_remote_http,
+              hint='A remote server has a "url"; its client uses "transport": "streamable-http" and keeps the URL.'),
+    ),
+    hints=(
+        Hint("In MCP the host never talks to a server directly: it owns clients, and each client talks to one "
+             "server. So the number of clients equals the number of servers.", RULE_ONE_CLIENT),
+        Hint("How a client reaches its server depends on where the server runs: a local one is started as a "
+             "subprocess (stdio), a remote one is reached at a URL (Streamable HTTP).", RULE_STDIO),
+        Hint('Shape of each client: {"id": "client-1", "server": <server name>, "transport": "stdio", '
+             '"command": [...]} for local, or the same with "transport": "streamable-http" and "url": ... '
+             "for remote. Give every client a different id.", RULE_HTTP),
+    ),
+    forbidden=("mcp_sim.roles", "mcp_sim.trace", "mcp_sim.scenarios"),
+)

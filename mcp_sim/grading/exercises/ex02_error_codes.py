@@ -1,0 +1,291 @@
+"""Exercise ex02_error_codes (chapter 02): which error code does this message deserve?
+
+``choose_error_code(line, server)`` receives one line a server read from its transport and a
+description of the server (its revision, methods, tools, resources, supported versions). It returns
+the JSON-RPC error code the server must answer with, or ``None`` when no error response is due — a
+valid request, a failing tool (that is a result with ``isError: true``), or a notification (never
+answered). Each seeded case contains exactly one fault, generated here together with the code it
+deserves, so the expectation never depends on the project's own codec.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
+
+R_PARSE = "JSON-RPC: invalid JSON was received — -32700 Parse error."
+R_INVALID = ("JSON-RPC: the JSON is not a valid Request object — -32600 Invalid Request (MCP adds: ids are "
+             "strings or integers, never null; params is an object; batches only in 2025-03-26).")
+R_METHOD = "JSON-RPC: the method does not exist or is not available — -32601 Method not found."
+R_PARAMS = ("MCP: unknown tool, missing required argument, or (2026-07-28) a request without the required "
+            "_meta keys — -32602 Invalid params.")
+R_RESOURCE = ("Resources: an unknown URI is -32002 (Resource not found) up to 2025-11-25; 2026-07-28 uses "
+              "-32602 instead (SEP-2164).")
+R_MODERN = ("2026-07-28: an unsupported io.modelcontextprotocol/protocolVersion gets -32022; a tool needing a "
+            "client capability the request's clientCapabilities does not declare gets -32021.")
+R_INTERNAL = "JSON-RPC: the server itself failed while handling a valid request — -32603 Internal error."
+R_NO_ERROR = ("MCP: a tool that fails returns a CallToolResult with isError: true (not a protocol error); a "
+              "notification is never answered, not even with an error.")
+
+LEGACY = ("2025-06-18", "2025-11-25")
+MODERN = "2026-07-28"
+_TOOLS = ("get_weather", "send_email", "create_issue", "search", "book_room", "convert", "delete_file")
+_ARGS = ("city", "to", "title", "query", "room", "amount", "path")
+_NEEDS = ("elicitation", "sampling", "roots")
+
+
+def make_server(rng: Any, revision: str | None = None) -> dict[str, Any]:
+    revision = revision or rng.choice((*LEGACY, MODERN))
+    tools = {}
+    for name in rng.sample(_TOOLS, rng.randint(2, 4)):
+        tools[name] = {"required": rng.sample(_ARGS, rng.randint(0, 2)),
+                       "needs": rng.choice(_NEEDS) if revision == MODERN and rng.random() < 0.4 else None}
+    methods = ["tools/list", "tools/call", "resources/list", "resources/read", "prompts/list"]
+    methods += ["server/discover"] if revision == MODERN else ["initialize", "ping"]
+    rng.shuffle(methods)
+    supported = [MODERN] if revision == MODERN else [revision]
+    if revision == MODERN and rng.random() < 0.5:
+        supported.append(rng.choice(("2027-03-01", "2027-09-15")))
+    return {
+        "revision": revision,
+        "methods": methods,
+        "tools": tools,
+        "failing_tools": [rng.choice(list(tools))] if rng.random() < 0.5 else [],
+        "broken_methods": [],
+        "resources": [f"file:///{w}/{rng.randint(1, 99)}.txt" for w in rng.sample(("docs", "logs", "data"), 2)],
+        "supported_versions": supported,
+    }
+
+
+def _meta(server: dict[str, Any], caps: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"io.modelcontextprotocol/protocolVersion": server["supported_versions"][0],
+            "io.modelcontextprotocol/clientCapabilities": caps if caps is not None else {},
+            "io.modelcontextprotocol/clientInfo": {"name": "course-client", "version": "1.0"}}
+
+
+def _id(rng: Any) -> int | str:
+    return rng.randint(1, 500) if rng.random() < 0.6 else f"req-{rng.randint(1, 500)}"
+
+
+def _request(rng: Any, server: dict[str, Any], method: str, params: dict[str, Any] | None = None,
+             caps: dict[str, Any] | None = None) -> dict[str, Any]:
+    p = dict(params or {})
+    if server["revision"] == MODERN:
+        p["_meta"] = _meta(server, caps)
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "id": _id(rng), "method": method}
+    if p:
+        msg["params"] = p
+    return msg
+
+
+def _good_call(rng: Any, server: dict[str, Any], exclude_failing: bool = True) -> dict[str, Any]:
+    names = [n for n in server["tools"] if not (exclude_failing and n in server["failing_tools"])] or \
+        list(server["tools"])
+    name = rng.choice(names)
+    tool = server["tools"][name]
+    caps: dict[str, Any] = {tool["needs"]: {}} if tool["needs"] else {}
+    if rng.random() < 0.5:
+        caps["experimental"] = {}
+    return _request(rng, server, "tools/call", {"name": name, "arguments": {a: "x" for a in tool["required"]}},
+                    caps)
+
+
+def _line(obj: Any, rng: Any) -> str:
+    return json.dumps(obj, separators=(",", ":") if rng.random() < 0.5 else (", ", ": "), ensure_ascii=False)
+
+
+Case = tuple[str, dict[str, Any], int | None, str]
+"""(line, server, expected code, what the case is)"""
+
+
+def case_parse(rng: Any) -> Case:
+    server = make_server(rng)
+    good = _line(_request(rng, server, "tools/list"), rng)
+    broken = rng.choice((
+        good[: rng.randint(1, len(good) - 1)],                     # cut off mid-message
+        good.replace('"', "'"),                                    # single quotes are not JSON
+        good[:-1] + ",}",                                          # trailing comma
+        "tools/list please",                                       # not JSON at all
+        good.replace('"jsonrpc"', "jsonrpc", 1),                   # unquoted key
+        "",                                                        # an empty line
+    ))
+    return broken, server, -32700, "text that is not JSON"
+
+
+def case_invalid(rng: Any) -> Case:
+    server = make_server(rng)
+    req = _request(rng, server, "tools/list")
+    kind = rng.choice(("batch", "version", "null id", "float id", "bool id", "method type", "no method",
+                       "params array", "scalar"))
+    bad: Any
+    if kind == "batch":
+        bad = [req, _request(rng, server, "prompts/list")]
+    elif kind == "version":
+        bad = {**req, "jsonrpc": rng.choice(("1.0", 2.0, "2"))}
+    elif kind == "null id":
+        bad = {**req, "id": None}
+    elif kind == "float id":
+        bad = {**req, "id": rng.randint(1, 50) + 0.5}
+    elif kind == "bool id":
+        bad = {**req, "id": True}
+    elif kind == "method type":
+        bad = {**req, "method": rng.choice((42, ["tools/list"], None))}
+    elif kind == "no method":
+        bad = {k: v for k, v in req.items() if k != "method"}
+    elif kind == "params array":
+        bad = {**req, "params": ["x", 1]}
+    else:
+        bad = rng.choice((42, "tools/list", None))
+    return _line(bad, rng), server, -32600, f"valid JSON but not a valid request ({kind})"
+
+
+def case_method(rng: Any) -> Case:
+    server = make_server(rng)
+    absent = [m for m in ("prompts/get", "tools/run", "completion/complete", "logging/setLevel",
+                          "resources/subscribe", "sampling/createMessage", "tasks/list") if m not in server["methods"]]
+    method = rng.choice(absent)
+    return _line(_request(rng, server, method), rng), server, -32601, f"the server has no method {method}"
+
+
+def case_params(rng: Any) -> Case:
+    server = make_server(rng)
+    kind = rng.choice(("unknown tool", "missing argument", "no _meta") if server["revision"] == MODERN
+                      else ("unknown tool", "missing argument", "no name"))
+    if kind == "missing argument" and not any(t["required"] for t in server["tools"].values()):
+        first = next(iter(server["tools"]))
+        server["tools"][first]["required"] = [rng.choice(_ARGS)]
+    if kind == "unknown tool":
+        name = rng.choice([t for t in _TOOLS if t not in server["tools"]])
+        req = _request(rng, server, "tools/call", {"name": name, "arguments": {}})
+    elif kind == "missing argument":
+        name = rng.choice([n for n, t in server["tools"].items() if t["required"]])
+        tool = server["tools"][name]
+        args = {a: "x" for a in tool["required"][1:]}
+        caps: dict[str, Any] = {tool["needs"]: {}} if tool["needs"] else {}
+        req = _request(rng, server, "tools/call", {"name": name, "arguments": args}, caps)
+    elif kind == "no name":
+        req = _request(rng, server, "tools/call", {"arguments": {}})
+    else:
+        req = _request(rng, server, rng.choice(("tools/list", "resources/list")))
+        drop = rng.choice(("all", "io.modelcontextprotocol/protocolVersion",
+                           "io.modelcontextprotocol/clientCapabilities"))
+        if drop == "all":
+            req["params"].pop("_meta")
+            if not req["params"]:
+                req.pop("params")
+        else:
+            req["params"]["_meta"].pop(drop)
+    return _line(req, rng), server, -32602, kind
+
+
+def case_resource(rng: Any) -> Case:
+    server = make_server(rng, rng.choice((*LEGACY, MODERN, MODERN)))
+    uri = f"file:///secret/{rng.randint(1, 999)}.txt"
+    code = -32602 if server["revision"] == MODERN else -32002
+    return (_line(_request(rng, server, "resources/read", {"uri": uri}), rng), server, code,
+            f"resources/read of an unknown URI in {server['revision']}")
+
+
+def case_modern(rng: Any) -> Case:
+    server = make_server(rng, MODERN)
+    if rng.random() < 0.5:
+        req = _good_call(rng, server)
+        req["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = rng.choice(
+            ("2025-11-25", "2025-06-18", "2030-01-01"))
+        return _line(req, rng), server, -32022, "a protocolVersion the server does not support"
+    name = rng.choice(list(server["tools"]))
+    need = rng.choice(_NEEDS)
+    server["tools"][name]["needs"] = need
+    if name in server["failing_tools"]:
+        server["failing_tools"] = []
+    req = _request(rng, server, "tools/call",
+                   {"name": name, "arguments": {a: "x" for a in server["tools"][name]["required"]}},
+                   rng.choice(({}, {"experimental": {}}, {n: {} for n in _NEEDS if n != need})))
+    return _line(req, rng), server, -32021, f"the tool needs the client capability {need!r}, not declared"
+
+
+def case_internal(rng: Any) -> Case:
+    server = make_server(rng)
+    method = rng.choice(("tools/list", "resources/list", "prompts/list"))
+    server["broken_methods"] = [method]
+    return _line(_request(rng, server, method), rng), server, -32603, f"the server's {method} handler crashes"
+
+
+def case_no_error(rng: Any) -> Case:
+    server = make_server(rng)
+    kind = rng.choice(("call", "failing tool", "read", "list", "notification"))
+    if kind == "failing tool":
+        name = rng.choice(list(server["tools"]))
+        server["failing_tools"] = [name]
+        tool = server["tools"][name]
+        msg = _request(rng, server, "tools/call", {"name": name, "arguments": {a: "y" for a in tool["required"]}},
+                       {tool["needs"]: {}} if tool["needs"] else {})
+    elif kind == "call":
+        msg = _good_call(rng, server)
+    elif kind == "read":
+        msg = _request(rng, server, "resources/read", {"uri": rng.choice(server["resources"])})
+    elif kind == "list":
+        msg = _request(rng, server, rng.choice(("tools/list", "prompts/list")))
+    else:
+        msg = {"jsonrpc": "2.0", "method": rng.choice(("notifications/unknown_thing", "notifications/cancelled",
+                                                       "notifications/whatever"))}
+        if rng.random() < 0.5:
+            msg["params"] = {"requestId": _id(rng)}
+    return _line(msg, rng), server, None, f"a message that needs no error response ({kind})"
+
+
+def _make_check(factory: Callable[[Any], Case], rounds: int = 3) -> Callable[[CheckContext], None]:
+    def run(ctx: CheckContext) -> None:
+        fn = ctx.function("choose_error_code")
+        for _ in range(rounds):
+            line, server, expected, what = factory(ctx.rng)
+            got = fn(line, json.loads(json.dumps(server)))
+            if got != expected or type(got) is not type(expected):
+                want = "None (no error response)" if expected is None else str(expected)
+                raise CheckFailed(f"Case: {what}.\n  line:   {line!r}\n  server: {json.dumps(server)}\n"
+                                  f"Expected {want}; your function returned {got!r}.")
+    return run
+
+
+EXERCISE = Exercise(
+    id="ex02_error_codes",
+    title="Pick the right error code",
+    chapter="02",
+    summary="Decide which JSON-RPC/MCP error a server answers to a malformed or unserviceable message.",
+    rules=(R_PARSE, R_INVALID, R_METHOD, R_PARAMS, R_RESOURCE, R_MODERN, R_INTERNAL, R_NO_ERROR),
+    functions=("choose_error_code",),
+    checks=(
+        Check("Unreadable text → -32700", R_PARSE, _make_check(case_parse),
+              hint="Try json.loads first; if it raises, nothing else can be known about the message."),
+        Check("JSON that is not a request → -32600", R_INVALID, _make_check(case_invalid),
+              hint="Check the shape: an object, jsonrpc exactly '2.0', a string method, a string/integer id "
+                   "(bool is not an integer here), params an object."),
+        Check("Unknown method → -32601", R_METHOD, _make_check(case_method),
+              hint="Compare the method with server['methods']."),
+        Check("Bad parameters → -32602", R_PARAMS, _make_check(case_params),
+              hint="Look inside params: the tool name, its required arguments, and on 2026-07-28 the _meta keys."),
+        Check("Resource not found depends on the revision", R_RESOURCE, _make_check(case_resource),
+              hint="Same situation, two codes: look at server['revision']."),
+        Check("2026-07-28 negotiation errors: -32022 and -32021", R_MODERN, _make_check(case_modern),
+              hint="Every modern request carries its version and capabilities in params._meta."),
+        Check("A crash in the server → -32603", R_INTERNAL, _make_check(case_internal),
+              hint="server['broken_methods'] lists handlers that crash on any input."),
+        Check("No error response when none is due", R_NO_ERROR, _make_check(case_no_error, rounds=5),
+              hint="Return None for valid requests, for failing tools and for every notification."),
+    ),
+    hints=(
+        Hint("Work from the outside in, as a server does: can the text be parsed? Is it a request at all? Does "
+             "the method exist? Are the params right? Only then run the handler.", R_PARSE),
+        Hint("A message without an id is a notification: whatever is wrong with it (once it is valid JSON-RPC), "
+             "the server must not answer it.", R_NO_ERROR),
+        Hint("Two codes changed between revisions: 'resource not found' is -32002 up to 2025-11-25 and -32602 "
+             "in 2026-07-28; and 2026-07-28 added -32020/-32021/-32022 for per-request negotiation.", R_RESOURCE),
+        Hint("A tool whose own work fails is still a successful JSON-RPC exchange: the result says isError: true. "
+             "-32603 is for the server failing to handle the request at all.", R_INTERNAL),
+    ),
+    forbidden=("mcp_sim.wire.jsonrpc.decode", "mcp_sim.wire.jsonrpc.parse_object", "mcp_sim.protocol.lifecycle",
+               "mcp_sim.roles", "mcp_sim.transports"),
+)

@@ -1,0 +1,308 @@
+"""Exercise ex02_next_message (chapter 02): write the next JSON-RPC message of a paused session.
+
+Each seeded case pauses a legacy (2025-06-18 / 2025-11-25) session at a random point — mid-handshake,
+with a request pending, with the server asking the client something — and tells the learner which
+side they play. ``next_message(role, transcript, world)`` must return the one message that side sends
+next. The message is checked for JSON-RPC validity (with the project's codec), for its kind
+(request, notification, response, error) and for its ids: a response echoes the id of the request it
+answers, and a new request uses an id its sender has not used before.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
+from mcp_sim.wire.jsonrpc import (
+    InvalidMessage,
+    JSONRPCErrorResponse,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResultResponse,
+    parse_object,
+)
+
+RULE_RESPONSE_ID = ("JSON-RPC / MCP base protocol: a response MUST include the same id as the request it "
+                    "answers; a request id MUST NOT be null.")
+RULE_NEW_ID = ("MCP base protocol: a request id MUST be a string or integer that the requestor has not "
+               "previously used in the same session.")
+RULE_NOTIFICATION = ("JSON-RPC: a notification has no id and receives no response. After a successful "
+                     "initialize response the client MUST send notifications/initialized.")
+RULE_INITIALIZE = ("Lifecycle: the server answers initialize with the protocolVersion (the requested one, "
+                   "when it supports it), its capabilities and its serverInfo.")
+RULE_METHOD_NOT_FOUND = "JSON-RPC: a request for a method the receiver does not implement gets error -32601."
+
+_VERSIONS = ("2025-06-18", "2025-11-25")
+_NAMES = ("weather", "files", "tracker", "notes", "maps", "calc")
+_TOOL_WORDS = ("get_forecast", "read_file", "create_issue", "search_notes", "route", "add", "convert",
+               "list_events", "summarize", "translate")
+_UNKNOWN_METHODS = ("tools/run", "resources/lst", "prompt/get", "tools/execute", "files/read", "admin/reset")
+
+
+class _Ids:
+    """A sender's ids: integers counting up from a random start, or strings with a random prefix."""
+
+    def __init__(self, rng: Any, prefix_pool: tuple[str, ...], start: int | None = None) -> None:
+        self.style = rng.choice(("int", "str"))
+        self.next = rng.randint(0, 3) if start is None else start
+        self.prefix = rng.choice(prefix_pool)
+
+    def __call__(self) -> str | int:
+        value = self.next
+        self.next += 1
+        return value if self.style == "int" else f"{self.prefix}{value}"
+
+
+def make_world(rng: Any) -> dict[str, Any]:
+    name = rng.choice(_NAMES)
+    tools = []
+    for tool in rng.sample(_TOOL_WORDS, rng.randint(1, 3)):
+        tools.append({"name": tool, "description": f"{tool.replace('_', ' ')} ({name})",
+                      "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}}})
+    caps: dict[str, Any] = {"tools": {"listChanged": rng.choice((True, False))}}
+    if rng.random() < 0.5:
+        caps["resources"] = {}
+    return {
+        "server_info": {"name": f"{name}-server", "version": f"{rng.randint(0, 3)}.{rng.randint(0, 9)}.0"},
+        "server_capabilities": caps,
+        "tools": tools,
+        "call": {"name": rng.choice(tools)["name"], "arguments": {"q": rng.choice(("Paris", "todo", "42", "λ"))}},
+    }
+
+
+def _msg(frm: str, message: dict[str, Any]) -> dict[str, Any]:
+    return {"from": frm, "message": message}
+
+
+def handshake(rng: Any, world: dict[str, Any], cid: _Ids, *, complete: bool = True) -> list[dict[str, Any]]:
+    """The initialize exchange (and, with ``complete``, the initialized notification)."""
+    version = rng.choice(_VERSIONS)
+    init_id = cid()
+    caps = rng.choice(({}, {"roots": {"listChanged": True}}, {"sampling": {}}, {"elicitation": {}}))
+    t = [_msg("client", {"jsonrpc": "2.0", "id": init_id, "method": "initialize",
+                         "params": {"protocolVersion": version, "capabilities": caps,
+                                    "clientInfo": {"name": "course-client", "version": "1.0"}}}),
+         _msg("server", {"jsonrpc": "2.0", "id": init_id,
+                         "result": {"protocolVersion": version, "capabilities": world["server_capabilities"],
+                                    "serverInfo": world["server_info"]}})]
+    if complete:
+        t.append(_msg("client", {"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    return t
+
+
+def some_traffic(rng: Any, world: dict[str, Any], cid: _Ids, sid: _Ids) -> list[dict[str, Any]]:
+    """Zero to three finished exchanges in the operating phase."""
+    t: list[dict[str, Any]] = []
+    for _ in range(rng.randint(0, 3)):
+        kind = rng.choice(("tools/list", "ping", "server ping", "log"))
+        if kind == "tools/list":
+            i = cid()
+            t += [_msg("client", {"jsonrpc": "2.0", "id": i, "method": "tools/list"}),
+                  _msg("server", {"jsonrpc": "2.0", "id": i, "result": {"tools": world["tools"]}})]
+        elif kind == "ping":
+            i = cid()
+            t += [_msg("client", {"jsonrpc": "2.0", "id": i, "method": "ping"}),
+                  _msg("server", {"jsonrpc": "2.0", "id": i, "result": {}})]
+        elif kind == "server ping":
+            i = sid()
+            t += [_msg("server", {"jsonrpc": "2.0", "id": i, "method": "ping"}),
+                  _msg("client", {"jsonrpc": "2.0", "id": i, "result": {}})]
+        else:
+            t.append(_msg("server", {"jsonrpc": "2.0", "method": "notifications/message",
+                                     "params": {"level": "info", "data": "working"}}))
+    return t
+
+
+def _ask(ctx: CheckContext, role: str, transcript: list[dict[str, Any]], world: dict[str, Any]) -> dict[str, Any]:
+    msg = ctx.function("next_message")(role, copy.deepcopy(transcript), copy.deepcopy(world))
+    if not isinstance(msg, dict):
+        raise CheckFailed(f"next_message() returned {type(msg).__name__}; it should return one JSON-RPC message "
+                          f"as a dict.")
+    try:
+        json.dumps(msg)
+    except (TypeError, ValueError) as exc:
+        raise CheckFailed(f"The message is not JSON-serialisable ({exc}); use only dicts, lists, strings, "
+                          f"numbers, booleans and None.") from None
+    return msg
+
+
+def _as(msg: dict[str, Any], want: type, what: str) -> Any:
+    parsed = parse_object(msg)
+    if isinstance(parsed, InvalidMessage):
+        raise CheckFailed(f"Your message {json.dumps(msg)} is not valid JSON-RPC: {parsed.reason}.")
+    if not isinstance(parsed, want):
+        kinds = {JSONRPCRequest: "a request", JSONRPCNotification: "a notification",
+                 JSONRPCResultResponse: "a result response", JSONRPCErrorResponse: "an error response"}
+        raise CheckFailed(f"The next message should be {what}, but yours is {kinds[type(parsed)]}: "
+                          f"{json.dumps(msg)}")
+    return parsed
+
+
+def _last_line(transcript: list[dict[str, Any]]) -> str:
+    last = transcript[-1]
+    return f"{last['from']} sent {json.dumps(last['message'])}"
+
+
+def check_answer_initialize(ctx: CheckContext) -> None:
+    rng = ctx.rng
+    world = make_world(rng)
+    transcript = handshake(rng, world, _Ids(rng, ("init-", "c")))[:1]
+    request = transcript[0]["message"]
+    msg = _ask(ctx, "server", transcript, world)
+    resp = _as(msg, JSONRPCResultResponse, f"the result response to initialize (id {request['id']!r})")
+    ctx.expect(resp.id == request["id"] and type(resp.id) is type(request["id"]),
+               f"The response must carry the initialize request's id {request['id']!r} (same value and type), "
+               f"got {resp.id!r}.")
+    result = resp.result
+    want_v = request["params"]["protocolVersion"]
+    ctx.expect(result.get("protocolVersion") == want_v,
+               f"The client asked for {want_v!r} and this server supports it, so result.protocolVersion must be "
+               f"{want_v!r}; got {result.get('protocolVersion')!r}.")
+    ctx.expect(result.get("capabilities") == world["server_capabilities"],
+               f"result.capabilities must be the server's capabilities {world['server_capabilities']!r}; got "
+               f"{result.get('capabilities')!r}.")
+    ctx.expect(result.get("serverInfo") == world["server_info"],
+               f"result.serverInfo must be {world['server_info']!r}; got {result.get('serverInfo')!r}.")
+
+
+def check_initialized(ctx: CheckContext) -> None:
+    rng = ctx.rng
+    world = make_world(rng)
+    transcript = handshake(rng, world, _Ids(rng, ("init-", "c")), complete=False)
+    if rng.random() < 0.5:  # the server may log before it is told the client is ready
+        transcript.append(_msg("server", {"jsonrpc": "2.0", "method": "notifications/message",
+                                          "params": {"level": "debug", "data": "server ready"}}))
+    msg = _ask(ctx, "client", transcript, world)
+    if "id" in msg:
+        raise CheckFailed(f"notifications/initialized is a notification: it must not have an id (yours has "
+                          f"id {msg['id']!r}), and nobody answers it.")
+    note = _as(msg, JSONRPCNotification, "the notifications/initialized notification")
+    ctx.expect(note.method == "notifications/initialized",
+               f"The initialize response has arrived ({_last_line(transcript[:2])}); the client must now send "
+               f"notifications/initialized, not {note.method!r}.")
+
+
+def _pending_setup(ctx: CheckContext, method_pool: tuple[str, ...]) -> tuple[list[dict[str, Any]], dict[str, Any],
+                                                                                dict[str, Any]]:
+    rng = ctx.rng
+    world = make_world(rng)
+    cid, sid = _Ids(rng, ("req-", "c")), _Ids(rng, ("srv-", "s"))
+    transcript = handshake(rng, world, cid) + some_traffic(rng, world, cid, sid)
+    method = rng.choice(method_pool)
+    request: dict[str, Any] = {"jsonrpc": "2.0", "id": cid(), "method": method}
+    if method.startswith(("tools/run", "tools/execute", "files", "prompt")):
+        request["params"] = {"name": rng.choice(world["tools"])["name"]}
+    transcript.append(_msg("client", request))
+    if rng.random() < 0.6:  # a notification after the request: the last message is not what you answer
+        transcript.append(_msg("client", {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}))
+    return transcript, world, request
+
+
+def check_answer_pending(ctx: CheckContext) -> None:
+    transcript, world, request = _pending_setup(ctx, ("tools/list", "ping"))
+    msg = _ask(ctx, "server", transcript, world)
+    resp = _as(msg, JSONRPCResultResponse, f"the result response to the pending {request['method']} request "
+                                           f"(id {request['id']!r})")
+    ctx.expect(resp.id == request["id"] and type(resp.id) is type(request["id"]),
+               f"The request still waiting for an answer is {json.dumps(request)}; the response must carry its "
+               f"id {request['id']!r}, got {resp.id!r}. (The last line of the transcript is not always the "
+               f"request: notifications are never answered.)")
+    want = {"tools": world["tools"]} if request["method"] == "tools/list" else {}
+    ctx.expect(resp.result == want, f"The result of {request['method']} should be {json.dumps(want)}; got "
+                                    f"{json.dumps(resp.result)}.")
+
+
+def check_method_not_found(ctx: CheckContext) -> None:
+    transcript, world, request = _pending_setup(ctx, _UNKNOWN_METHODS)
+    msg = _ask(ctx, "server", transcript, world)
+    resp = _as(msg, JSONRPCErrorResponse, f"an error response: this server has no method {request['method']!r}")
+    ctx.expect(resp.id == request["id"] and type(resp.id) is type(request["id"]),
+               f"The error response must carry the failed request's id {request['id']!r}, got {resp.id!r}.")
+    ctx.expect(resp.error.code == -32601,
+               f"{request['method']!r} is not a method this server implements, so the code is -32601 (Method not "
+               f"found), not {resp.error.code}.")
+
+
+def check_answer_server_request(ctx: CheckContext) -> None:
+    rng = ctx.rng
+    world = make_world(rng)
+    # Both sides count from the same start: ids are unique per sender, so they may coincide.
+    start = rng.randint(0, 3)
+    cid = _Ids(rng, ("c",), start)
+    sid = _Ids(rng, ("s",), start)
+    sid.style = cid.style
+    transcript = handshake(rng, world, cid) + some_traffic(rng, world, cid, sid)
+    ping = {"jsonrpc": "2.0", "id": sid(), "method": "ping"}
+    transcript.append(_msg("server", ping))
+    msg = _ask(ctx, "client", transcript, world)
+    resp = _as(msg, JSONRPCResultResponse, f"the client's response to the server's ping (id {ping['id']!r})")
+    ctx.expect(resp.id == ping["id"] and type(resp.id) is type(ping["id"]),
+               f"The server's ping has id {ping['id']!r}; the client's response must echo that id, got "
+               f"{resp.id!r}. Each side numbers its own requests, so the server's ids can look like the "
+               f"client's — answer the id you received.")
+    ctx.expect(resp.result == {}, f"A ping is answered with an empty result {{}}; got {json.dumps(resp.result)}.")
+
+
+def _client_ids(transcript: list[dict[str, Any]]) -> set[Any]:
+    return {json.dumps(m["message"]["id"]) for m in transcript
+            if m["from"] == "client" and "method" in m["message"] and "id" in m["message"]}
+
+
+def check_new_request(ctx: CheckContext) -> None:
+    rng = ctx.rng
+    world = make_world(rng)
+    cid, sid = _Ids(rng, ("req-", "c")), _Ids(rng, ("srv-", "s"))
+    transcript = handshake(rng, world, cid) + some_traffic(rng, world, cid, sid)
+    if rng.random() < 0.5:  # an old request answered late: ids need not be the last one seen
+        i = cid()
+        transcript += [_msg("client", {"jsonrpc": "2.0", "id": i, "method": "tools/list"}),
+                       _msg("client", {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}),
+                       _msg("server", {"jsonrpc": "2.0", "id": i, "result": {"tools": world["tools"]}})]
+    msg = _ask(ctx, "client", transcript, world)
+    req = _as(msg, JSONRPCRequest, f"a new tools/call request for {world['call']['name']!r}")
+    used = _client_ids(transcript)
+    ctx.expect(json.dumps(req.id) not in used,
+               f"The id {req.id!r} was already used by the client in this session (used: "
+               f"{', '.join(sorted(used))}); a new request needs an id the client has never used.")
+    ctx.expect(req.method == "tools/call", f"Calling a tool is the request 'tools/call', not {req.method!r}.")
+    want = {"name": world["call"]["name"], "arguments": world["call"]["arguments"]}
+    ctx.expect(req.params == want, f"tools/call params should be {json.dumps(want)}; got {json.dumps(req.params)}.")
+
+
+EXERCISE = Exercise(
+    id="ex02_next_message",
+    title="Continue the conversation: the next JSON-RPC message",
+    chapter="02",
+    summary="Read a paused session transcript and write the next message as client or server.",
+    rules=(RULE_RESPONSE_ID, RULE_NEW_ID, RULE_NOTIFICATION, RULE_INITIALIZE, RULE_METHOD_NOT_FOUND),
+    functions=("next_message",),
+    checks=(
+        Check("Server: answer initialize", RULE_INITIALIZE, check_answer_initialize,
+              hint="Echo the id; the result has protocolVersion, capabilities and serverInfo."),
+        Check("Client: send notifications/initialized", RULE_NOTIFICATION, check_initialized,
+              hint="A notification is {'jsonrpc': '2.0', 'method': ...} — no id."),
+        Check("Server: answer the pending request with its id", RULE_RESPONSE_ID, check_answer_pending,
+              hint="Find the client request that has no response yet; it is not always the last message."),
+        Check("Server: an unknown method gets -32601", RULE_METHOD_NOT_FOUND, check_method_not_found,
+              hint="An error response is {'jsonrpc': '2.0', 'id': <request id>, 'error': {'code': ..., "
+                   "'message': ...}}."),
+        Check("Client: answer the server's request", RULE_RESPONSE_ID, check_answer_server_request,
+              hint="The server can send requests too (ping). The client answers them with the server's id."),
+        Check("Client: a new request gets a fresh id", RULE_NEW_ID, check_new_request,
+              hint="Collect every id the client has used for its requests and pick one not among them."),
+    ),
+    hints=(
+        Hint("Start by sorting the transcript into requests (method + id), notifications (method, no id) and "
+             "responses (id + result or error). Only requests are answered.", RULE_NOTIFICATION),
+        Hint("A response copies the id of the request it answers — value and type: 7 and \"7\" are different "
+             "ids. A request is pending when no message from the other side has a result/error with its id.",
+             RULE_RESPONSE_ID),
+        Hint("Ids are chosen by the side that sends the request, so a server request and a client request can "
+             "share an id. When you match responses to requests, match within one direction.", RULE_NEW_ID),
+        Hint("Decision order for the client: answer a pending server request first; else, if the initialize "
+             "result has arrived but notifications/initialized was not sent, send it; else send world['call'] "
+             "as tools/call with an unused id.", RULE_INITIALIZE),
+    ),
+)

@@ -1,0 +1,250 @@
+"""Exercise ex03_modern_meta (chapter 03): per-request negotiation in 2026-07-28.
+
+With no handshake, every modern request carries its protocol version and the client's capabilities
+in ``params._meta``. The learner builds such a request (``build_request``), picks the version to retry
+with after a ``-32022`` error (``choose_retry_version``), and runs the whole try → -32022 → retry
+exchange against a fake server (``call_with_retry``).
+
+Only one modern revision (2026-07-28) has been released, so the cases imagine later ones
+(``2027-…``) to exercise the choice; the rule does not depend on which dates exist.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from typing import Any
+
+from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
+
+PV = "io.modelcontextprotocol/protocolVersion"
+CC = "io.modelcontextprotocol/clientCapabilities"
+CI = "io.modelcontextprotocol/clientInfo"
+
+R_META = ("2026-07-28: every request MUST carry params._meta with io.modelcontextprotocol/protocolVersion and "
+          "io.modelcontextprotocol/clientCapabilities (and SHOULD carry io.modelcontextprotocol/clientInfo).")
+R_KEEP = ("_meta is shared: other keys such as progressToken or traceparent stay beside the reserved "
+          "io.modelcontextprotocol/* keys; the request's own params are unchanged.")
+R_RETRY = ("2026-07-28: a server that does not support the request's version answers -32022 with "
+           "data.supported; the client retries with a mutually supported version, or gives up if there is none.")
+R_NEW_ID = "JSON-RPC / MCP: every request, including a retry, uses an id its sender has not used before."
+
+POOL = ("2026-07-28", "2027-02-14", "2027-09-30", "2028-05-01")
+_METHODS: tuple[tuple[str, Callable[[Any], dict[str, Any]]], ...] = (("tools/call", lambda r: {"name": r.choice(("search", "add", "forecast")),
+                                      "arguments": {"q": r.choice(("x", "y", "z")), "n": r.randint(1, 9)}}),
+            ("resources/read", lambda r: {"uri": f"file:///notes/{r.randint(1, 99)}.md"}),
+            ("tools/list", lambda r: {}),
+            ("prompts/get", lambda r: {"name": "review", "arguments": {"lang": r.choice(("py", "go"))}}))
+
+
+def _versions(rng: Any, k: int | None = None) -> list[str]:
+    out = rng.sample(POOL, k or rng.randint(1, 3))
+    rng.shuffle(out)
+    return out
+
+
+def _caps(rng: Any) -> dict[str, Any]:
+    return rng.choice(({}, {"elicitation": {}}, {"sampling": {}, "roots": {}}, {"elicitation": {"form": {}}}))
+
+
+def _params(rng: Any) -> dict[str, Any]:
+    method, make = rng.choice(_METHODS)
+    params = make(rng)
+    if rng.random() < 0.5:
+        params["_meta"] = rng.choice(({"progressToken": f"p{rng.randint(1, 99)}"},
+                                      {"traceparent": f"00-{rng.randint(10**15, 10**16):x}-01-01"}))
+    return {"method": method, "params": params}
+
+
+def _check_request(req: Any, rid: Any, method: str, params: dict[str, Any], version: str, caps: dict[str, Any],
+                   info: dict[str, Any]) -> None:
+    if not isinstance(req, dict):
+        raise CheckFailed(f"The request should be a dict; got {type(req).__name__}.")
+    for key, want in (("jsonrpc", "2.0"), ("id", rid), ("method", method)):
+        if req.get(key) != want:
+            raise CheckFailed(f'The request\'s "{key}" should be {want!r}; got {req.get(key)!r}.')
+    p = req.get("params")
+    if not isinstance(p, dict) or not isinstance(p.get("_meta"), dict):
+        raise CheckFailed(f"Modern requests carry params._meta; your request is {json.dumps(req)}.")
+    meta = p["_meta"]
+    for key, want in ((PV, version), (CC, caps), (CI, info)):
+        if meta.get(key) != want:
+            raise CheckFailed(f"params._meta[{key!r}] should be {want!r}; got {meta.get(key)!r}.")
+    for key, value in params.get("_meta", {}).items():
+        if meta.get(key) != value:
+            raise CheckFailed(f"The caller's params already had _meta[{key!r}] = {value!r}; it must survive in the "
+                              f"request, got {meta.get(key)!r}.")
+    rest = {k: v for k, v in p.items() if k != "_meta"}
+    given = {k: v for k, v in params.items() if k != "_meta"}
+    if rest != given:
+        raise CheckFailed(f"Apart from _meta, params must be exactly the caller's {json.dumps(given)}; got "
+                          f"{json.dumps(rest)}.")
+    stray = [k for k in req if k not in ("jsonrpc", "id", "method", "params")]
+    if stray or PV in p or "protocolVersion" in p:
+        raise CheckFailed(f"The version and capabilities go inside params._meta, nowhere else; found {stray or [PV]}.")
+
+
+def check_build(ctx: CheckContext) -> None:
+    rng = ctx.rng
+    fn = ctx.function("build_request")
+    for _ in range(3):
+        spec = _params(rng)
+        version, caps = rng.choice(POOL), _caps(rng)
+        info = {"name": rng.choice(("course-client", "notebook")), "version": f"1.{rng.randint(0, 9)}"}
+        rid = rng.choice((rng.randint(1, 99), f"r-{rng.randint(1, 99)}"))
+        req = fn(rid, spec["method"], copy.deepcopy(spec["params"]), version, copy.deepcopy(caps), dict(info))
+        _check_request(req, rid, spec["method"], spec["params"], version, caps, info)
+
+
+def check_no_mutation(ctx: CheckContext) -> None:
+    rng = ctx.rng
+    fn = ctx.function("build_request")
+    spec = _params(rng)
+    spec["params"].setdefault("_meta", {"progressToken": "keep-me"})
+    params = copy.deepcopy(spec["params"])
+    caps = _caps(rng)
+    info = {"name": "course-client", "version": "1.0"}
+    version = rng.choice(POOL)
+    req = fn(7, spec["method"], params, version, caps, info)
+    _check_request(req, 7, spec["method"], spec["params"], version, caps, info)
+    ctx.expect(params == spec["params"],
+               f"build_request() changed the caller's params dict (now {json.dumps(params)}). Copy it — including "
+               f"its _meta — before adding keys: the caller will reuse it for a retry.")
+
+
+def check_choose(ctx: CheckContext) -> None:
+    rng = ctx.rng
+    fn = ctx.function("choose_retry_version")
+    for _ in range(4):
+        client, server = _versions(rng), _versions(rng)
+        requested = max(client)
+        server = [v for v in server if v != requested] or [v for v in POOL if v != requested][:1]
+        error = {"code": -32022, "message": f"Unsupported protocol version: {requested}",
+                 "data": {"requested": requested, "supported": server}}
+        common = [v for v in client if v in server]
+        want = max(common) if common else None
+        got = fn(copy.deepcopy(error), list(client))
+        ctx.expect(got == want, f"Client supports {client!r}; the -32022 error says the server supports "
+                                f"{server!r}. The retry version is {'the newest in both: ' + repr(want) if want else 'none — give up (None)'}"
+                                f"; your function returned {got!r}.")
+    other: dict[str, Any] = {"code": rng.choice((-32602, -32601, -32021)), "message": "something else", "data": {}}
+    got = fn(other, list(_versions(rng)))
+    ctx.expect(got is None, f"Only -32022 is about versions; for error {json.dumps(other)} there is nothing to "
+                            f"retry with (None), but your function returned {got!r}.")
+
+
+class FakeServer:
+    """A modern server that speaks ``versions`` and records every request it gets."""
+
+    def __init__(self, versions: list[str], result: dict[str, Any]) -> None:
+        self.versions = versions
+        self.result = result
+        self.requests: list[dict[str, Any]] = []
+
+    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.requests.append(copy.deepcopy(request))
+        if len(self.requests) > 5:
+            raise CheckFailed("Your loop sent more than 5 requests; after one retry it should stop.")
+        try:
+            version = request["params"]["_meta"][PV]
+        except (KeyError, TypeError):
+            version = None
+        if version not in self.versions:
+            return {"jsonrpc": "2.0", "id": request.get("id"),
+                    "error": {"code": -32022, "message": f"Unsupported protocol version: {version}",
+                              "data": {"requested": version, "supported": list(self.versions)}}}
+        return {"jsonrpc": "2.0", "id": request.get("id"), "result": dict(self.result)}
+
+
+def _ids(rng: Any) -> Callable[[], Any]:
+    counter = iter(range(rng.randint(1, 50), 10**6))
+    style = rng.choice(("int", "str"))
+    return lambda: next(counter) if style == "int" else f"c-{next(counter)}"
+
+
+def _run_call(ctx: CheckContext, client: list[str], server_versions: list[str]) -> tuple[Any, FakeServer,
+                                                                                           dict[str, Any]]:
+    rng = ctx.rng
+    spec = _params(rng)
+    caps, info = _caps(rng), {"name": "course-client", "version": "1.0"}
+    server = FakeServer(server_versions, {"resultType": "complete", "content": [{"type": "text", "text": "ok"}]})
+    got = ctx.function("call_with_retry")(server, _ids(rng), spec["method"], copy.deepcopy(spec["params"]),
+                                          list(client), caps, info)
+    if not server.requests:
+        raise CheckFailed("call_with_retry() never called send(request).")
+    first = server.requests[0]
+    _check_request(first, first.get("id"), spec["method"], spec["params"], max(client), caps, info)
+    return got, server, {"spec": spec, "caps": caps, "info": info}
+
+
+def check_retry(ctx: CheckContext) -> None:
+    rng = ctx.rng
+    client = _versions(rng, rng.randint(2, 3))
+    newest = max(client)
+    others = [v for v in client if v != newest]
+    server_versions = [rng.choice(others), *[v for v in POOL if v not in client][:rng.randint(0, 1)]]
+    got, server, info = _run_call(ctx, client, server_versions)
+    want_v = max(v for v in client if v in server_versions)
+    ctx.expect(len(server.requests) == 2,
+               f"The client (versions {client!r}) sent {newest!r}; the server supports {server_versions!r} and "
+               f"answered -32022. The client should retry exactly once with {want_v!r}; it sent "
+               f"{len(server.requests)} request(s).")
+    retry = server.requests[1]
+    first_id = server.requests[0].get("id")
+    ctx.expect(retry.get("id") != first_id, f"The retry reused id {first_id!r}. It is a new request: call new_id().")
+    _check_request(retry, retry.get("id"), info["spec"]["method"], info["spec"]["params"], want_v, info["caps"],
+                   info["info"])
+    ctx.expect(isinstance(got, dict) and got.get("result") is not None and got.get("id") == retry.get("id"),
+               f"call_with_retry() should return the server's final response (the result for id {retry.get('id')!r});"
+               f" got {got!r}.")
+
+
+def check_first_try_and_give_up(ctx: CheckContext) -> None:
+    rng = ctx.rng
+    client = _versions(rng)
+    if rng.random() < 0.5:  # the server speaks the client's newest: one request, no retry
+        server_versions = [max(client), *[v for v in POOL if v not in client][:1]]
+        got, server, _ = _run_call(ctx, client, server_versions)
+        ctx.expect(len(server.requests) == 1, f"The server supports the client's newest version {max(client)!r}; "
+                                              f"one request is enough, but {len(server.requests)} were sent.")
+        ctx.expect(isinstance(got, dict) and "result" in got, f"Return the server's response; got {got!r}.")
+        return
+    server_versions = [v for v in POOL if v not in client] or ["2030-01-01"]
+    got, server, _ = _run_call(ctx, client, server_versions)
+    ctx.expect(len(server.requests) == 1,
+               f"Client versions {client!r} and server versions {server_versions!r} have nothing in common: "
+               f"after the -32022 the client must give up, not send again ({len(server.requests)} requests sent).")
+    ctx.expect(got is None, f"When no version is shared, call_with_retry() returns None; got {got!r}.")
+
+
+EXERCISE = Exercise(
+    id="ex03_modern_meta",
+    title="Modern requests: _meta and the -32022 retry",
+    chapter="03",
+    summary="Build a 2026-07-28 request with its _meta and recover from an unsupported version.",
+    rules=(R_META, R_KEEP, R_RETRY, R_NEW_ID),
+    functions=("build_request", "choose_retry_version", "call_with_retry"),
+    checks=(
+        Check("Every request carries version, capabilities and client info in _meta", R_META, check_build,
+              hint="params._meta gets three io.modelcontextprotocol/* keys."),
+        Check("The caller's params and _meta survive, unmodified", R_KEEP, check_no_mutation,
+              hint="Build a new params dict and a new _meta dict; copy the caller's keys into them."),
+        Check("Retry version: newest one both sides speak, else None", R_RETRY, check_choose,
+              hint="Intersect error['data']['supported'] with the client's list; take the max."),
+        Check("After -32022, retry once with a new id", R_NEW_ID, check_retry,
+              hint="Send with max(client versions); on -32022 choose, build a new request with new_id(), send."),
+        Check("No retry when none is needed or none is possible", R_RETRY, check_first_try_and_give_up,
+              hint="Stop after a result; stop (return None) when there is no shared version."),
+    ),
+    hints=(
+        Hint("A 2026-07-28 server remembers nothing between requests, so each request says which version it "
+             "speaks and what the client can do, in params._meta.", R_META),
+        Hint("The -32022 error's data lists the versions the server supports. The client may only pick a "
+             "version it speaks itself; among the shared ones, the newest.", R_RETRY),
+        Hint("call_with_retry: request = build_request(new_id(), …, max(client_versions), …); response = "
+             "send(request); if it is a -32022 error, pick a version; None → return None; else send a new request "
+             "(new id) once and return its response.", R_NEW_ID),
+    ),
+    forbidden=("mcp_sim.protocol.lifecycle", "mcp_sim.protocol.meta.request_meta", "mcp_sim.roles"),
+)

@@ -1,0 +1,304 @@
+"""Exercise ex04_mrtr_loop (chapter 04): the client's Multi Round-Trip Request loop.
+
+In 2026-07-28 a server that needs something from the user or the model answers ``tools/call`` (or
+``prompts/get``, ``resources/read``) with an ``InputRequiredResult``: ``inputRequests`` keyed by names
+the server picks, and possibly an opaque ``requestState``. The client fulfils every input request, then
+retries: the same method, the original params plus ``inputResponses`` and the echoed ``requestState``,
+and a **new** JSON-RPC id. The server may ask again.
+
+The learner writes ``call_with_input(send, new_id, method, params, handlers)``. The check plays the
+server (:class:`ScriptedServer`): it follows a seeded script of rounds and records the first rule the
+client breaks, which becomes the explanation.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from typing import Any
+
+from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
+
+R_FULFIL = "MRTR (2026-07-28): the client MUST fulfil the inputRequests before retrying; inputResponses use the same keys."
+R_NEW_ID = "MRTR: the retry is a new JSON-RPC request: same method, a new id."
+R_STATE = ("MRTR: the client MUST echo requestState exactly as received, and MUST NOT include one if the "
+           "server gave none.")
+R_PARAMS = "MRTR: the retry carries the original params plus inputResponses and requestState."
+R_ROUNDS = ("MRTR: the server MAY answer a retry with another InputRequiredResult; inputResponses and "
+            "requestState apply only to the retry of the round that asked for them.")
+R_COMPLETE = ("Results: resultType \"complete\" (or no resultType, from an earlier server) is final; an error "
+              "response is final too.")
+
+_KEYS = ("confirm", "ask_city", "pick_date", "summary", "approve_delete", "roots", "llm_title", "choose_plan",
+         "name", "budget")
+_PV = "io.modelcontextprotocol/protocolVersion"
+_CC = "io.modelcontextprotocol/clientCapabilities"
+
+
+def _input_request(rng: Any, key: str) -> dict[str, Any]:
+    kind = rng.choice(("elicitation/create", "elicitation/create", "sampling/createMessage", "roots/list"))
+    if kind == "elicitation/create":
+        return {"method": kind, "params": {"message": f"Please answer: {key.replace('_', ' ')}?",
+                                           "requestedSchema": {"type": "object",
+                                                               "properties": {"answer": {"type": "string"}}}}}
+    if kind == "sampling/createMessage":
+        return {"method": kind, "params": {"messages": [{"role": "user", "content": {
+            "type": "text", "text": f"Write a {key} for ticket {rng.randint(1, 999)}"}}], "maxTokens": 50}}
+    return {"method": kind, "params": {}}
+
+
+def make_handlers(salt: str, calls: list[tuple[str, dict[str, Any]]]) -> dict[str, Callable[[dict[str, Any]], Any]]:
+    """Deterministic stand-ins for the user (elicitation), the model (sampling) and the host (roots)."""
+
+    def elicit(params: dict[str, Any]) -> dict[str, Any]:
+        calls.append(("elicitation/create", copy.deepcopy(params)))
+        return {"action": "accept", "content": {"answer": f"{salt}:{params.get('message', '')[-12:]}"}}
+
+    def sample(params: dict[str, Any]) -> dict[str, Any]:
+        calls.append(("sampling/createMessage", copy.deepcopy(params)))
+        text = params["messages"][-1]["content"]["text"] if params.get("messages") else ""
+        return {"role": "assistant", "content": {"type": "text", "text": f"{salt}:{text[-10:]}"},
+                "model": "scripted-model", "stopReason": "endTurn"}
+
+    def roots(params: dict[str, Any]) -> dict[str, Any]:
+        calls.append(("roots/list", copy.deepcopy(params)))
+        return {"roots": [{"uri": f"file:///projects/{salt}", "name": "workspace"}]}
+
+    return {"elicitation/create": elicit, "sampling/createMessage": sample, "roots/list": roots}
+
+
+class ScriptedServer:
+    """Plays a server that asks for input ``len(rounds)`` times, then completes.
+
+    Each round is ``(inputRequests, requestState)``; either may be empty/None but not both. The server
+    checks every request it receives against the MRTR rules and keeps the first violation."""
+
+    def __init__(self, method: str, params: dict[str, Any], rounds: list[tuple[dict[str, Any], str | None]],
+                 final: dict[str, Any], salt: str) -> None:
+        self.method, self.params, self.rounds, self.final = method, params, rounds, final
+        self.expected_handlers = make_handlers(salt, [])
+        self.requests: list[dict[str, Any]] = []
+        self.responses: list[dict[str, Any]] = []
+        self.violation: str | None = None
+        self.violation_rule: str = ""
+
+    def _fail(self, text: str, rule: str) -> dict[str, Any]:
+        if self.violation is None:
+            self.violation, self.violation_rule = text, rule
+        return {"jsonrpc": "2.0", "id": self.requests[-1].get("id") if self.requests else None,
+                "error": {"code": -32602, "message": "Invalid params (see the grader's explanation)"}}
+
+    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
+        if not isinstance(request, dict):
+            raise CheckFailed(f"send() must be given a request dict; got {type(request).__name__}.")
+        request = copy.deepcopy(request)
+        n = len(self.requests)
+        self.requests.append(request)
+        if n > len(self.rounds):
+            raise CheckFailed(f"The client sent request #{n + 1} after the server had already given a final "
+                              f"answer. A complete result (or an error) ends the loop.")
+        if request.get("jsonrpc") != "2.0" or request.get("method") != self.method:
+            return self._fail(f"Request #{n + 1} should be a JSON-RPC 2.0 {self.method!r} request; got "
+                              f"{json.dumps(request)}.", R_NEW_ID)
+        rid = request.get("id")
+        if not (isinstance(rid, str) or (isinstance(rid, int) and not isinstance(rid, bool))):
+            return self._fail(f"Request #{n + 1} has id {rid!r}; ids are strings or integers.", R_NEW_ID)
+        earlier = [r.get("id") for r in self.requests[:-1]]
+        if any(rid == e and type(rid) is type(e) for e in earlier):
+            return self._fail(f"Retry #{n} reused the id {rid!r} of an earlier request. Each retry is a new "
+                              f"request and needs a new id (call new_id()).", R_NEW_ID)
+        params = request.get("params")
+        if not isinstance(params, dict):
+            return self._fail(f"Request #{n + 1} has no params object.", R_PARAMS)
+        base = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
+        if base != self.params:
+            return self._fail(f"Request #{n + 1} should carry the original params {json.dumps(self.params)} "
+                              f"(plus inputResponses/requestState on a retry); it carried {json.dumps(base)}.",
+                              R_PARAMS)
+        if n == 0:
+            if "inputResponses" in params or "requestState" in params:
+                return self._fail("The first request must not carry inputResponses or requestState: nothing has "
+                                  "been asked yet.", R_STATE)
+        else:
+            asked, state = self.rounds[n - 1]
+            if state is None and "requestState" in params:
+                return self._fail(f"The server gave no requestState in round {n}, but retry #{n} carries "
+                                  f"requestState {params['requestState']!r}. Never invent one or carry an old one "
+                                  f"forward.", R_STATE)
+            if state is not None and params.get("requestState") != state:
+                return self._fail(f"Round {n} gave requestState {state!r}; retry #{n} must echo it exactly, but "
+                                  f"carried {params.get('requestState')!r}.", R_STATE)
+            responses = params.get("inputResponses")
+            if asked:
+                if not isinstance(responses, dict):
+                    return self._fail(f"Round {n} asked for {sorted(asked)}; retry #{n} must carry inputResponses "
+                                      f"with those keys, but carried {responses!r}.", R_FULFIL)
+                for key, req in asked.items():
+                    want = self.expected_handlers[req["method"]](copy.deepcopy(req["params"]))
+                    if key not in responses:
+                        return self._fail(f"Round {n} asked for {key!r} ({req['method']}); retry #{n} has no "
+                                          f"inputResponses[{key!r}].", R_FULFIL)
+                    if responses[key] != want:
+                        return self._fail(f"inputResponses[{key!r}] should be what the {req['method']} handler "
+                                          f"returns for that request's params, {json.dumps(want)}; got "
+                                          f"{json.dumps(responses[key])}.", R_FULFIL)
+                stale = [k for k in responses if k not in asked]
+                if stale:
+                    return self._fail(f"Retry #{n} answers {stale}, which round {n} did not ask for (they belong "
+                                      f"to an earlier round). Send only the responses to the latest "
+                                      f"InputRequiredResult.", R_ROUNDS)
+            elif responses:
+                return self._fail(f"Round {n} asked for no input (only requestState), yet retry #{n} carries "
+                                  f"inputResponses {json.dumps(responses)}.", R_ROUNDS)
+        if n < len(self.rounds):
+            asked, state = self.rounds[n]
+            result: dict[str, Any] = {"resultType": "input_required"}
+            if asked:
+                result["inputRequests"] = copy.deepcopy(asked)
+            if state is not None:
+                result["requestState"] = state
+            response = {"jsonrpc": "2.0", "id": rid, "result": result}
+        elif "error" in self.final:  # the script ends with an error response
+            response = {"jsonrpc": "2.0", "id": rid, "error": copy.deepcopy(self.final["error"])}
+        else:
+            response = {"jsonrpc": "2.0", "id": rid, "result": copy.deepcopy(self.final)}
+        self.responses.append(response)
+        return copy.deepcopy(response)
+
+
+def make_script(rng: Any, rounds: int, *, state_mode: str = "random") -> dict[str, Any]:
+    method = rng.choice(("tools/call", "tools/call", "prompts/get", "resources/read"))
+    if method == "tools/call":
+        params: dict[str, Any] = {"name": rng.choice(("delete_files", "book_trip", "write_summary")),
+                                  "arguments": {"target": rng.choice(("a", "b", "c")), "n": rng.randint(1, 9)}}
+    elif method == "prompts/get":
+        params = {"name": "plan", "arguments": {"topic": rng.choice(("trip", "launch"))}}
+    else:
+        params = {"uri": f"tracker://issues/{rng.randint(1, 500)}"}
+    params["_meta"] = {_PV: "2026-07-28", _CC: {"elicitation": {}, "sampling": {}, "roots": {}}}
+    script: list[tuple[dict[str, Any], str | None]] = []
+    keys = list(_KEYS)
+    rng.shuffle(keys)
+    for i in range(rounds):
+        k = rng.randint(0 if i > 0 or rounds > 1 else 1, 3)
+        asked = {key: _input_request(rng, key) for key in [keys.pop() for _ in range(k)]}
+        if state_mode == "always":
+            state: str | None = f"st{i}.{rng.getrandbits(40):x}"
+        elif state_mode == "never" and asked:
+            state = None
+        else:
+            state = f"st{i}.{rng.getrandbits(40):x}" if (not asked or rng.random() < 0.6) else None
+        script.append((asked, state))
+    final: dict[str, Any] = {"content": [{"type": "text", "text": f"done {rng.randint(1, 999)}"}]}
+    if rng.random() < 0.8 or rounds:
+        final = {"resultType": "complete", **final}
+    return {"method": method, "params": params, "rounds": script, "final": final, "salt": f"s{rng.randint(1, 999)}"}
+
+
+def run_script(ctx: CheckContext, script: dict[str, Any]) -> tuple[ScriptedServer, Any]:
+    server = ScriptedServer(script["method"], script["params"], script["rounds"], script["final"], script["salt"])
+    counter = iter(range(ctx.rng.randint(1, 40), 10**6))
+    style = ctx.rng.choice(("int", "str"))
+
+    def new_id() -> Any:
+        value = next(counter)
+        return value if style == "int" else f"r{value}"
+
+    calls: list[tuple[str, dict[str, Any]]] = []
+    got = ctx.function("call_with_input")(server, new_id, script["method"], copy.deepcopy(script["params"]),
+                                          make_handlers(script["salt"], calls))
+    if server.violation:
+        raise CheckFailed(server.violation + "\n" + _story(script))
+    if not server.requests:
+        raise CheckFailed("call_with_input() never called send(request).")
+    rounds = len(script["rounds"])
+    if len(server.requests) <= rounds:
+        last = server.responses[-1].get("result") if server.responses else {}
+        raise CheckFailed(f"The loop stopped after {len(server.requests)} request(s), but the last answer was "
+                          f"still an InputRequiredResult ({json.dumps(last)}). Keep going until the result is "
+                          f"complete.\n" + _story(script))
+    final = server.responses[-1]
+    if got != final:
+        raise CheckFailed(f"call_with_input() should return the final response {json.dumps(final)}; it returned "
+                          f"{got!r}.")
+    return server, got
+
+
+def _story(script: dict[str, Any]) -> str:
+    lines = [f"The server's script: {script['method']} {json.dumps(script['params'])}"]
+    for i, (asked, state) in enumerate(script["rounds"], 1):
+        what = ", ".join(f"{k}: {v['method']}" for k, v in asked.items()) or "no inputRequests"
+        lines.append(f"  round {i}: input_required ({what}; requestState {state!r})")
+    lines.append(f"  then: {json.dumps(script['final'])}")
+    return "\n".join(lines)
+
+
+def check_complete(ctx: CheckContext) -> None:
+    rng = ctx.rng
+    script = make_script(rng, 0)
+    roll = rng.random()
+    if roll < 0.4:
+        script["final"].pop("resultType", None)
+    elif roll < 0.7:
+        script["final"] = {"error": {"code": rng.choice((-32602, -32603)), "message": "Tool failed to start"}}
+    run_script(ctx, script)
+
+
+def check_fulfil(ctx: CheckContext) -> None:
+    run_script(ctx, make_script(ctx.rng, 1, state_mode="random"))
+
+
+def check_new_ids(ctx: CheckContext) -> None:
+    run_script(ctx, make_script(ctx.rng, ctx.rng.randint(1, 2)))
+
+
+def check_state(ctx: CheckContext) -> None:
+    rng = ctx.rng
+    script = make_script(rng, 2, state_mode="always")
+    # the second round sometimes drops the state: carrying the old one forward is inventing one
+    if rng.random() < 0.6 and script["rounds"][1][0]:
+        script["rounds"][1] = (script["rounds"][1][0], None)
+    run_script(ctx, script)
+
+
+def check_params(ctx: CheckContext) -> None:
+    run_script(ctx, make_script(ctx.rng, 1))
+
+
+def check_rounds(ctx: CheckContext) -> None:
+    run_script(ctx, make_script(ctx.rng, ctx.rng.randint(2, 3)))
+
+
+EXERCISE = Exercise(
+    id="ex04_mrtr_loop",
+    title="The MRTR loop: answer InputRequiredResult and retry",
+    chapter="04",
+    summary="Drive a Multi Round-Trip Request to completion as a 2026-07-28 client.",
+    rules=(R_FULFIL, R_NEW_ID, R_STATE, R_PARAMS, R_ROUNDS, R_COMPLETE),
+    functions=("call_with_input",),
+    checks=(
+        Check("A complete result (or an error) ends the call at once", R_COMPLETE, check_complete,
+              hint="No resultType at all counts as complete."),
+        Check("Every inputRequest is fulfilled through its handler", R_FULFIL, check_fulfil,
+              hint="handlers[request['method']](request['params']) gives the response for that key."),
+        Check("Every retry has a new id", R_NEW_ID, check_new_ids,
+              hint="Call new_id() for every request you send."),
+        Check("requestState is echoed exactly, never invented", R_STATE, check_state,
+              hint="Take requestState from the latest InputRequiredResult only; omit it when absent."),
+        Check("The retry keeps the original params", R_PARAMS, check_params,
+              hint="Start each retry's params from a copy of the original params."),
+        Check("Second and third rounds work like the first", R_ROUNDS, check_rounds,
+              hint="Loop until the result is not input_required."),
+    ),
+    hints=(
+        Hint("The loop: send; if the result's resultType is 'input_required', answer its inputRequests, build a "
+             "retry and send again; otherwise return the response.", R_COMPLETE),
+        Hint("A retry is built fresh each round: original params + inputResponses (for exactly the keys the "
+             "latest result asked) + requestState (only if the latest result had one) + a new id.", R_PARAMS),
+        Hint("requestState is the server's memory, not yours: copy it byte for byte from the latest "
+             "InputRequiredResult; if that result had none, your retry has none — even if an earlier round had "
+             "one.", R_STATE),
+    ),
+    forbidden=("mcp_sim.roles", "mcp_sim.capabilities", "mcp_sim.scenarios"),
+)

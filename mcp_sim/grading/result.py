@@ -1,0 +1,240 @@
+"""What grading returns: one :class:`CheckResult` per check, gathered in a :class:`GradeResult`.
+
+A result is plain data that crosses the process boundary as JSON (:meth:`GradeResult.to_dict` /
+:meth:`GradeResult.from_dict`) and shows itself three ways:
+
+* ``str(result)`` — plain text for a terminal;
+* ``result._repr_html_()`` — static HTML for a notebook or GitHub, hints folded one per ``<details>``;
+* ``result.panel()`` — the interactive ipywidgets panel (:mod:`mcp_sim.widgets.grader_panel`) with
+  a "Show next hint" button. In a live Jupyter kernel the panel is what ``display(result)`` shows.
+
+Every status is said in words and with an icon, never with colour alone.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import asdict, dataclass
+from typing import Any, Final, Literal
+
+Status = Literal["passed", "failed", "error", "timeout"]
+
+ICONS: Final[dict[str, str]] = {"passed": "✔", "failed": "✘", "error": "✘", "timeout": "⏱"}
+MAX_PRINTED_LINES: Final = 12
+"""How many lines of a check's captured output the text form shows."""
+WORDS: Final[dict[str, str]] = {"passed": "PASSED", "failed": "FAILED", "error": "ERROR",
+                                 "timeout": "TIME LIMIT"}
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The outcome of one check over its seeded cases.
+
+    ``seed`` is the seed of the first failing case (``None`` when every case passed). Grading is
+    deterministic: the same file and the same ``grade(..., seed=...)`` give the same cases."""
+
+    name: str
+    status: Status
+    explanation: str
+    rule: str
+    cases: int = 0
+    seed: int | None = None
+    output: str = ""
+    hint: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    def label(self) -> str:
+        return f"{ICONS[self.status]} {WORDS[self.status]}"
+
+
+@dataclass(frozen=True)
+class GradeResult:
+    """The grade of one exercise: every check's result, plus what happened while loading the file."""
+
+    exercise: str
+    title: str
+    chapter: str
+    file: str
+    rules: tuple[str, ...]
+    checks: tuple[CheckResult, ...]
+    hints: tuple[str, ...]
+    reference: bool = False
+    load_error: str = ""
+    load_output: str = ""
+    problem: str = ""
+    """A failure of the whole run (time limit, crash of the grading process) rather than of a check."""
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.checks) and not self.load_error and not self.problem and all(
+            c.passed for c in self.checks)
+
+    @property
+    def status(self) -> Status:
+        if self.passed:
+            return "passed"
+        if self.problem and "time" in self.problem.lower():
+            return "timeout"
+        if self.load_error or self.problem:
+            return "error"
+        return "failed"
+
+    @property
+    def passed_count(self) -> int:
+        return sum(c.passed for c in self.checks)
+
+    @property
+    def first_failure(self) -> CheckResult | None:
+        return next((c for c in self.checks if not c.passed), None)
+
+    def hint(self, n: int = 1) -> str:
+        """The ``n``-th hint (1-based); hints grow more specific as ``n`` grows."""
+        if not self.hints:
+            return "No hints for this exercise."
+        return self.hints[min(max(n, 1), len(self.hints)) - 1]
+
+    # --- serialisation -------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["passed"] = self.passed
+        out["status"] = self.status
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GradeResult:
+        checks = tuple(CheckResult(**c) for c in data.get("checks", ()))
+        return cls(exercise=data["exercise"], title=data["title"], chapter=data["chapter"], file=data["file"],
+                   rules=tuple(data.get("rules", ())), checks=checks, hints=tuple(data.get("hints", ())),
+                   reference=bool(data.get("reference", False)), load_error=data.get("load_error", ""),
+                   load_output=data.get("load_output", ""), problem=data.get("problem", ""))
+
+    # --- plain text ----------------------------------------------------------------------------
+
+    def headline(self) -> str:
+        what = "reference solution" if self.reference else self.file
+        if self.checks:
+            count = f"{self.passed_count}/{len(self.checks)} checks passed"
+        else:
+            count = "no checks ran"
+        return f"{ICONS[self.status]} {WORDS[self.status]}  {self.exercise} — {self.title} ({what}): {count}"
+
+    def to_text(self, hints: int = 1) -> str:
+        """Plain text for a terminal, with the first ``hints`` hints when the exercise is not passed."""
+        lines = [self.headline()]
+        if self.problem:
+            lines += ["", _indent(self.problem, "  ")]
+        if self.load_error:
+            lines += ["", "  Your file could not be loaded:", _indent(self.load_error, "    ")]
+        if self.load_output:
+            lines += ["  Printed while loading your file:", _indent(self.load_output.rstrip(), "    | ")]
+        previous = None
+        for c in self.checks:
+            lines.append(f"  {c.label():<12} {c.name}")
+            if not c.passed:
+                if c.explanation == previous:
+                    lines.append("      (same problem as above)")
+                else:
+                    lines.append(_indent(c.explanation, "      "))
+                    if c.seed is not None:
+                        lines.append(f"      (case seed {c.seed})")
+                previous = c.explanation
+                lines.append(f"      Rule: {c.rule}")
+                if c.hint:
+                    lines.append(f"      Hint: {c.hint}")
+            if c.output:
+                printed = c.output.rstrip().splitlines()
+                lines.append("      Your code printed:")
+                lines.append(_indent("\n".join(printed[:MAX_PRINTED_LINES]), "      | "))
+                if len(printed) > MAX_PRINTED_LINES:
+                    lines.append(f"      | … ({len(printed) - MAX_PRINTED_LINES} more lines)")
+        if not self.passed and self.hints:
+            shown = max(1, min(hints, len(self.hints)))
+            for n in range(1, shown + 1):
+                lines.append(f"  Hint {n} of {len(self.hints)}: {self.hints[n - 1]}")
+            if shown < len(self.hints):
+                lines.append(f"  (More hints: result.hint({shown + 1}) in Python, or `mcp-sim grade "
+                             f"{self.exercise} --hints {shown + 1}`.)")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    # --- HTML ----------------------------------------------------------------------------------
+
+    def _repr_html_(self) -> str:
+        return render_html(self)
+
+    def panel(self) -> Any:
+        """The interactive ipywidgets panel for this result (needs ipywidgets)."""
+        from mcp_sim.widgets.grader_panel import GraderPanel
+
+        return GraderPanel(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        bundle: dict[str, Any] = {"text/plain": str(self), "text/html": render_html(self)}
+        if _in_kernel():
+            try:
+                widget_bundle = self.panel()._repr_mimebundle_(include=include, exclude=exclude)
+            except Exception:  # no ipywidgets or no widget manager: the HTML is enough
+                widget_bundle = None
+            if isinstance(widget_bundle, dict):
+                bundle.update({k: v for k, v in widget_bundle.items() if k != "text/plain"})
+        return bundle
+
+
+def _in_kernel() -> bool:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def _indent(text: str, prefix: str) -> str:
+    return "\n".join(prefix + line for line in text.splitlines()) if text else ""
+
+
+def check_row_html(c: CheckResult) -> str:
+    """One check as HTML: status word + icon, the check's name, explanation and rule."""
+    esc = html.escape
+    body = ""
+    if not c.passed:
+        seed = f" <small>(case seed {c.seed})</small>" if c.seed is not None else ""
+        body += f"<pre style='white-space:pre-wrap;margin:4px 0'>{esc(c.explanation)}</pre>{seed}"
+        if c.hint:
+            body += f"<div><b>Hint:</b> {esc(c.hint)}</div>"
+    else:
+        body += f"<div>{esc(c.explanation)}</div>"
+    body += f"<div><small><b>Rule:</b> {esc(c.rule)}</small></div>"
+    if c.output:
+        body += f"<div><small>Your code printed:</small><pre style='margin:2px 0'>{esc(c.output)}</pre></div>"
+    return (f"<li class='mcp-sim-check mcp-sim-{c.status}'><b>{esc(c.label())}</b> — {esc(c.name)}"
+            f"{body}</li>")
+
+
+def render_html(result: GradeResult) -> str:
+    """The whole result as static HTML; hints sit in nested ``<details>`` so each opens the next."""
+    esc = html.escape
+    parts = [f"<div class='mcp-sim-grade'><h4>{esc(result.headline())}</h4>"]
+    if result.problem:
+        parts.append(f"<pre style='white-space:pre-wrap'>{esc(result.problem)}</pre>")
+    if result.load_error:
+        parts.append(f"<p><b>Your file could not be loaded:</b></p><pre style='white-space:pre-wrap'>"
+                     f"{esc(result.load_error)}</pre>")
+    if result.load_output:
+        parts.append(f"<p>Printed while loading your file:</p><pre>{esc(result.load_output)}</pre>")
+    parts.append("<ul style='list-style:none;padding-left:0'>")
+    parts.extend(check_row_html(c) for c in result.checks)
+    parts.append("</ul>")
+    if not result.passed and result.hints:
+        nested = ""
+        for i, text in reversed(list(enumerate(result.hints, 1))):
+            nested = f"<details><summary>Show hint {i} of {len(result.hints)}</summary><p>{esc(text)}</p>{nested}</details>"
+        parts.append(nested)
+    parts.append("</div>")
+    return "".join(parts)
