@@ -1,1 +1,88 @@
-"""scenarios"""
+"""Ready-made scenarios: named stories that run in a fresh simulation and return their trace.
+
+``SCENARIOS`` maps a name to a :class:`Scenario` (a description and a runner);
+:func:`run_scenario` runs one — ``mcp-sim run <name>`` and the notebooks both use it::
+
+    from mcp_sim.scenarios import run_scenario
+    legacy = run_scenario("weather-mrtr", revision="2025-11-25")
+    modern = run_scenario("weather-mrtr", revision="2026-07-28")
+
+The servers themselves live beside this file (``weather``, ``issues``, ``notes``, ``finance``, each
+with ``build()``); the Host-driven stories are in :mod:`mcp_sim.scenarios.stories`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Final
+
+from mcp_sim.protocol.revisions import LATEST, REVISIONS
+from mcp_sim.sim.world import Simulation
+
+if TYPE_CHECKING:
+    from mcp_sim.trace.recorder import Recorder
+
+Story = Callable[..., Awaitable[None]]
+"""``async def story(sim, *, revision, transport) -> None``."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A named story: what it shows, and how to run it."""
+
+    name: str
+    description: str
+    runner: Callable[[], Story]
+    """Returns the story function (imported late, so listing scenarios stays cheap)."""
+    default_revision: str = LATEST
+
+    def run(self, *, revision: str | None = None, transport: str = "memory", seed: int = 0) -> Recorder:
+        return run_scenario(self.name, revision=revision or self.default_revision, transport=transport, seed=seed)
+
+
+def _story(name: str) -> Callable[[], Story]:
+    def load() -> Story:
+        from mcp_sim.scenarios import stories
+
+        story: Story = getattr(stories, name)
+        return story
+
+    return load
+
+
+SCENARIOS: Final[Mapping[str, Scenario]] = MappingProxyType({s.name: s for s in (
+    Scenario("complete-call", "The complete call: discover, filter by policy, the model proposes create_issue, "
+             "the user approves, the client calls, the model answers.", _story("complete_call")),
+    Scenario("weather-mrtr", "A tool that needs elicitation and sampling: legacy server→client requests vs "
+             "modern InputRequiredResult and retry.", _story("weather_mrtr")),
+    Scenario("handshake", "Opening a connection: legacy initialize, or modern server/discover.",
+             _story("handshake")),
+    Scenario("multi-server", "One Host, three Clients (weather, issues, notes): aggregated tools, policy, "
+             "approvals.", _story("multi_server")),
+    Scenario("weather", "Ask the Host for a forecast; the weather tool runs after approval.",
+             _story("weather_chat")),
+)})
+"""Every ready-made scenario, by name (read-only)."""
+
+
+def run_scenario(name: str, *, revision: str = LATEST, transport: str = "memory", seed: int = 0) -> Recorder:
+    """Run scenario ``name`` in a fresh :class:`~mcp_sim.sim.world.Simulation` seeded with ``seed``
+    and return its recorder (every message, plus the user/host/model talk)."""
+    if name not in SCENARIOS:
+        raise KeyError(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)}")
+    if revision not in REVISIONS:
+        raise KeyError(f"unknown revision {revision!r}; known: {', '.join(REVISIONS)}")
+    story = SCENARIOS[name].runner()
+    sim = Simulation(seed)
+
+    async def main() -> None:
+        await story(sim, revision=revision, transport=transport)
+
+    sim.run(main)
+    recorder: Recorder = sim.recorder
+    return recorder
+
+
+__all__ = ["SCENARIOS", "Scenario", "run_scenario"]

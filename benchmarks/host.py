@@ -1,0 +1,133 @@
+"""Round trips per second: Host → Client → memory transport → Server, against the official SDK.
+
+Run ``python benchmarks/host.py [--calls N]``; it prints one JSON object. For mcp-sim every call goes
+the whole way a real one does — the Host looks the tool up, checks its policy, asks the (always-yes)
+approver, the Client builds the request, the memory transport really encodes it to JSON text, records
+it (tracing on) and decodes it, the Server validates the arguments and runs the tool, and the answer
+comes back the same way. It is measured with tracing on and off, in the legacy (2025-11-25) and modern
+(2026-07-28) eras. The official ``mcp`` SDK is measured in the same run with the same tool through its
+in-process client and server (``Client(server, mode="legacy")``: the initialize handshake, then
+JSON-RPC messages over its memory streams).
+
+Wall-clock time is used here on purpose: this measures the simulator, it is not part of it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import pstats
+import sys
+import time
+from typing import Any
+
+import anyio
+
+from mcp_sim.roles.host import Host
+from mcp_sim.roles.server import Server
+from mcp_sim.roles.user import AlwaysApprove
+from mcp_sim.sim.world import Simulation
+from mcp_sim.trace.recorder import Recorder
+
+
+def build_echo_server() -> Server:
+    server = Server("bench", version="1.0.0")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Return the text unchanged."""
+        return text
+
+    return server
+
+
+def bench_mcp_sim(calls: int, *, tracing: bool, revision: str) -> dict[str, Any]:
+    sim = Simulation(0, recorder=Recorder(enabled=tracing))
+    timing: dict[str, float] = {}
+
+    async def main() -> None:
+        async with Host(approver=AlwaysApprove()) as host:
+            await host.add_server("bench", build_echo_server(), revision=revision)
+            await host.list_tools()
+            await host.call_tool("bench__echo", {"text": "warm up"})
+            start = time.perf_counter()
+            for i in range(calls):
+                result = await host.call_tool("bench__echo", {"text": f"hello {i}"})
+                if result.get("isError"):
+                    raise RuntimeError(result)
+            timing["seconds"] = time.perf_counter() - start
+
+    sim.run(main)
+    return {"calls": calls, "seconds": round(timing["seconds"], 4),
+            "round_trips_per_second": round(calls / timing["seconds"], 1),
+            "events_recorded": len(sim.recorder.events)}
+
+
+def bench_sdk(calls: int) -> dict[str, Any]:
+    from mcp import Client as SdkClient
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("bench")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Return the text unchanged."""
+        return text
+
+    timing: dict[str, float] = {}
+
+    async def main() -> None:
+        async with SdkClient(server, mode="legacy") as client:
+            await client.call_tool("echo", {"text": "warm up"})
+            start = time.perf_counter()
+            for i in range(calls):
+                result = await client.call_tool("echo", {"text": f"hello {i}"})
+                if result.is_error:
+                    raise RuntimeError(result)
+            timing["seconds"] = time.perf_counter() - start
+
+    anyio.run(main)
+    return {"calls": calls, "seconds": round(timing["seconds"], 4),
+            "round_trips_per_second": round(calls / timing["seconds"], 1)}
+
+
+def profile_mcp_sim(calls: int, revision: str) -> list[str]:
+    """The ten functions where mcp-sim spends most of its time (tracing on)."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    bench_mcp_sim(calls, tracing=True, revision=revision)
+    profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(10)
+    return [line.strip() for line in out.getvalue().splitlines() if "(" in line and ":" in line][:10]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--profile", action="store_true", help="also list where mcp-sim spends its time")
+    args = parser.parse_args(argv)
+
+    report: dict[str, Any] = {"calls": args.calls, "python": sys.version.split()[0]}
+    for revision in ("2025-11-25", "2026-07-28"):
+        for tracing in (True, False):
+            key = f"mcp_sim_{revision}_tracing_{'on' if tracing else 'off'}"
+            report[key] = bench_mcp_sim(args.calls, tracing=tracing, revision=revision)
+    try:
+        report["mcp_sdk_in_memory_legacy"] = bench_sdk(args.calls)
+    except ImportError as exc:  # the SDK is a test dependency only
+        report["mcp_sdk_in_memory_legacy"] = {"error": f"mcp SDK not installed: {exc}"}
+    sdk = report["mcp_sdk_in_memory_legacy"].get("round_trips_per_second")
+    if sdk:
+        report["ratio_vs_sdk"] = {k: round(v["round_trips_per_second"] / sdk, 2)
+                                  for k, v in report.items() if k.startswith("mcp_sim_")}
+    if args.profile:
+        report["profile_tracing_on"] = profile_mcp_sim(min(args.calls, 1000), "2025-11-25")
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

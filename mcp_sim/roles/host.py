@@ -1,0 +1,583 @@
+"""The Host: the AI application that owns the clients, the policy, the user and the model (course
+notebooks 01 roles and 05 the complete call).
+
+"The Host decides, the Client connects, and the Server provides." The Host
+
+* creates **one Client per Server** and owns their lifecycles — each client's receive loop is its own
+  task, every request has a timeout, a crashed server is contained, so one server crashing or hanging
+  leaves the others working;
+* **aggregates** the tools of all servers under collision-free names (``weather__get_forecast``) and
+  **filters** which ones the model may see (:class:`ToolPolicy`);
+* **converts** MCP tools to the tool schemas of model APIs (OpenAI chat-completions, Anthropic
+  Messages) — MCP does not mandate a model interface;
+* **asks the user** to approve tool calls (:class:`ApprovalPolicy`, pluggable approver), always for
+  tools that may be destructive: annotations are *hints*, and a ``readOnlyHint`` from a server the
+  Host does not trust does not skip approval;
+* answers the servers' **requests for input**: elicitation from its user, sampling from its model
+  under a :class:`SamplingBudget`, roots from its configuration;
+* records its talk with the user and the model, so sequence diagrams show User, Host and Model.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import logging
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+from anyio.abc import TaskGroup
+
+from mcp_sim.protocol.errors import McpError
+from mcp_sim.protocol.revisions import REVISIONS, SIMULATED_VERSIONS
+from mcp_sim.roles.cache import ListCache
+from mcp_sim.roles.client import Client, ClientCallbacks, ClientEra, RequestTimeout
+from mcp_sim.roles.model import ChatMessage, Model, ModelTurn, ToolCall, ToolSpec, count_tokens, sampled_text
+from mcp_sim.roles.user import AlwaysApprove, ApprovalRequest, Approver, ElicitationPrompt, User
+from mcp_sim.sim.world import Simulation, current_simulation
+from mcp_sim.transports import open_link
+from mcp_sim.transports.base import AuthInfo, MessageStream, TransportClosed
+
+log = logging.getLogger(__name__)
+
+ServerMain = Callable[[MessageStream], Awaitable[None]]
+ModelApi = Literal["openai", "anthropic"]
+
+USER = "user"
+HOST = "host"
+MODEL = "model"
+
+SAMPLING_REFUSED = -1
+"""The code the spec's examples use when the user (or the Host's policy) refuses a sampling request."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Aggregated tools and their names
+# --------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class HostTool:
+    """A tool of one server, as the Host aggregates it."""
+
+    server: str
+    tool: Mapping[str, Any]
+    """The MCP ``Tool`` object exactly as ``tools/list`` returned it."""
+    qualified_name: str
+    """The collision-free name the model sees (``weather__get_forecast``)."""
+
+    @property
+    def name(self) -> str:
+        return str(self.tool["name"])
+
+    @property
+    def annotations(self) -> Mapping[str, Any]:
+        return self.tool.get("annotations") or {}
+
+    def spec(self) -> ToolSpec:
+        description = self.tool.get("description") or self.tool.get("title") or self.name
+        schema = self.tool.get("inputSchema") or {"type": "object", "properties": {}}
+        return ToolSpec(self.qualified_name, str(description), schema)
+
+
+_MODEL_NAME_RE = re.compile(r"[^A-Za-z0-9_-]")
+MAX_TOOL_NAME = 64
+"""Both OpenAI and Anthropic accept tool names matching ``^[a-zA-Z0-9_-]{1,64}$``."""
+
+
+def qualify(server: str, tool: str, taken: set[str]) -> str:
+    """``server__tool``, made legal for model APIs (other characters become ``_``, at most 64) and
+    unique among ``taken`` (a numeric suffix if two servers' names collide after cleaning)."""
+    base = _MODEL_NAME_RE.sub("_", f"{server}__{tool}")[:MAX_TOOL_NAME]
+    name, n = base, 1
+    while name in taken:
+        n += 1
+        suffix = f"_{n}"
+        name = base[:MAX_TOOL_NAME - len(suffix)] + suffix
+    taken.add(name)
+    return name
+
+
+# --------------------------------------------------------------------------------------------------
+# Converting to model APIs (JSON only, no network)
+# --------------------------------------------------------------------------------------------------
+
+def to_openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    """OpenAI chat-completions ``tools``: ``{"type": "function", "function": {name, description,
+    parameters}}``, where ``parameters`` is the MCP ``inputSchema``."""
+    return [{"type": "function",
+             "function": {"name": t.name, "description": t.description, "parameters": dict(t.input_schema)}}
+            for t in tools]
+
+
+def to_anthropic_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    """Anthropic Messages ``tools``: ``{name, description, input_schema}``."""
+    return [{"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)} for t in tools]
+
+
+def to_openai_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+    """The conversation as OpenAI chat-completions ``messages`` (tool results as ``role: "tool"``)."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "tool":
+            out.append({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.text})
+        elif m.tool_calls:
+            out.append({"role": "assistant", "content": m.text or None, "tool_calls": [
+                {"id": c.id, "type": "function",
+                 "function": {"name": c.name, "arguments": json.dumps(dict(c.arguments), sort_keys=True)}}
+                for c in m.tool_calls]})
+        else:
+            out.append({"role": m.role, "content": m.text})
+    return out
+
+
+def to_anthropic_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+    """The conversation as Anthropic Messages ``messages`` (tool use/results as content blocks)."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "tool":
+            block = {"type": "tool_result", "tool_use_id": m.tool_call_id,
+                     "content": [{"type": "text", "text": m.text}], "is_error": m.is_error}
+            if out and out[-1]["role"] == "user" and isinstance(out[-1]["content"], list):
+                out[-1]["content"].append(block)
+            else:
+                out.append({"role": "user", "content": [block]})
+        elif m.tool_calls:
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": m.text}] if m.text else []
+            blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": dict(c.arguments)}
+                       for c in m.tool_calls]
+            out.append({"role": "assistant", "content": blocks})
+        else:
+            out.append({"role": m.role, "content": m.text})
+    return out
+
+
+TOOL_CONVERTERS: dict[str, Callable[[Sequence[ToolSpec]], list[dict[str, Any]]]] = {
+    "openai": to_openai_tools, "anthropic": to_anthropic_tools}
+MESSAGE_CONVERTERS: dict[str, Callable[[Sequence[ChatMessage]], list[dict[str, Any]]]] = {
+    "openai": to_openai_messages, "anthropic": to_anthropic_messages}
+
+
+def result_text(result: Mapping[str, Any]) -> str:
+    """The text a model is shown for a ``CallToolResult``: its text blocks, else its structured content."""
+    texts = [c.get("text", "") for c in result.get("content") or [] if isinstance(c, Mapping) and c.get("type") == "text"]
+    if texts:
+        return "\n".join(texts)
+    if "structuredContent" in result:
+        return json.dumps(result["structuredContent"], sort_keys=True)
+    return ""
+
+
+# --------------------------------------------------------------------------------------------------
+# Policies
+# --------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ToolPolicy:
+    """Which tools the model may see. Patterns are shell-style globs over qualified names
+    (``issues__*``); ``deny`` wins over ``allow``. Exposing fewer tools is least privilege: a tool the
+    model never sees is a tool a prompt injection cannot make it call."""
+
+    allow: tuple[str, ...] = ("*",)
+    deny: tuple[str, ...] = ()
+    servers: tuple[str, ...] | None = None
+    """Only these servers' tools (``None`` = all)."""
+    read_only: bool = False
+    """Only tools annotated ``readOnlyHint: true`` (by a trusted server)."""
+
+    def permits(self, tool: HostTool, *, trusted: bool = False) -> bool:
+        if self.servers is not None and tool.server not in self.servers:
+            return False
+        if any(fnmatch.fnmatchcase(tool.qualified_name, p) for p in self.deny):
+            return False
+        if self.read_only and not (trusted and tool.annotations.get("readOnlyHint") is True):
+            return False
+        return any(fnmatch.fnmatchcase(tool.qualified_name, p) for p in self.allow)
+
+
+@dataclass(frozen=True)
+class ApprovalPolicy:
+    """When the user must approve a tool call before it is sent.
+
+    ``mode``: ``"always"`` (every call), ``"unless-read-only"`` (skip only tools a *trusted* server
+    annotates ``readOnlyHint: true``), ``"destructive-only"`` (ask only for possibly destructive ones).
+    In every mode a possibly destructive tool is asked about. Per the spec, ``destructiveHint``
+    defaults to true when a tool is not read-only, so a tool without annotations counts as destructive;
+    and annotations from a server not in ``trusted_servers`` are ignored."""
+
+    mode: Literal["always", "unless-read-only", "destructive-only"] = "always"
+    trusted_servers: frozenset[str] = frozenset()
+
+    def reasons(self, tool: HostTool) -> tuple[str, ...]:
+        """Why this call needs approval (empty = it may run without asking)."""
+        trusted = tool.server in self.trusted_servers
+        ann = tool.annotations if trusted else {}
+        read_only = ann.get("readOnlyHint") is True
+        destructive = tool.annotations.get("destructiveHint") is True or (
+            not read_only and ann.get("destructiveHint", True) is not False)
+        out: list[str] = []
+        if destructive:
+            out.append("destructive" if tool.annotations.get("destructiveHint") is True
+                       else "may be destructive (no trusted annotations say otherwise)")
+        if self.mode == "always":
+            out.append("policy: always ask")
+        elif self.mode == "unless-read-only" and not read_only and not out:
+            out.append("policy: not read-only")
+        return tuple(out)
+
+
+@dataclass
+class SamplingBudget:
+    """How much of the Host's model the servers may use through sampling: a number of calls and a
+    number of tokens (words, in this simulator). Sampling is deprecated in 2026-07-28, and a Host that
+    keeps it for compatibility must still bound what servers can spend."""
+
+    max_calls: int = 3
+    max_tokens: int = 400
+    calls: int = 0
+    tokens: int = 0
+
+    def remaining_tokens(self) -> int:
+        return max(0, self.max_tokens - self.tokens)
+
+
+@dataclass
+class ServerEntry:
+    """One connected server, as the Host keeps it."""
+
+    name: str
+    client: Client
+    transport: str
+    trusted: bool = False
+    error: str | None = None
+    tools: list[HostTool] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------------------------------
+# The Host
+# --------------------------------------------------------------------------------------------------
+
+class Host:
+    """An AI application with MCP clients. Use it as ``async with Host(...) as host:`` inside a
+    simulation; ``add_server`` connects one Server through one new Client.
+
+    ``model`` proposes tool calls; ``user`` answers elicitations; ``approver`` approves tool calls
+    (defaults to the user if it can approve, else :class:`AlwaysApprove`)."""
+
+    def __init__(self, *, model: Model | None = None, user: User | None = None, approver: Approver | None = None,
+                 tool_policy: ToolPolicy | None = None, approval_policy: ApprovalPolicy | None = None,
+                 sampling_budget: SamplingBudget | None = None, roots: Sequence[Mapping[str, Any]] = (),
+                 model_api: ModelApi = "openai", name: str = "mcp-sim-host", timeout: float = 30.0,
+                 sim: Simulation | None = None) -> None:
+        self.name = name
+        self.model = model
+        self.user = user
+        if approver is None:
+            approver = user if isinstance(user, Approver) else AlwaysApprove()
+        self.approver = approver
+        self.tool_policy = tool_policy or ToolPolicy()
+        self.approval_policy = approval_policy or ApprovalPolicy()
+        self.sampling_budget = sampling_budget or SamplingBudget()
+        self.roots = [dict(r) for r in roots]
+        self.model_api: ModelApi = model_api
+        self.timeout = timeout
+        self._sim = sim
+        self.servers: dict[str, ServerEntry] = {}
+        self.notifications: list[tuple[str, str, dict[str, Any]]] = []
+        """(server, method, params) of every log and change notification the clients passed up."""
+        self.cache: ListCache | None = None
+        self._tg: TaskGroup | None = None
+        self._tg_cm: Any = None
+        self._tool_index: dict[str, HostTool] = {}
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    @property
+    def sim(self) -> Simulation:
+        if self._sim is None:
+            self._sim = current_simulation()
+        return self._sim
+
+    async def __aenter__(self) -> Host:
+        sim = self.sim
+        self.cache = ListCache(sim.now)
+        self._tg_cm = anyio.create_task_group()
+        self._tg = await self._tg_cm.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        with anyio.CancelScope(shield=True):
+            for entry in list(self.servers.values()):
+                await entry.client.close()
+        assert self._tg is not None
+        self._tg.cancel_scope.cancel()
+        # The clients' and servers' tasks are contained (they never raise), so leaving the task group
+        # cleanly lets an error of the body propagate as itself, not wrapped in an ExceptionGroup.
+        await self._tg_cm.__aexit__(None, None, None)
+        return None
+
+    def say(self, sender: str, receiver: str, text: str, data: dict[str, Any] | None = None) -> None:
+        """Record talk between user, host, model and clients (not MCP, but part of the story)."""
+        self.sim.recorder.record_app(sender=sender, receiver=receiver, text=text, data=data)
+
+    # -- servers ------------------------------------------------------------------------------
+    async def add_server(self, name: str, server: Any, *, transport: str = "memory", revision: str | None = None,
+                         era: ClientEra | None = None, faults: Any = None, auth: AuthInfo | None = None,
+                         trusted: bool = False, timeout: float | None = None) -> Client:
+        """Connect ``server`` (a Server object, or ``async def main(stream)``) through a new Client.
+
+        ``revision`` pins the client to one era's versions up to that revision (``"2025-11-25"`` →
+        legacy ``initialize``; ``"2026-07-28"`` → modern); ``era`` overrides (``"auto"`` probes)."""
+        if self._tg is None:
+            raise RuntimeError("use the Host as `async with Host(...) as host:` before adding servers")
+        if name in self.servers:
+            raise ValueError(f"a server named {name!r} is already connected; each Server gets its own Client")
+        versions: tuple[str, ...] = SIMULATED_VERSIONS
+        client_era: ClientEra = era or "auto"
+        if revision is not None:
+            rev_era = REVISIONS[revision].era
+            versions = tuple(v for v in SIMULATED_VERSIONS if v <= revision and REVISIONS[v].era == rev_era) or (revision,)
+            client_era = era or rev_era
+        client = Client(self.name, era=client_era, versions=versions, callbacks=self._callbacks(),
+                        timeout=timeout or self.timeout, cache=self.cache, auth=auth, sim=self.sim)
+        self.say(HOST, f"client/{name}", f"create a Client for the {name} server ({transport})")
+        stream = await self._open_link(name, server, transport=transport, revision=revision, faults=faults, auth=auth)
+        entry = ServerEntry(name, client, transport, trusted)
+        self.servers[name] = entry
+        try:
+            await client.connect(stream, self._tg)
+        except BaseException as exc:
+            entry.error = f"{type(exc).__name__}: {exc}"
+            raise
+        return client
+
+    async def _open_link(self, name: str, server: Any, *, transport: str, revision: str | None, faults: Any,
+                         auth: AuthInfo | None) -> MessageStream:
+        main = _server_main(server)
+        sim = self.sim
+
+        async def contained(stream: MessageStream) -> None:
+            # A crashing server must end its own link, not the Host: the client then sees the link
+            # close and fails only that server's requests.
+            try:
+                await main(stream)
+            except Exception as exc:
+                sim.recorder.record_event(kind="transport", link=name, sender=f"server/{name}",
+                                          receiver=f"server/{name}", text=f"the {name} server crashed: {exc}",
+                                          marks=("crash",))
+            finally:
+                with anyio.CancelScope(shield=True):
+                    try:
+                        await stream.aclose()
+                    except Exception as exc:
+                        log.debug("closing %s: %s", name, exc)
+
+        assert self._tg is not None
+        link_options: dict[str, Any] = {"transport": transport, "revision": revision, "faults": faults, "auth": auth}
+        stream: MessageStream = await open_link(sim, self._tg, name, contained, **link_options)
+        return stream
+
+    async def remove_server(self, name: str) -> None:
+        """Disconnect one server: close its client; the others are not touched."""
+        entry = self.servers.pop(name)
+        await entry.client.close()
+        self._tool_index = {k: v for k, v in self._tool_index.items() if v.server != name}
+
+    def client(self, name: str) -> Client:
+        return self.servers[name].client
+
+    # -- tools ----------------------------------------------------------------------------------
+    async def list_tools(self, *, timeout: float | None = None) -> list[HostTool]:
+        """All servers' tools under collision-free names. Servers are asked concurrently, each under
+        its own timeout: a server that hangs or has crashed is reported in ``ServerEntry.error`` and
+        skipped, and the others' tools are still returned."""
+        entries = [e for e in self.servers.values()]
+        pages: dict[str, list[dict[str, Any]]] = {}
+
+        async def fetch(entry: ServerEntry) -> None:
+            client = entry.client
+            try:
+                if client.server_capabilities is not None and "tools" not in client.server_capabilities:
+                    pages[entry.name] = []
+                    return
+                # Each request has the client's own timeout (which cancels it on the wire); this outer
+                # limit is only a backstop for a server that keeps paging for ever.
+                with anyio.fail_after(2 * (timeout or self.timeout) + 1):
+                    pages[entry.name] = await client.list_all_tools()
+                entry.error = None
+            except (McpError, TimeoutError, RequestTimeout, TransportClosed) as exc:
+                entry.error = f"{type(exc).__name__}: {exc}"
+                self.say(f"client/{entry.name}", HOST, f"{entry.name} is unavailable: {exc}")
+
+        async with anyio.create_task_group() as tg:
+            for entry in entries:
+                tg.start_soon(fetch, entry)
+        taken: set[str] = set()
+        out: list[HostTool] = []
+        for entry in entries:
+            entry.tools = [HostTool(entry.name, t, qualify(entry.name, str(t["name"]), taken))
+                           for t in pages.get(entry.name, [])]
+            out.extend(entry.tools)
+        self._tool_index = {t.qualified_name: t for t in out}
+        for entry in entries:
+            if entry.error is None:
+                self.say(f"client/{entry.name}", HOST,
+                         f"tools: {', '.join(t.qualified_name for t in entry.tools) or '(none)'}")
+        return out
+
+    def visible_tools(self, tools: Sequence[HostTool] | None = None) -> list[HostTool]:
+        """The tools the model may see under the Host's :class:`ToolPolicy`."""
+        pool = tools if tools is not None else list(self._tool_index.values())
+        return [t for t in pool if self.tool_policy.permits(t, trusted=self.servers[t.server].trusted
+                                                            if t.server in self.servers else False)]
+
+    def model_tools(self, tools: Sequence[HostTool] | None = None, api: ModelApi | None = None) -> list[dict[str, Any]]:
+        """The visible tools in a model API's format (``openai`` or ``anthropic``)."""
+        return TOOL_CONVERTERS[api or self.model_api]([t.spec() for t in self.visible_tools(tools)])
+
+    async def call_tool(self, qualified_name: str, arguments: Mapping[str, Any] | None = None, *,
+                        timeout: float | None = None) -> dict[str, Any]:
+        """Run one tool call the way a Host must: look it up, check the policy, ask for approval,
+        then forward it to the right client. Refusals and failures come back as a ``CallToolResult``
+        with ``isError: true`` so the model can read what happened."""
+        tool = self._tool_index.get(qualified_name)
+        if tool is None:
+            return _error_result(f"there is no tool named {qualified_name}")
+        entry = self.servers.get(tool.server)
+        if entry is None:
+            return _error_result(f"the {tool.server} server is not connected")
+        if tool not in self.visible_tools([tool]):
+            return _error_result(f"the Host's policy does not allow {qualified_name}")
+        args = dict(arguments or {})
+        reasons = self.approval_policy.reasons(tool)
+        if reasons:
+            request = ApprovalRequest(tool.server, tool.name, qualified_name, args, reasons, tool.annotations)
+            self.say(HOST, USER, request.describe(), data={"approval": qualified_name, "arguments": args})
+            approved = await self.approver.approve(request)
+            self.say(USER, HOST, "approve" if approved else "deny")
+            if not approved:
+                return _error_result(f"the user did not approve {tool.name}")
+        self.say(HOST, f"client/{tool.server}", f"forward the call {tool.name}")
+        try:
+            result = await entry.client.call_tool(tool.name, args, timeout=timeout)
+        except (McpError, RequestTimeout, TransportClosed) as exc:
+            self.say(f"client/{tool.server}", HOST, f"{tool.name} failed: {exc}")
+            return _error_result(f"{tool.server} could not run {tool.name}: {exc}")
+        self.say(f"client/{tool.server}", HOST, f"result of {tool.name}")
+        return result
+
+    # -- the conversation ------------------------------------------------------------------------
+    async def chat(self, text: str, *, max_steps: int = 6) -> str:
+        """One user request, end to end: the seeds' "complete call". The Host offers the model the
+        tools its policy allows (in the model API's format), runs the calls the model proposes —
+        each after the user's approval — feeds the results back, and returns the final answer."""
+        if self.model is None:
+            raise RuntimeError("this Host has no model")
+        self.say(USER, HOST, text)
+        if not self._tool_index:
+            await self.list_tools()
+        visible = self.visible_tools()
+        specs = [t.spec() for t in visible]
+        messages: list[ChatMessage] = [ChatMessage("user", text)]
+        for _ in range(max_steps):
+            api_tools = TOOL_CONVERTERS[self.model_api](specs)
+            what = "tool results" if messages[-1].role == "tool" else "messages"
+            self.say(HOST, MODEL, f"{what} + {len(specs)} tool schemas filtered by policy",
+                     data={"api": self.model_api, "messages": MESSAGE_CONVERTERS[self.model_api](messages),
+                           "tools": api_tools})
+            turn: ModelTurn = await self.model.respond(messages, specs)
+            if turn.is_final:
+                self.say(MODEL, HOST, turn.text)
+                self.say(HOST, USER, turn.text)
+                return turn.text
+            self.say(MODEL, HOST, "tool_calls: " + ", ".join(_show_call(c) for c in turn.tool_calls),
+                     data={"tool_calls": [{"id": c.id, "name": c.name, "arguments": dict(c.arguments)}
+                                          for c in turn.tool_calls]})
+            messages.append(ChatMessage("assistant", turn.text, tool_calls=turn.tool_calls))
+            for call in turn.tool_calls:
+                result = await self.call_tool(call.name, call.arguments)
+                is_error = bool(result.get("isError"))
+                messages.append(ChatMessage("tool", result_text(result), tool_call_id=call.id, is_error=is_error))
+        answer = "I stopped: too many tool calls for one request."
+        self.say(HOST, USER, answer)
+        return answer
+
+    # -- answering the servers' requests for input ------------------------------------------------
+    def _callbacks(self) -> ClientCallbacks:
+        return ClientCallbacks(
+            elicitation=self._elicit if self.user is not None else None,
+            sampling=self._sample if self.model is not None else None,
+            roots=self._roots if self.roots else None,
+            on_notification=self._on_notification,
+        )
+
+    async def _elicit(self, server: str, params: dict[str, Any]) -> dict[str, Any]:
+        """A server asks the user something: show it (saying which server asks), collect the answer."""
+        assert self.user is not None
+        prompt = ElicitationPrompt.from_params(server, params)
+        shown = prompt.url if prompt.mode == "url" else ", ".join(prompt.requested_schema.get("properties") or {})
+        self.say(HOST, USER, f"{server} asks: {prompt.message} ({shown})", data={"elicitation": dict(params)})
+        answer = await self.user.elicit(prompt)
+        self.say(USER, HOST, _show_elicit(answer), data={"elicitResult": answer})
+        return answer
+
+    async def _sample(self, server: str, params: dict[str, Any]) -> dict[str, Any]:
+        """A server asks the Host's model for a completion, within the sampling budget."""
+        assert self.model is not None
+        budget = self.sampling_budget
+        if budget.calls >= budget.max_calls or budget.remaining_tokens() <= 0:
+            self.say(HOST, f"client/{server}", f"refuse sampling for {server}: budget exhausted")
+            raise McpError(SAMPLING_REFUSED, "Sampling refused: the Host's sampling budget is exhausted",
+                           rule="A Host supporting sampling must constrain models, budgets and visible context.")
+        asked = params.get("maxTokens")
+        limit = min(asked if isinstance(asked, int) and asked > 0 else budget.remaining_tokens(),
+                    budget.remaining_tokens())
+        bounded = {**params, "maxTokens": limit}
+        self.say(HOST, MODEL, f"sampling for {server}: {sampled_text(params)[:60]}", data={"sampling": bounded})
+        result = await self.model.sample(bounded)
+        content = result.get("content") or {}
+        text = content.get("text", "") if isinstance(content, Mapping) else ""
+        budget.calls += 1
+        budget.tokens += count_tokens(text)
+        self.say(MODEL, HOST, text)
+        return result
+
+    async def _roots(self, server: str) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.roots]
+
+    def _on_notification(self, server: str, method: str, params: dict[str, Any]) -> None:
+        self.notifications.append((server, method, params))
+        if method.endswith("/list_changed") and method.startswith("notifications/tools"):
+            # The model must not keep using a stale tool list: forget the aggregated view of it.
+            self._tool_index = {k: v for k, v in self._tool_index.items() if v.server != server}
+
+
+def _server_main(server: Any) -> ServerMain:
+    """Accept a :class:`~mcp_sim.roles.server.Server` (served with ``serve``) or ``async def main(stream)``."""
+    from mcp_sim.roles.server import Server
+    from mcp_sim.roles.server_session import serve
+
+    if isinstance(server, Server):
+        async def main(stream: MessageStream) -> None:
+            await serve(server, stream)
+
+        return main
+    if callable(server):
+        return server  # type: ignore[no-any-return]
+    raise TypeError(f"cannot serve {server!r}: give a Server or an `async def main(stream)`")
+
+
+def _error_result(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+def _show_call(call: ToolCall) -> str:
+    args = ", ".join(f"{k}={v!r}" for k, v in call.arguments.items())
+    return f"{call.name}({args})"
+
+
+def _show_elicit(answer: Mapping[str, Any]) -> str:
+    action = answer.get("action", "?")
+    content = answer.get("content")
+    return f"{action} {json.dumps(content, sort_keys=True)}" if content else str(action)
