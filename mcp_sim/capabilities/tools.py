@@ -1,0 +1,301 @@
+"""Tools: functions the model may call (spec "Server features / Tools"; course notebook 05).
+
+A tool is declared from a typed Python function. Its name, description (the docstring) and
+``inputSchema`` (derived from the type hints) are what ``tools/list`` shows the model; when the function
+returns a ``TypedDict``, a dataclass or a pydantic model the tool also gets an ``outputSchema`` and its
+results carry ``structuredContent``.
+
+``tools/call`` validates the arguments against the ``inputSchema`` before running anything. Invalid
+arguments and exceptions inside the tool are *results* with ``isError: true`` and a readable message —
+the model must be able to see what went wrong and try again — while an unknown tool name is a protocol
+error (``-32602``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import sys
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import jsonschema
+import typing_extensions as te
+from pydantic import BaseModel, ConfigDict, TypeAdapter, create_model
+
+from mcp_sim.capabilities.fields import for_revision
+from mcp_sim.capabilities.pagination import paginate
+from mcp_sim.capabilities.signatures import HandlerSignature, first_doc_paragraph, read_signature
+from mcp_sim.protocol.errors import McpError, invalid_params
+from mcp_sim.transports.base import AuthInfo
+
+if TYPE_CHECKING:
+    from mcp_sim.roles.context import Context
+
+logger = logging.getLogger(__name__)
+
+TaskSupport = Literal["forbidden", "optional", "required"]
+CONTENT_TYPES = frozenset({"text", "image", "audio", "resource", "resource_link"})
+
+
+def _is_schema_keyword_map(key: str) -> bool:
+    return key in ("properties", "$defs", "definitions", "patternProperties")
+
+
+def strip_titles(schema: Any) -> Any:
+    """Remove the ``title`` pydantic adds to every schema node (``"City"`` for ``city``): noise to a
+    learner reading ``tools/list``. Property *names* called ``title`` are kept."""
+    if isinstance(schema, list):
+        return [strip_titles(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if _is_schema_keyword_map(key) and isinstance(value, dict):
+            out[key] = {name: strip_titles(sub) for name, sub in value.items()}
+        else:
+            out[key] = strip_titles(value)
+    return out
+
+
+def for_pydantic(hint: Any) -> Any:
+    """``hint`` with every ``typing.TypedDict`` rebuilt as a ``typing_extensions.TypedDict``: on Python
+    3.11 pydantic reads only the latter, and a learner naturally writes ``from typing import TypedDict``."""
+    if typing.is_typeddict(hint) and type(hint).__module__ == "typing" and sys.version_info < (3, 12):
+        required: frozenset[str] = getattr(hint, "__required_keys__", frozenset())
+        fields = {name: (te.Required if name in required else te.NotRequired)[for_pydantic(sub)]
+                  for name, sub in typing.get_type_hints(hint).items()}
+        rebuilt = te.TypedDict(hint.__name__, fields)  # type: ignore[misc, operator]
+        rebuilt.__doc__ = hint.__doc__
+        return rebuilt
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin is None or not args or origin is Literal:
+        return hint
+    if origin is typing.Annotated:
+        return typing.Annotated[(for_pydantic(args[0]), *hint.__metadata__)]
+    converted = tuple(for_pydantic(a) for a in args)
+    if converted == args:
+        return hint
+    if origin in (typing.Union, types.UnionType):
+        return typing.Union[converted]  # noqa: UP007 - rebuilding a union from its parts
+    return origin[converted if len(converted) > 1 else converted[0]]
+
+
+def _structured_type(hint: Any) -> bool:
+    """Return types whose values become ``structuredContent``: records with named fields."""
+    if hint is None or hint is Any:
+        return False
+    if isinstance(hint, type) and (issubclass(hint, BaseModel) or dataclasses.is_dataclass(hint)):
+        return True
+    return typing.is_typeddict(hint)
+
+
+@dataclass
+class ToolDefinition:
+    """One tool as the server knows it: its public description plus how to run it."""
+
+    name: str
+    handler: HandlerSignature
+    input_schema: dict[str, Any]
+    description: str | None = None
+    title: str | None = None
+    output_schema: dict[str, Any] | None = None
+    annotations: dict[str, Any] | None = None
+    icons: list[dict[str, Any]] | None = None
+    task_support: TaskSupport = "forbidden"
+    visible: Callable[[AuthInfo | None], bool] | None = None
+    """Who may see and call the tool. A tool filtered by caller makes ``tools/list`` private."""
+    per_caller: bool = False
+    """Results depend on who calls (e.g. the tenant): list and read results become ``private``."""
+    meta: dict[str, Any] | None = None
+    arguments_model: type[BaseModel] | None = None
+    _output_adapter: TypeAdapter[Any] | None = None
+    _validator: Any = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        jsonschema.Draft202012Validator.check_schema(self.input_schema)
+        self._validator = jsonschema.Draft202012Validator(self.input_schema)
+
+    def is_visible_to(self, auth: AuthInfo | None) -> bool:
+        return self.visible is None or bool(self.visible(auth))
+
+    def to_json(self, revision: str) -> dict[str, Any]:
+        """The ``Tool`` object of ``revision``'s ``tools/list``."""
+        obj: dict[str, Any] = {
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+            "outputSchema": self.output_schema,
+            "annotations": self.annotations,
+            "icons": self.icons,
+            "execution": {"taskSupport": self.task_support} if self.task_support != "forbidden" else None,
+            "_meta": self.meta,
+        }
+        return for_revision("Tool", obj, revision)
+
+    def argument_errors(self, arguments: Mapping[str, Any]) -> list[str]:
+        """Every way ``arguments`` breaks the ``inputSchema``, in words (empty when valid)."""
+        errors = []
+        for err in sorted(self._validator.iter_errors(arguments), key=lambda e: list(e.absolute_path)):
+            where = ".".join(str(p) for p in err.absolute_path)
+            errors.append(f"{where}: {err.message}" if where else err.message)
+        return errors
+
+    async def run(self, arguments: Mapping[str, Any], ctx: Context) -> Any:
+        """Run the handler with already-validated ``arguments``."""
+        if self.arguments_model is not None:
+            parsed = self.arguments_model.model_validate(dict(arguments))
+            kwargs = {name: getattr(parsed, name) for name in self.arguments_model.model_fields}
+        else:
+            kwargs = dict(arguments)
+        return await self.handler.call(kwargs, ctx)
+
+    def result_for(self, value: Any, revision: str) -> dict[str, Any]:
+        """Turn what the function returned into a ``CallToolResult`` (without ``resultType``)."""
+        if isinstance(value, Mapping) and "content" in value and self.output_schema is None \
+                and isinstance(value.get("content"), list):
+            return dict(value)  # the handler built a CallToolResult itself
+        if hasattr(value, "to_json") and hasattr(value, "content") and self.output_schema is None:
+            built: dict[str, Any] = value.to_json()
+            return built
+        if self.output_schema is not None:
+            structured = self._output_adapter.dump_python(value, mode="json") if self._output_adapter \
+                else value
+            result: dict[str, Any] = {"content": [text_content(json.dumps(structured, ensure_ascii=False))]}
+            if revision >= "2025-06-18":
+                result["structuredContent"] = structured
+            return result
+        return {"content": content_blocks(value)}
+
+
+def text_content(text: str) -> dict[str, Any]:
+    """A ``TextContent`` block."""
+    return {"type": "text", "text": text}
+
+
+def content_blocks(value: Any) -> list[dict[str, Any]]:
+    """Whatever a tool returned, as a list of content blocks: text for strings, JSON text for data."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [text_content(value)]
+    if hasattr(value, "to_json") and getattr(value, "type", None) in CONTENT_TYPES:
+        block: dict[str, Any] = value.to_json()
+        return [block]
+    if isinstance(value, Mapping) and value.get("type") in CONTENT_TYPES:
+        return [dict(value)]
+    if isinstance(value, Sequence) and not isinstance(value, (bytes, bytearray)) and value and all(
+            (isinstance(v, Mapping) and v.get("type") in CONTENT_TYPES) or hasattr(v, "to_json") for v in value):
+        return [b for v in value for b in content_blocks(v)]
+    if isinstance(value, BaseModel):
+        value = value.model_dump(mode="json")
+    return [text_content(json.dumps(value, ensure_ascii=False, default=str))]
+
+
+def tool_error_result(message: str) -> dict[str, Any]:
+    """A failed tool call as the model should see it: a result with ``isError: true``."""
+    return {"content": [text_content(message)], "isError": True}
+
+
+def tool_from_function(fn: Callable[..., Any], *, name: str | None = None, title: str | None = None,
+                       description: str | None = None, annotations: Mapping[str, Any] | None = None,
+                       icons: Sequence[Mapping[str, Any]] | None = None,
+                       input_schema: Mapping[str, Any] | None = None,
+                       output_schema: Mapping[str, Any] | None = None, task_support: TaskSupport = "forbidden",
+                       visible: Callable[[AuthInfo | None], bool] | None = None, per_caller: bool = False,
+                       meta: Mapping[str, Any] | None = None) -> ToolDefinition:
+    """Build a :class:`ToolDefinition` from a typed function (the ``@server.tool()`` decorator)."""
+    sig = read_signature(fn)
+    model: type[BaseModel] | None = None
+    if input_schema is None:
+        fields: dict[str, Any] = {}
+        for p in sig.params:
+            default = ... if p.default is p.empty else p.default
+            fields[p.name] = (for_pydantic(sig.hints[p.name]), default)
+        model = create_model(f"{fn.__name__}_arguments",  # type: ignore[call-overload]
+                             __config__=ConfigDict(extra="ignore", arbitrary_types_allowed=True), **fields)
+        generated = strip_titles(model.model_json_schema())
+        generated.pop("type", None)
+        schema = {"type": "object", "properties": generated.pop("properties", {}), **generated}
+    else:
+        schema = dict(input_schema)
+    adapter: TypeAdapter[Any] | None = None
+    out_schema = dict(output_schema) if output_schema is not None else None
+    if out_schema is None and _structured_type(sig.return_hint):
+        adapter = TypeAdapter(for_pydantic(sig.return_hint))
+        out_schema = strip_titles(adapter.json_schema())
+    if annotations is not None and hasattr(annotations, "to_json"):
+        annotations = annotations.to_json()
+    return ToolDefinition(
+        name=name or fn.__name__, handler=sig, input_schema=schema,
+        description=description if description is not None else first_doc_paragraph(fn),
+        title=title, output_schema=out_schema, annotations=dict(annotations) if annotations else None,
+        icons=[dict(i) for i in icons] if icons else None, task_support=task_support, visible=visible,
+        per_caller=per_caller, meta=dict(meta) if meta else None, arguments_model=model,
+        _output_adapter=adapter)
+
+
+# --- the requests ---------------------------------------------------------------------------------
+
+async def list_tools(ctx: Context) -> dict[str, Any]:
+    """``tools/list``: the tools this caller may see, one page at a time, in registration order."""
+    server = ctx.server
+    tools = server.visible_tools(ctx.auth)
+    page, next_cursor = paginate(tools, ctx.params.get("cursor"), server.page_size, "tools")
+    result: dict[str, Any] = {"tools": [t.to_json(ctx.revision) for t in page]}
+    if next_cursor is not None:
+        result["nextCursor"] = next_cursor
+    result.update(ctx.cache_fields(private=server.tools_depend_on_caller()))
+    return result
+
+
+def find_tool(ctx: Context, name: Any) -> ToolDefinition:
+    """The tool called ``name`` if this caller may use it, else ``-32602``."""
+    tool = ctx.server.tools.get(name) if isinstance(name, str) else None
+    if tool is None or not tool.is_visible_to(ctx.auth):
+        raise invalid_params(f"Unknown tool: {name}", revision=ctx.revision,
+                             rule="tools/call for a tool the server does not offer is a protocol error (-32602).")
+    return tool
+
+
+async def call_tool(ctx: Context) -> dict[str, Any]:
+    """``tools/call``: validate the arguments, run the tool, report failures as ``isError`` results."""
+    from mcp_sim.capabilities import tasks  # tasks builds on tools; imported here to keep layers simple
+    from mcp_sim.capabilities.mrtr import ClientInputUnavailable, InputRequired
+
+    tool = find_tool(ctx, ctx.params.get("name"))
+    arguments = ctx.params.get("arguments")
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, Mapping):
+        raise invalid_params("tools/call arguments must be an object", revision=ctx.revision)
+    errors = tool.argument_errors(arguments)
+    if errors:
+        return tool_error_result(f"Invalid arguments for tool {tool.name}: " + "; ".join(errors))
+    as_task = await tasks.start_tool_task(ctx, tool, arguments)
+    if as_task is not None:
+        return as_task
+    return await run_tool(ctx, tool, arguments, (InputRequired, McpError), ClientInputUnavailable)
+
+
+async def run_tool(ctx: Context, tool: ToolDefinition, arguments: Mapping[str, Any],
+                   passthrough: tuple[type[BaseException], ...], readable: type[Exception]) -> dict[str, Any]:
+    """Run ``tool``; protocol-level exceptions (``passthrough``) propagate, anything else is a result."""
+    try:
+        value = await tool.run(arguments, ctx)
+    except passthrough:
+        raise
+    except readable as exc:
+        return tool_error_result(str(exc))
+    except Exception as exc:
+        logger.info("tool %s raised %r", tool.name, exc)
+        return tool_error_result(f"Tool {tool.name} failed: {type(exc).__name__}: {exc}")
+    return tool.result_for(value, ctx.revision)

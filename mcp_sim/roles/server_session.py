@@ -1,0 +1,536 @@
+"""One connection to a :class:`~mcp_sim.roles.server.Server`: reading requests, answering them, and
+everything a connection remembers (course notebooks 03–09).
+
+``serve(server, stream)`` reads messages until the client closes the stream. Each request is answered
+by the era it speaks:
+
+* **legacy** (2025-06-18, 2025-11-25): the connection opens with ``initialize``; the lifecycle table
+  (:mod:`mcp_sim.protocol.lifecycle`) decides what may be sent when; the negotiated revision, the
+  client's capabilities, the log level and resource subscriptions are remembered for the connection.
+  The server may send requests of its own (elicitation, sampling, roots) while handling a call.
+* **modern** (2026-07-28): every request carries its version and the client's capabilities in
+  ``params._meta``, checked afresh each time; results say ``resultType``; a handler that needs input
+  is answered with an ``InputRequiredResult``; change notifications flow only on
+  ``subscriptions/listen`` streams.
+
+Requests run concurrently, each in its own cancel scope, so ``notifications/cancelled`` can stop one.
+A handler's crash never ends the connection: tools report it as an ``isError`` result, everything
+else as ``-32603`` with a readable message.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from mcp_sim.capabilities import completion, prompts, resources, tasks, tools
+from mcp_sim.capabilities import logging as mcp_logging
+from mcp_sim.capabilities.mrtr import ClientInputUnavailable, InputRequired
+from mcp_sim.capabilities.subscriptions import (
+    LIST_CHANGED_METHOD,
+    RESOURCE_UPDATED_METHOD,
+    Change,
+    Listen,
+    agreed_filter,
+)
+from mcp_sim.protocol import meta as M
+from mcp_sim.protocol.errors import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    McpError,
+    invalid_params,
+    method_not_found,
+)
+from mcp_sim.protocol.lifecycle import (
+    LegacyLifecycle,
+    LegacyState,
+    ModernRequestMeta,
+    check_modern_request,
+    has_capability,
+    negotiate_version,
+    unsupported_version,
+)
+from mcp_sim.protocol.revisions import MethodInfo, get_revision
+from mcp_sim.roles.context import Context
+from mcp_sim.roles.server import Server
+from mcp_sim.transports.base import AuthInfo, MessageStream, TransportClosed
+from mcp_sim.wire.jsonrpc import (
+    InvalidMessage,
+    JSONRPCErrorResponse,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResponse,
+    JSONRPCResultResponse,
+    RequestId,
+    error_object,
+)
+
+logger = logging.getLogger(__name__)
+
+Handler = Callable[[Context], Awaitable[dict[str, Any]]]
+
+# What answers each capability request. Lifecycle and connection-state methods are the session's own.
+CAPABILITY_HANDLERS: dict[str, Handler] = {
+    "tools/list": tools.list_tools,
+    "tools/call": tools.call_tool,
+    "resources/list": resources.list_resources,
+    "resources/templates/list": resources.list_resource_templates,
+    "resources/read": resources.read_resource,
+    "prompts/list": prompts.list_prompts,
+    "prompts/get": prompts.get_prompt,
+    "completion/complete": completion.complete,
+    "tasks/get": tasks.get_task,
+    "tasks/result": tasks.task_result,
+    "tasks/list": tasks.list_tasks,
+    "tasks/cancel": tasks.cancel_task,
+    "tasks/update": tasks.update_task,
+}
+
+# The 2026-07-28 tasks extension's methods (not in the core revision table).
+EXTENSION_METHODS: dict[str, MethodInfo] = {
+    "tasks/get": MethodInfo("tasks/get", "client→server", "GetTaskRequest", "GetTaskResult"),
+    "tasks/update": MethodInfo("tasks/update", "client→server", "UpdateTaskRequest", "UpdateTaskResult"),
+    "tasks/cancel": MethodInfo("tasks/cancel", "client→server", "CancelTaskRequest", "CancelTaskResult"),
+}
+
+
+@dataclass
+class _Pending:
+    """A request the server sent to the client (legacy era), waiting for its response."""
+
+    method: str
+    done: anyio.Event = field(default_factory=anyio.Event)
+    result: dict[str, Any] | None = None
+    error: str | None = None
+
+
+class ServerSession:
+    """The server end of one connection and everything it remembers."""
+
+    def __init__(self, server: Server, stream: MessageStream | None = None, *, auth: AuthInfo | None = None) -> None:
+        self.server = server
+        self.stream = stream
+        self._auth = auth
+        self.number = server.next_number("session")
+        self.lifecycle: LegacyLifecycle | None = None
+        self.legacy_revision: str | None = None
+        self.client_capabilities: dict[str, Any] = {}
+        self.client_info: dict[str, Any] | None = None
+        self.log_level: str | None = server.log_level
+        self.subscribed_uris: set[str] = set()
+        self.listens: dict[RequestId, Listen] = {}
+        self._pending: dict[RequestId, _Pending] = {}
+        self._in_flight: dict[RequestId, anyio.CancelScope] = {}
+        self._next_id = 0
+        self._work: TaskGroup | None = None
+        self._closed = False
+        self._outbox_send, self._outbox_receive = anyio.create_memory_object_stream[
+            tuple[str, dict[str, Any] | None]](float("inf"))
+
+    @property
+    def auth(self) -> AuthInfo | None:
+        """The caller's identity as the transport established it."""
+        if self._auth is not None:
+            return self._auth
+        return self.stream.auth if self.stream is not None else None
+
+    # -- running ----------------------------------------------------------------------------------
+    async def run(self) -> None:
+        """Serve the stream until the client closes it; in-flight requests are allowed to finish."""
+        assert self.stream is not None
+        self.server.sessions.add(self)
+        try:
+            async with anyio.create_task_group() as outer:
+                outer.start_soon(self._pump)
+                async with anyio.create_task_group() as work:
+                    self._work = work
+                    try:
+                        await self._read_loop()
+                    finally:
+                        self._end_of_stream()
+                outer.cancel_scope.cancel()
+        finally:
+            self.server.sessions.discard(self)
+            self._work = None
+            try:
+                await self.stream.aclose()
+            except Exception:  # the link may already be gone
+                pass
+
+    async def _read_loop(self) -> None:
+        assert self.stream is not None and self._work is not None
+        while True:
+            try:
+                message = await self.stream.receive()
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, TransportClosed):
+                return
+            if isinstance(message, InvalidMessage):
+                logger.info("unreadable frame: %s", message.reason)
+                if message.is_answerable:
+                    await self._send(message.reply)
+            elif isinstance(message, JSONRPCRequest):
+                if message.id in self._in_flight:
+                    await self._send(JSONRPCErrorResponse(message.id, error_object(
+                        INVALID_REQUEST, f"Request id {message.id!r} is already in use by a request in flight")))
+                elif message.method == "initialize":
+                    # Answered in order: nothing else can be understood before it.
+                    await self._answer(message)
+                else:
+                    self._work.start_soon(self._answer, message)
+            elif isinstance(message, JSONRPCNotification):
+                self._on_notification(message)
+            else:
+                self._on_response(message)
+
+    def _end_of_stream(self) -> None:
+        """The client closed the connection: end listen streams, fail what waits on the client."""
+        self._closed = True
+        for listen_id in list(self.listens):
+            scope = self._in_flight.get(listen_id)
+            if scope is not None:
+                scope.cancel()
+        for pending in self._pending.values():
+            pending.error = "the connection closed before the client answered"
+            pending.done.set()
+
+    async def _answer(self, request: JSONRPCRequest) -> None:
+        with anyio.CancelScope() as scope:
+            self._in_flight[request.id] = scope
+            try:
+                response = await self.handle(request)
+            finally:
+                self._in_flight.pop(request.id, None)
+        if scope.cancelled_caught or response is None:
+            return  # cancelled by the client: no response (spec "Cancellation")
+        await self._send(response)
+
+    async def _send(self, message: JSONRPCMessage, related_request_id: RequestId | None = None) -> None:
+        if self.stream is None:
+            return
+        try:
+            await self.stream.send(message, related_request_id=related_request_id)
+        except (TransportClosed, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            logger.info("could not send %s: the connection is closed", getattr(message, "method", "response"))
+
+    async def _pump(self) -> None:
+        """Send the notifications queued by synchronous code (server changes, task status)."""
+        async for method, params in self._outbox_receive:
+            await self.notify(method, params)
+
+    def spawn(self, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Run ``fn`` in the background on this connection (task work); it may outlive its request."""
+        if self._work is None:
+            raise RuntimeError("this session is not running (use serve(server, stream))")
+        self._work.start_soon(fn)
+
+    def send_soon(self, method: str, params: dict[str, Any] | None) -> None:
+        """Queue a notification from synchronous code; it is sent in order by the session."""
+        if not self._closed and self.stream is not None:
+            self._outbox_send.send_nowait((method, params))
+
+    async def notify(self, method: str, params: dict[str, Any] | None, *,
+                     related_request_id: RequestId | None = None) -> None:
+        """Send a notification, if the lifecycle allows the server to send it now."""
+        if self.lifecycle is not None and not self.lifecycle.may_send(method, "server"):
+            logger.debug("not sending %s while the connection is %s", method, self.lifecycle.state.value)
+            return
+        await self._send(JSONRPCNotification(method, params), related_request_id)
+
+    async def request(self, method: str, params: dict[str, Any] | None, *,
+                      related_request_id: RequestId | None = None) -> dict[str, Any]:
+        """Legacy era: send a request to the client and wait for its result."""
+        if self.stream is None or self._closed:
+            raise ClientInputUnavailable(f"cannot send {method}: the connection is closed")
+        if self.lifecycle is None or self.lifecycle.state is not LegacyState.OPERATING:
+            raise ClientInputUnavailable(f"cannot send {method} before the client finished initialization")
+        self._next_id += 1
+        request_id = self._next_id
+        pending = _Pending(method)
+        self._pending[request_id] = pending
+        try:
+            await self._send(JSONRPCRequest(request_id, method, params), related_request_id)
+            await pending.done.wait()
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                await self.notify("notifications/cancelled", {"requestId": request_id,
+                                                              "reason": "the request that needed it was cancelled"})
+            raise
+        finally:
+            self._pending.pop(request_id, None)
+        if pending.error is not None or pending.result is None:
+            raise ClientInputUnavailable(f"{method} failed: {pending.error}")
+        return pending.result
+
+    def _on_response(self, message: JSONRPCResponse) -> None:
+        pending = self._pending.get(message.id) if message.id is not None else None
+        if pending is None:
+            logger.info("response to unknown request id %r ignored", message.id)
+            return
+        if isinstance(message, JSONRPCResultResponse):
+            pending.result = message.result
+        else:
+            pending.error = f"the client answered with error {message.error.code}: {message.error.message}"
+        pending.done.set()
+
+    def _on_notification(self, message: JSONRPCNotification) -> None:
+        params = message.params or {}
+        if message.method == "notifications/initialized":
+            if self.lifecycle is not None:
+                self.lifecycle.on_event("notifications/initialized")
+        elif message.method == "notifications/cancelled":
+            scope = self._in_flight.get(params.get("requestId"))  # type: ignore[arg-type]
+            if scope is not None:
+                scope.cancel()
+        else:
+            logger.debug("notification %s noted", message.method)
+
+    # -- changes ----------------------------------------------------------------------------------
+    def on_change(self, change: Change) -> None:
+        """Decide what this connection's client hears about ``change`` (called by the Server)."""
+        if self._closed:
+            return
+        if self.lifecycle is not None:
+            if self.lifecycle.state is not LegacyState.OPERATING or self.legacy_revision is None:
+                return
+            caps = self.server.capabilities_for(self.legacy_revision)
+            if change.kind in LIST_CHANGED_METHOD and has_capability(caps, f"{change.kind}.listChanged"):
+                self.send_soon(LIST_CHANGED_METHOD[change.kind], None)
+            elif change.kind == "resource" and change.uri in self.subscribed_uris:
+                self.send_soon(RESOURCE_UPDATED_METHOD, {"uri": change.uri})
+            return
+        for listen in self.listens.values():
+            listen.offer(change)
+
+    def close_subscriptions(self) -> None:
+        for listen in self.listens.values():
+            listen.close()
+
+    # -- answering one request -----------------------------------------------------------------------
+    async def handle(self, request: JSONRPCRequest) -> JSONRPCResponse | None:
+        """Answer one request (no transport needed: benchmarks and tests call this directly).
+        ``None`` means no response is due (a listen stream the client closed)."""
+        ctx: Context | None = None
+        try:
+            ctx, handler = self._prepare(request)
+            result = await handler(ctx)
+            if result is None:
+                return None
+            return JSONRPCResultResponse(request.id, self._finish(ctx, result))
+        except InputRequired as asked:
+            assert ctx is not None
+            return JSONRPCResultResponse(request.id, self._input_required(ctx, asked))
+        except McpError as exc:
+            return JSONRPCErrorResponse(request.id, exc.to_error_object())
+        except Exception as exc:
+            logger.info("handler for %s raised %r", request.method, exc)
+            return JSONRPCErrorResponse(request.id, error_object(
+                INTERNAL_ERROR, f"Internal error while handling {request.method}: {type(exc).__name__}: {exc}"))
+        finally:
+            if ctx is not None:
+                ctx.finished = True
+
+    def _finish(self, ctx: Context, result: dict[str, Any]) -> dict[str, Any]:
+        """Legacy results carry no ``resultType``; modern ones always do, plus the server's name."""
+        if not ctx.is_modern:
+            result.pop("resultType", None)
+            return result
+        out = {"resultType": result.pop("resultType", "complete"), **result}
+        meta = dict(out.get("_meta") or {})
+        meta[M.SERVER_INFO] = self.server.server_info(ctx.revision)
+        out["_meta"] = meta
+        return out
+
+    def _input_required(self, ctx: Context, asked: InputRequired) -> dict[str, Any]:
+        state = self.server.state_codec.seal(asked.state, ctx)
+        return {"resultType": "input_required",
+                "inputRequests": {k: r.to_json(ctx.revision) for k, r in asked.requests.items()},
+                "requestState": state,
+                "_meta": {M.SERVER_INFO: self.server.server_info(ctx.revision)}}
+
+    def _prepare(self, request: JSONRPCRequest) -> tuple[Context, Handler]:
+        """Decide the request's era, check it is allowed, and build its context."""
+        params = request.params or {}
+        if self.lifecycle is not None or request.method == "initialize" or not self.server.modern_versions:
+            return self._prepare_legacy(request, params)
+        return self._prepare_modern(request, params)
+
+    def _prepare_legacy(self, request: JSONRPCRequest, params: Mapping[str, Any]) -> tuple[Context, Handler]:
+        method = request.method
+        if not self.server.legacy_versions:
+            raise method_not_found(method, revision=self.server.supported_versions[-1],
+                                   why="This server speaks only the modern era: no initialize, every request "
+                                       "carries its version in _meta.")
+        if method == "initialize":
+            return Context(self, request.id, method, params, max(self.server.legacy_versions)), self._initialize
+        lifecycle = self.lifecycle or LegacyLifecycle("server")
+        revision = get_revision(self.legacy_revision or max(self.server.legacy_versions))
+        info = revision.method(method)
+        if info is None or info.direction == "server→client":
+            raise method_not_found(method, revision=revision.version)
+        lifecycle.check_send(method, "client")
+        self._require_server_capability(info, revision.version)
+        handler = self._session_handlers().get(method) or CAPABILITY_HANDLERS.get(method)
+        if handler is None:
+            raise method_not_found(method, revision=revision.version)
+        return Context(self, request.id, method, params, revision.version), handler
+
+    def _prepare_modern(self, request: JSONRPCRequest, params: Mapping[str, Any]) -> tuple[Context, Handler]:
+        method = request.method
+        revision = get_revision(self.server.modern_versions[-1])
+        info = revision.method(method)
+        if info is None and self.server.tasks_extension:
+            info = EXTENSION_METHODS.get(method)
+        if info is None or info.direction == "server→client" or info.only_inside_input_requests:
+            raise method_not_found(method, revision=revision.version)
+        if method in EXTENSION_METHODS and "_meta" not in params:
+            # The tasks extension's schema does not require _meta; accept such polls as the latest revision.
+            meta = ModernRequestMeta(revision.version, {})
+        else:
+            try:
+                meta = check_modern_request(params, self.server.modern_versions)
+            except McpError as exc:
+                if exc.code == UNSUPPORTED_PROTOCOL_VERSION:
+                    raise unsupported_version(exc.data["requested"], self.server.supported_versions) from None
+                raise
+        self._require_server_capability(info, meta.protocol_version)
+        if self.stream is not None:
+            self.stream.revision = meta.protocol_version
+        ctx = Context(self, request.id, method, params, meta.protocol_version, meta)
+        if info.may_need_input:
+            token = params.get("requestState")
+            state = None
+            if token is not None:
+                if not isinstance(token, str):
+                    raise invalid_params("requestState must be the string the server sent", revision=ctx.revision)
+                state = self.server.state_codec.open(token, ctx)
+            ctx.accept_round_trip(state, params.get("inputResponses"))
+        handler = self._session_handlers().get(method) or CAPABILITY_HANDLERS[method]
+        return ctx, handler
+
+    def _require_server_capability(self, info: MethodInfo, revision: str) -> None:
+        if info.capability is None or info.direction != "client→server":
+            return
+        if not has_capability(self.server.capabilities_for(revision), info.capability):
+            raise method_not_found(info.method, revision=revision,
+                                   why=f"The server did not advertise the '{info.capability}' capability, so "
+                                       f"{info.method} is not available (-32601).")
+
+    def _session_handlers(self) -> dict[str, Handler]:
+        return {
+            "ping": self._ping,
+            "logging/setLevel": self._set_level,
+            "resources/subscribe": self._subscribe,
+            "resources/unsubscribe": self._unsubscribe,
+            "server/discover": self._discover,
+            "subscriptions/listen": self._listen,
+        }
+
+    # -- the session's own requests -------------------------------------------------------------------
+    async def _initialize(self, ctx: Context) -> dict[str, Any]:
+        """Legacy handshake: agree on a version, remember the client's capabilities."""
+        if self.lifecycle is not None and self.lifecycle.state is not LegacyState.NOT_STARTED:
+            raise McpError(INVALID_REQUEST, "initialize may be sent only once per connection",
+                           rule="The initialization phase happens once, at the start of a connection.",
+                           revision=self.legacy_revision)
+        requested = ctx.params.get("protocolVersion")
+        if not isinstance(requested, str):
+            raise invalid_params("initialize needs protocolVersion (a string)", revision=ctx.revision)
+        version = negotiate_version(requested, self.server.legacy_versions)
+        caps = ctx.params.get("capabilities")
+        self.client_capabilities = dict(caps) if isinstance(caps, Mapping) else {}
+        info = ctx.params.get("clientInfo")
+        self.client_info = dict(info) if isinstance(info, Mapping) else None
+        self.lifecycle = LegacyLifecycle("server")
+        self.lifecycle.on_event("initialize")
+        self.legacy_revision = version
+        ctx.revision = version
+        if self.stream is not None:
+            self.stream.revision = version
+        result: dict[str, Any] = {"protocolVersion": version,
+                                  "capabilities": self.server.capabilities_for(version),
+                                  "serverInfo": self.server.server_info(version)}
+        if self.server.instructions:
+            result["instructions"] = self.server.instructions
+        self.lifecycle.on_event("initialize result")
+        return result
+
+    async def _ping(self, ctx: Context) -> dict[str, Any]:
+        return {}
+
+    async def _set_level(self, ctx: Context) -> dict[str, Any]:
+        self.log_level = mcp_logging.check_level(ctx.params.get("level"))
+        return {}
+
+    async def _subscribe(self, ctx: Context) -> dict[str, Any]:
+        uri = ctx.params.get("uri")
+        if not isinstance(uri, str):
+            raise invalid_params("resources/subscribe needs a string uri", revision=ctx.revision)
+        if not resources.resolvable(self.server, uri):
+            raise resources.not_found(uri, ctx.revision)
+        self.subscribed_uris.add(uri)
+        return {}
+
+    async def _unsubscribe(self, ctx: Context) -> dict[str, Any]:
+        self.subscribed_uris.discard(ctx.params.get("uri"))  # type: ignore[arg-type]
+        return {}
+
+    async def _discover(self, ctx: Context) -> dict[str, Any]:
+        """``server/discover`` (2026-07-28): versions, capabilities and instructions, cacheable."""
+        result: dict[str, Any] = {"supportedVersions": list(self.server.supported_versions),
+                                  "capabilities": self.server.capabilities_for(ctx.revision)}
+        if self.server.instructions:
+            result["instructions"] = self.server.instructions
+        result.update(ctx.cache_fields(private=self.server.per_caller, ttl_ms=self.server.cache.discover_ttl_ms))
+        return result
+
+    async def _listen(self, ctx: Context) -> dict[str, Any]:
+        """``subscriptions/listen`` (2026-07-28): acknowledge what will be honoured, then forward each
+        matching change tagged with this request's id, until closed."""
+        requested = ctx.params.get("notifications")
+        if not isinstance(requested, Mapping):
+            raise invalid_params("subscriptions/listen needs params.notifications (a SubscriptionFilter)",
+                                 revision=ctx.revision)
+        store = self.server.task_store
+        known = None
+        if self.server.tasks_extension:
+            def known(task_id: str) -> bool:
+                record = store.tasks.get(task_id)
+                return record is not None and record.owner == ctx.caller_key
+        agreed = agreed_filter(requested, self.server.capabilities_for(ctx.revision), known)
+        listen_id = ctx.request_id
+        assert listen_id is not None
+        listen = Listen(listen_id, agreed)
+        self.listens[listen_id] = listen
+        tag = {M.SUBSCRIPTION_ID: listen_id}
+        try:
+            await self.notify("notifications/subscriptions/acknowledged", {"notifications": agreed, "_meta": tag},
+                              related_request_id=listen_id)
+            async for change in listen.outbox:
+                if change is None:
+                    break
+                method, params = self._listen_notification(change)
+                await self.notify(method, {**params, "_meta": tag}, related_request_id=listen_id)
+        finally:
+            self.listens.pop(listen_id, None)
+        return {"_meta": tag}
+
+    def _listen_notification(self, change: Change) -> tuple[str, dict[str, Any]]:
+        if change.kind in LIST_CHANGED_METHOD:
+            return LIST_CHANGED_METHOD[change.kind], {}
+        if change.kind == "resource":
+            return RESOURCE_UPDATED_METHOD, {"uri": change.uri}
+        record = self.server.task_store.tasks[str(change.task_id)]
+        return "notifications/tasks", record.extension_json()
+
+
+async def serve(server: Server, stream: MessageStream) -> None:
+    """Serve one connection until the client closes it (a stdio process's main loop, one legacy HTTP
+    session, or one modern HTTP POST)."""
+    await ServerSession(server, stream).run()
