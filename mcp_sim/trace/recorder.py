@@ -13,10 +13,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from mcp_sim.wire.jsonrpc import decode, parse_object
+from mcp_sim.wire.jsonrpc import parse_object
+
+if TYPE_CHECKING:
+    from mcp_sim.trace.events import Trace
+
+_KIND_OF_TYPE = {"JSONRPCRequest": "request", "JSONRPCNotification": "notification",
+                 "JSONRPCResultResponse": "response", "JSONRPCErrorResponse": "error"}
 
 
 @dataclass(frozen=True)
@@ -84,6 +90,8 @@ class TraceEvent:
         )
 
 
+_current_simulation: Callable[[], Any] | None = None
+
 Captioner = Callable[[TraceEvent], str]
 Classifier = Callable[[TraceEvent], tuple[str, str | None]]
 
@@ -112,9 +120,12 @@ class Recorder:
 
     # -- recording -----------------------------------------------------------------------------
     def _now(self) -> float:
-        from mcp_sim.sim.world import maybe_current_simulation
+        global _current_simulation
+        if _current_simulation is None:  # imported late: the world module imports this one
+            from mcp_sim.sim.world import maybe_current_simulation
 
-        sim = maybe_current_simulation()
+            _current_simulation = maybe_current_simulation
+        sim = _current_simulation()
         return sim.now_ms() if sim is not None else 0.0
 
     def _add(self, event: TraceEvent) -> TraceEvent:
@@ -124,8 +135,12 @@ class Recorder:
             self._classifier = self._classifier or captions.classify
             self._captioner = self._captioner or captions.caption
         layer, capability = self._classifier(event)
-        event = replace(event, layer=layer, capability=capability)
-        event = replace(event, caption=self._captioner(event))
+        caption = self._captioner(event)
+        # The event is still private to this method, so its derived fields are filled in place (the
+        # way a frozen dataclass's __post_init__ does) rather than by copying it: recording is hot.
+        object.__setattr__(event, "layer", layer)
+        object.__setattr__(event, "capability", capability)
+        object.__setattr__(event, "caption", caption)
         self.events.append(event)
         for listener in self._listeners:
             listener(event)
@@ -143,23 +158,22 @@ class Recorder:
         kind = "invalid"
         method: str | None = None
         request_id: Any = None
+        is_batch = message is not None and set(message) == {"batch"}
         if message is None and raw is not None:
-            decoded = decode(raw, allow_batch=True)
-            if hasattr(decoded, "to_dict"):
-                message = decoded.to_dict()  # type: ignore[union-attr]
-            elif raw.strip().startswith("["):
-                try:
-                    parsed = json.loads(raw)
-                    message = {"batch": parsed}
-                except ValueError:
-                    message = None
-        if message is not None and "batch" not in message:
-            parsed_msg = parse_object(message)
-            if hasattr(parsed_msg, "to_dict"):
-                kind = {"JSONRPCRequest": "request", "JSONRPCNotification": "notification",
-                        "JSONRPCResultResponse": "response", "JSONRPCErrorResponse": "error"}[
-                    type(parsed_msg).__name__]
-        elif message is not None:
+            # Keep the frame's JSON exactly as sent (member order, unknown members and all): the
+            # codec's tidy form would hide precisely the oddities a learner is looking for.
+            try:
+                parsed: Any = json.loads(raw)
+            except (ValueError, RecursionError):
+                parsed = None
+            if isinstance(parsed, dict):
+                message = parsed
+            elif isinstance(parsed, list):
+                message, is_batch = {"batch": parsed}, True
+        if message is not None and not is_batch:
+            parsed_msg = parse_object(message, raw)
+            kind = _KIND_OF_TYPE.get(type(parsed_msg).__name__, "invalid")
+        elif message is not None and message["batch"]:
             kind = "batch"
         if message is not None and kind != "invalid":
             request_id = message.get("id")
@@ -170,6 +184,11 @@ class Recorder:
                 method = message["method"]
             elif kind in ("response", "error") and request_id is not None:
                 method = self._pending.get((link, receiver, request_id))
+        elif message is not None and not is_batch:
+            # An invalid message may still name a method and an id: keep them for the label.
+            method = message.get("method") if isinstance(message.get("method"), str) else None
+            rid = message.get("id")
+            request_id = rid if isinstance(rid, (str, int)) and not isinstance(rid, bool) else None
         all_marks = (*self._marks, *marks)
         self._marks.clear()
         event = TraceEvent(
@@ -180,22 +199,26 @@ class Recorder:
         return self._add(event)
 
     def record_app(self, *, sender: str, receiver: str, text: str, link: str = "app",
-                   marks: tuple[str, ...] = (), data: dict[str, Any] | None = None) -> TraceEvent | None:
+                   marks: tuple[str, ...] = (), data: dict[str, Any] | None = None,
+                   t_ms: float | None = None) -> TraceEvent | None:
         """Record talk that is not MCP: user → host, host → model, host → user (approval) …"""
         if not self.enabled:
             return None
-        event = TraceEvent(seq=len(self.events) + 1, t_ms=self._now(), link=link, sender=sender, receiver=receiver,
+        t_ms = self._now() if t_ms is None else t_ms
+        event = TraceEvent(seq=len(self.events) + 1, t_ms=t_ms, link=link, sender=sender, receiver=receiver,
                            kind="app", message=data, text=text, transport="app", marks=marks)
         return self._add(event)
 
     def record_event(self, *, kind: str, link: str, sender: str, receiver: str, text: str,
                      transport: str = "memory", framing: dict[str, Any] | None = None,
                      marks: tuple[str, ...] = (), revision: str | None = None,
-                     request_id: Any = None, method: str | None = None) -> TraceEvent | None:
+                     request_id: Any = None, method: str | None = None,
+                     t_ms: float | None = None) -> TraceEvent | None:
         """Record a ``log`` (stderr line), ``transport`` (connect/close/drop …) or ``timeout`` event."""
         if not self.enabled:
             return None
-        event = TraceEvent(seq=len(self.events) + 1, t_ms=self._now(), link=link, sender=sender, receiver=receiver,
+        t_ms = self._now() if t_ms is None else t_ms
+        event = TraceEvent(seq=len(self.events) + 1, t_ms=t_ms, link=link, sender=sender, receiver=receiver,
                            kind=kind, message=None, text=text, transport=transport, framing=framing or {},
                            marks=marks, revision=revision, request_id=request_id, method=method)
         return self._add(event)
@@ -214,3 +237,18 @@ class Recorder:
     def clear(self) -> None:
         self.events.clear()
         self._pending.clear()
+
+    # -- views and exports (see mcp_sim.trace.events) ------------------------------------------
+    def trace(self) -> Trace:
+        """A snapshot of what was recorded so far, as a :class:`~mcp_sim.trace.events.Trace` with
+        filters, diagrams, tables and exports."""
+        from mcp_sim.trace.events import Trace
+
+        return Trace(self.events)
+
+    def to_jsonl(self, path_or_file: Any) -> None:
+        """Write the trace as JSON Lines (one event per line); see :func:`mcp_sim.trace.jsonl.to_jsonl`."""
+        self.trace().to_jsonl(path_or_file)
+
+    def _repr_html_(self) -> str:
+        return self.trace()._repr_html_()
