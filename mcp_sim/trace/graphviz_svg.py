@@ -113,6 +113,10 @@ class GraphvizDiagram:
     def description(self) -> str:
         return self.title
 
+    def __repr__(self) -> str:
+        # A stable text form (no memory address), so notebook outputs compare equal across runs.
+        return f"<{type(self).__name__} {self.title!r}: {self.description()}>"
+
     def to_svg(self) -> str | None:
         """The SVG, or ``None`` when no Graphviz binary could be run (see :meth:`to_text`)."""
         svg = render_svg(self.dot_source())

@@ -1,0 +1,120 @@
+# %% [markdown]
+# # 00 · Start here
+#
+# Welcome to **mcp-sim**, a course on the Model Context Protocol (MCP) that you run rather than
+# read. Everything happens inside this notebook's Python process: simulated hosts, clients and
+# servers exchange real MCP messages on a simulated clock, with no network and no model API key.
+#
+# **In this notebook**
+#
+# - how the course works: read, run, predict, watch, solve;
+# - the map you will use throughout: MCP's three layers;
+# - how your exercises are graded.
+
+# %% [markdown]
+# ## How to use the course
+#
+# 1. **Run every cell, top to bottom** (*Run → Run All Cells*). Each notebook starts from a fresh
+#    simulation, so you can re-run it any time.
+# 2. **Predict, then reveal.** Some cells ask a question before showing the answer. Choose, press
+#    *Check*, read the explanation.
+# 3. **Watch the messages.** Every exchange is recorded. You will see it as a table, as a sequence
+#    diagram, and in a step-through player where you hold time.
+# 4. **Solve the exercises** in `../exercises/`, then grade them from a notebook cell or the terminal.
+#
+# Simulated time is not wall time: a timeout of five minutes passes in a few milliseconds, and the
+# same seed always gives the same run, byte for byte.
+
+# %% [markdown]
+# ## The map: three layers
+#
+# MCP's vocabulary is easier to hold in three layers, each answering one question:
+#
+# | layer | question | the words that live there |
+# |---|---|---|
+# | **roles** | who talks? | Host, Client, Server (and the user and the model around them) |
+# | **capabilities** | what is offered? | tools, resources, prompts, completion; and what a server asks of the client: elicitation, sampling, roots |
+# | **transports** | how do messages travel? | JSON-RPC 2.0 messages over stdio or Streamable HTTP |
+#
+# They are teaching categories, not separate programs. The payoff of keeping them apart: a transport
+# can change without changing what a tool means, and new capabilities arrive without changing who
+# talks to whom.
+#
+# Here is a first, complete run: a user asks a host to file a bug; the host's model picks a tool;
+# the user approves; the client calls the server. Each row is one message, labelled with its layer.
+
+# %%
+from mcp_sim.scenarios import run_scenario
+from mcp_sim.trace import SequenceDiagram, TraceTable
+
+first = run_scenario("complete-call", revision="2026-07-28", seed=1)
+TraceTable(first)
+
+# %% [markdown]
+# The same run as a sequence diagram: one vertical lifeline per participant, one arrow per message.
+# Solid arrows are requests, dashed arrows are answers, dotted arrows are notifications; the label
+# of each arrow says which, so nothing depends on colour.
+
+# %%
+SequenceDiagram(first)
+
+# %% [markdown]
+# ## Two eras
+#
+# MCP changed shape in its 2026-07-28 revision. The course teaches both:
+#
+# - **legacy** (up to 2025-11-25): a connection opens with an `initialize` handshake, and the server
+#   may send requests back to the client;
+# - **modern** (2026-07-28): stateless — every request carries its version and the client's
+#   capabilities; a server that needs input returns an `InputRequiredResult` instead of asking.
+
+# %%
+from mcp_sim.course.predict import Prediction
+
+Prediction(
+    question="In the run above (revision 2026-07-28), which message opened the connection?",
+    choices=["initialize", "server/discover", "tools/list", "none — the first tools/call did"],
+    answer="server/discover",
+    why="2026-07-28 has no initialize handshake. The client may ask server/discover what the server "
+        "supports (this host does, to learn its capabilities); every request then carries its own version "
+        "and capabilities in _meta.",
+    wrong_because={"initialize": "initialize belongs to the legacy era (up to 2025-11-25)."},
+)
+
+# %% [markdown]
+# ## How grading works
+#
+# Each exercise is a folder in `../exercises/` with a `README.md` (the task and the spec rule behind
+# it) and a `starter.py` you edit. Grade it from a cell:
+#
+# ```python
+# from mcp_sim.grading import grade
+# grade("ex02_error_codes")
+# ```
+#
+# or from a terminal: `mcp-sim grade ex02_error_codes` (all exercises: `mcp-sim grade`; your progress:
+# `mcp-sim progress`). The checks use fresh random inputs each time, so an answer that only works for
+# one example will not pass. A failed check explains what went wrong in MCP's terms and cites the
+# rule; the *Show next hint* button reveals hints one at a time. Your files are never modified, and
+# code that crashes or loops forever is stopped with a readable message instead of breaking the
+# notebook.
+#
+# Here is what the panel looks like for an exercise you have not started yet:
+
+# %%
+from mcp_sim.grading import grade
+
+grade("ex02_error_codes", record=False)
+
+# %% [markdown]
+# ## The chapters
+#
+# | notebook | what it covers |
+# |---|---|
+# | [01 · Roles](01_roles.ipynb) | Host, Client, Server; one client per server; why that is not a sandbox |
+# | [02 · The data layer](02_data_layer.ipynb) | JSON-RPC 2.0: requests, responses, notifications, errors, ids |
+# | [03 · The handshake and versions](03_handshake_and_versions.ipynb) | `initialize`, `_meta`, `server/discover`, version and capability errors |
+# | [04 · When the server needs the client](04_when_the_server_needs_the_client.ipynb) | elicitation, sampling, roots; Multi Round-Trip Requests |
+#
+# **Recap:** run, predict, watch, solve. Three layers — roles, capabilities, transports — and two
+# eras. Next: [01 · Roles](01_roles.ipynb).
