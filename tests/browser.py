@@ -51,9 +51,16 @@ def jupyterlab(root: Path) -> Iterator[Lab]:
     port = free_port()
     token = "mcp-sim-browser-test"
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(root / ".jupyter"), JUPYTER_RUNTIME_DIR=str(root / ".runtime"))
+    # Render every cell (no windowing, so off-screen outputs are in the page) and ask no news question.
+    settings = root / ".settings"
+    for plugin, values in {"@jupyterlab/notebook-extension/tracker": {"windowingMode": "none"},
+                           "@jupyterlab/apputils-extension/notification": {"fetchNews": "false"}}.items():
+        folder, _, name = plugin.rpartition("/")
+        (settings / folder).mkdir(parents=True, exist_ok=True)
+        (settings / folder / f"{name}.jupyterlab-settings").write_text(json.dumps(values))
     cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ServerApp.ip=127.0.0.1",
            f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-           "--LabApp.expose_app_in_browser=True", "--ServerApp.disable_check_xsrf=True", "--allow-root"]
+           "--LabApp.expose_app_in_browser=True", f"--LabApp.user_settings_dir={settings}", "--ServerApp.disable_check_xsrf=True", "--allow-root"]
     log = (root / "jupyterlab.log").open("w")
     proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
@@ -79,37 +86,46 @@ def jupyterlab(root: Path) -> Iterator[Lab]:
         log.close()
 
 
-_CELLS_JS = """
-() => {
-  const panel = window.jupyterapp.shell.currentWidget;
-  if (!panel || !panel.content || !panel.content.widgets) return null;
-  return panel.content.widgets.map(c => ({
-    type: c.model.type,
-    count: c.model.type === 'code' ? c.model.executionCount : null,
-    outputs: c.model.type === 'code' ? c.model.outputs.toJSON() : [],
-  }));
+_FIND_PANEL = """
+(path) => {
+  const app = window.jupyterapp;
+  if (!app) return null;
+  for (const w of app.shell.widgets('main')) {
+    if (w.context && w.context.path === path && w.content && w.content.widgets) return w;
+  }
+  return null;
 }
 """
 
 
+def _js(body: str) -> str:
+    """A page function of ``path`` with ``panel`` bound to that notebook's panel (or null)."""
+    return f"(path) => {{ const panel = ({_FIND_PANEL})(path); {body} }}"
+
+
+_READY = _js("return !!(panel && panel.sessionContext && panel.sessionContext.session "
+             "&& panel.sessionContext.session.kernel && panel.sessionContext.session.kernel.status === 'idle');")
+_RUN_ALL = _js("window.jupyterapp.shell.activateById(panel.id);"
+               " return window.jupyterapp.commands.execute('notebook:run-all-cells');")
+_DONE = _js("if (!panel || !panel.sessionContext.session || !panel.sessionContext.session.kernel) return false;"
+            " const code = panel.content.widgets.filter(c => c.model.type === 'code'"
+            " && c.model.sharedModel.getSource().trim());"
+            " return code.length > 0 && code.every(c => c.model.executionCount !== null)"
+            " && panel.sessionContext.session.kernel.status === 'idle';")
+_CELLS = _js("return panel.content.widgets.map(c => ({type: c.model.type,"
+             " count: c.model.type === 'code' ? c.model.executionCount : null,"
+             " outputs: c.model.type === 'code' ? c.model.outputs.toJSON() : []}));")
+
+
 def run_all(page: Any, lab: Lab, notebook: str, *, timeout_s: float = 120) -> list[dict[str, Any]]:
-    """Open ``notebook``, wait for its kernel, Run All, wait until every code cell ran; return cells."""
-    page.goto(f"{lab.url}/lab/tree/{notebook}?token={lab.token}", wait_until="domcontentloaded")
-    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget "
-                           "&& window.jupyterapp.shell.currentWidget.sessionContext "
-                           "&& window.jupyterapp.shell.currentWidget.sessionContext.session "
-                           "&& window.jupyterapp.shell.currentWidget.sessionContext.session.kernel "
-                           "&& window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'",
-                           timeout=timeout_s * 1000)
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-    page.wait_for_function(
-        "() => { const p = window.jupyterapp.shell.currentWidget; const cells = p.content.widgets;"
-        " const code = cells.filter(c => c.model.type === 'code' && c.model.sharedModel.getSource().trim());"
-        " return code.length > 0 && code.every(c => c.model.executionCount !== null)"
-        " && p.sessionContext.session.kernel.status === 'idle'; }",
-        timeout=timeout_s * 1000, polling=250)
-    page.wait_for_timeout(500)  # let widget views render
-    cells: list[dict[str, Any]] = page.evaluate(_CELLS_JS)
+    """Open ``notebook`` (a fresh workspace, so no other document is restored), wait for its kernel,
+    Run All, wait until every code cell ran; return the cells with their outputs."""
+    page.goto(f"{lab.url}/lab/tree/{notebook}?reset&token={lab.token}", wait_until="domcontentloaded")
+    page.wait_for_function(_READY, arg=notebook, timeout=timeout_s * 1000, polling=250)
+    page.evaluate(_RUN_ALL, notebook)
+    page.wait_for_function(_DONE, arg=notebook, timeout=timeout_s * 1000, polling=250)
+    page.wait_for_timeout(800)  # let widget views render
+    cells: list[dict[str, Any]] = page.evaluate(_CELLS, notebook)
     return cells
 
 

@@ -1,0 +1,95 @@
+"""Every notebook, opened in JupyterLab in headless Chromium: Run All, no errors, widgets and diagrams
+on screen, and a click in the trace player and in a grader panel changes what is shown.
+
+Needs Debian's Chromium (``.ci/run`` installs it) and the ``playwright`` package (its own browser
+download does not work here, so the system browser is launched by path). Screenshots are saved in
+``test-artifacts/`` for a person to look at.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from browser import CHROMIUM_ARGS, error_outputs, find_chromium, jupyterlab, run_all
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+ARTIFACTS = ROOT / "test-artifacts"
+
+chromium = find_chromium()
+playwright = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(chromium is None, reason="no Chromium on this machine (.ci/run installs Debian's chromium)"),
+]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    work = tmp_path_factory.mktemp("course")
+    shutil.copytree(ROOT / "notebooks", work / "notebooks", ignore=shutil.ignore_patterns("src", "*.json"))
+    shutil.copytree(ROOT / "exercises", work / "exercises")
+    with jupyterlab(work) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def browser(lab: Any) -> Any:
+    with playwright.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS)
+def test_notebook_runs_in_the_browser(lab: Any, browser: Any, notebook: str) -> None:
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    try:
+        cells = run_all(page, lab, f"notebooks/{notebook}")
+        assert error_outputs(cells) == []
+        assert all(c["count"] is not None for c in cells if c["type"] == "code"), "a code cell did not run"
+        # Widgets rendered as live views (not the "Loading widget..." placeholder), diagrams as images.
+        assert page.locator(".jp-OutputArea-output .widget-button, .jp-OutputArea-output .widget-radio").count() > 0
+        assert page.locator(".jp-OutputArea-output .widget-html, .jp-OutputArea-output .widget-label").count() > 0
+        diagrams = page.locator(".jp-OutputArea-output img[src^='data:image/svg+xml'], .jp-OutputArea-output svg")
+        assert diagrams.count() > 0, "no diagram was rendered"
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"{Path(notebook).stem}.png"), full_page=False)
+    finally:
+        page.close()
+
+
+def _text(locator: Any) -> str:
+    return str(locator.inner_text())
+
+
+def test_player_and_grader_respond_to_clicks(lab: Any, browser: Any) -> None:
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    try:
+        run_all(page, lab, "notebooks/00_start_here.ipynb")
+        # The grader panel: "Show next hint" reveals one more hint.
+        hint = page.get_by_role("button", name="Show next hint").first
+        panel = hint.locator("xpath=ancestor::div[contains(@class,'widget-vbox')][1]")
+        before = _text(panel)
+        hint.click()
+        page.wait_for_timeout(400)
+        assert _text(panel) != before
+        page.close()
+
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        run_all(page, lab, "notebooks/01_roles.ipynb")
+        forward = page.get_by_role("button", name="forward ▶").first
+        player = forward.locator("xpath=ancestor::div[contains(@class,'widget-vbox')][1]")
+        before = _text(player)
+        forward.click()
+        page.wait_for_timeout(400)
+        after = _text(player)
+        assert after != before
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "player-after-click.png"))
+    finally:
+        page.close()
