@@ -81,7 +81,7 @@ def build_notebook(source: Path) -> nbformat.NotebookNode:
 
 def execute(nb: nbformat.NotebookNode, *, timeout: int = 120) -> nbformat.NotebookNode:
     """Run every cell in a fresh kernel, in the notebooks folder, and keep the outputs."""
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False, store_widget_state=False,
                             resources={"metadata": {"path": str(NOTEBOOKS)}})
     client.execute()
     return nb
