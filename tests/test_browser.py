@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from browser import CHROMIUM_ARGS, error_outputs, find_chromium, jupyterlab, run_all
 
 ROOT = Path(__file__).resolve().parents[1]

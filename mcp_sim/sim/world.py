@@ -16,7 +16,8 @@ import contextvars
 import hashlib
 import random
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import anyio
@@ -51,6 +52,37 @@ class Simulation:
     def now_ms(self) -> float:
         """Simulated milliseconds since the start, rounded to microseconds for stable output."""
         return round(self.now() * 1000.0, 3)
+
+    async def sleep(self, seconds: float) -> None:
+        """Wait ``seconds`` of *simulated* time (the clock jumps; no wall time passes)."""
+        await anyio.sleep(seconds)
+
+    @contextmanager
+    def fail_after(self, seconds: float, *, what: str = "an answer", who: str = "sim", link: str = "sim",
+                   request_id: Any = None, method: str | None = None) -> Iterator[None]:
+        """Like ``anyio.fail_after``, but a timeout is *visible*: it is recorded as a ``timeout`` event.
+
+        MCP says every request SHOULD have a timeout and that the requester, on timeout, stops waiting
+        (and, in the legacy era, sends ``notifications/cancelled``). Wrapping the wait in this helper
+        puts the moment the caller gave up into the trace, e.g.::
+
+            with sim.fail_after(5, what="tools/call #3", who="client/weather", link="weather"):
+                reply = await stream.receive()
+        """
+        try:
+            with anyio.fail_after(seconds):
+                yield
+        except TimeoutError:
+            self.recorder.record_event(
+                kind="timeout", link=link, sender=who, receiver=who,
+                text=f"gave up waiting for {what} after {seconds:g} s (simulated)",
+                marks=("timeout",), request_id=request_id, method=method)
+            raise
+
+    def random_for(self, label: str) -> random.Random:
+        """A private random generator for ``label`` (a link's faults, a server's ids …), seeded from
+        this simulation's seed. Separate generators keep one part's draws from shifting another's."""
+        return random.Random(self.derive_seed(label))
 
     # -- deterministic identifiers -------------------------------------------------------------
     def next_number(self, name: str) -> int:

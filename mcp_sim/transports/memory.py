@@ -9,7 +9,6 @@ from __future__ import annotations
 import anyio
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
-from mcp_sim.protocol.revisions import REVISIONS
 from mcp_sim.sim.world import Simulation
 from mcp_sim.transports.base import AuthInfo, LinkInfo, TransportClosed
 from mcp_sim.wire.jsonrpc import Batch, InvalidMessage, JSONRPCMessage, RequestId, decode, encode
@@ -46,12 +45,9 @@ class MemoryStream:
 
     async def receive(self) -> JSONRPCMessage | InvalidMessage:
         text = await self._inbox.receive()  # raises anyio.EndOfStream when the peer closed
-        allow_batch = self.revision is not None and REVISIONS.get(self.revision) is not None \
-            and REVISIONS[self.revision].batching
-        decoded = decode(text, allow_batch=allow_batch)
-        if isinstance(decoded, Batch):
-            # The simulator's sessions handle one message at a time; a batch is unpacked in order.
-            raise NotImplementedError("batches are unpacked by the session layer")
+        # The simulated peers speak 2025-06-18 and later, where a batch is refused with -32600.
+        decoded = decode(text, allow_batch=False)
+        assert not isinstance(decoded, Batch)
         return decoded
 
     async def aclose(self) -> None:

@@ -399,6 +399,8 @@ def http_text(e: TraceEvent) -> str:
 # --- the widget ------------------------------------------------------------------------------------
 
 _scopes = itertools.count(1)
+_ALL = "(all)"
+"""The dropdown value meaning "no filter" (a ``None`` value would show as an empty box)."""
 
 
 class TracePlayer:
@@ -415,7 +417,7 @@ class TracePlayer:
         choices = self.state.choices()
 
         def dropdown(name: str, description: str) -> Any:
-            return w.Dropdown(options=[("all", None), *((c, c) for c in choices[name])], value=None,
+            return w.Dropdown(options=[("all", _ALL), *((c, c) for c in choices[name])], value=_ALL,
                               description=description, layout=w.Layout(width="260px"))
 
         self.link = dropdown("link", "link")
@@ -518,7 +520,11 @@ class TracePlayer:
         self._refresh()
 
     def _on_filter(self, _change: dict[str, Any]) -> None:
-        self.state.set_filter(link=self.link.value, layer=self.layer.value, method=self.method.value)
+        def chosen(value: str) -> str | None:
+            return None if value == _ALL else value
+
+        self.state.set_filter(link=chosen(self.link.value), layer=chosen(self.layer.value),
+                              method=chosen(self.method.value))
         self._redraw_diagram()
         self._refresh()
 

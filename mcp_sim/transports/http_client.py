@@ -1,0 +1,536 @@
+"""The client end of Streamable HTTP, both eras (course notebook 05).
+
+:class:`HttpClientStream` is a :class:`~mcp_sim.transports.base.MessageStream`: the client session
+sends and receives JSON-RPC messages and this class turns each one into HTTP, exactly as the spec's
+"sending messages to the server" and "listening for messages from the server" sections describe.
+
+* Every message is its own ``POST`` with ``Accept: application/json, text/event-stream`` and
+  ``Content-Type: application/json``.
+* The era of each message decides its headers. **Legacy** (no ``_meta`` protocolVersion, or a
+  legacy ``revision``): ``Mcp-Session-Id`` once the server issued one, ``MCP-Protocol-Version`` after
+  initialization. **Modern** (``_meta["io.modelcontextprotocol/protocolVersion"]`` is 2026-07-28+):
+  ``MCP-Protocol-Version`` (copied from ``_meta``, so they always agree), ``Mcp-Method`` and, for
+  ``tools/call``/``resources/read``/``prompts/get``, ``Mcp-Name``.
+* ``send`` of a request returns once the server has accepted it; the answer — one JSON body or the
+  events of an SSE stream — arrives through ``receive``. Transport-level refusals raise from ``send``:
+  :class:`~mcp_sim.transports.base.SessionExpired` for a legacy ``404`` (start again with
+  ``initialize``), :class:`~mcp_sim.transports.http.HttpStatusError` for 401/403/405 and 400s that
+  carry no JSON-RPC answer. A refusal that *is* a JSON-RPC answer to the request (2026-07-28's
+  ``400`` + ``-32020``, a parse error) is delivered to ``receive`` like any answer.
+* Legacy: after ``notifications/initialized`` the client opens the ``GET`` stream for server-initiated
+  messages; when a stream breaks it reconnects with ``GET`` + ``Last-Event-ID`` (after the ``retry``
+  the server asked for) and receives what it missed; ``aclose`` sends ``DELETE``.
+* Modern: a ``notifications/cancelled`` from the session is *not* sent. Closing the request's response
+  stream is the cancellation in 2026-07-28, so this class closes that stream instead and records
+  why. A broken stream cannot be resumed: the request is lost and the session must re-issue it.
+
+:meth:`HttpClientStream.http` performs one raw HTTP exchange (any method, any headers) for lessons
+and tests about status codes and headers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from mcp_sim.protocol.meta import PROTOCOL_VERSION
+from mcp_sim.transports.base import AuthInfo, LinkInfo, SessionExpired, TransportClosed
+from mcp_sim.transports.faults import Faults, LinkFaults, Shipment, Wire, decode_frame
+from mcp_sim.transports.http import (
+    ACCEPT_BOTH,
+    LAST_EVENT_ID,
+    MCP_METHOD,
+    MCP_NAME,
+    MCP_PROTOCOL_VERSION,
+    MCP_SESSION_ID,
+    NAMED_METHODS,
+    Headers,
+    HttpExchange,
+    HttpRequest,
+    HttpResponse,
+    HttpStatusError,
+)
+from mcp_sim.transports.http_server import _is_modern_version
+from mcp_sim.transports.sse import SseEvent, parse_event_id
+from mcp_sim.wire.jsonrpc import (
+    PARSE_ERROR,
+    InvalidMessage,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    RequestId,
+    encode,
+)
+
+if TYPE_CHECKING:
+    from mcp_sim.transports.http_server import SimulatedHttpServer
+
+__all__ = ["HttpClientStream"]
+
+DEFAULT_RECONNECT_MS = 1000
+"""How long a legacy client waits before resuming a broken stream when the server sent no ``retry``."""
+
+
+class HttpClientStream:
+    """One client's end of a Streamable HTTP link to a :class:`SimulatedHttpServer`.
+
+    Built by :meth:`SimulatedHttpServer.connect` (or ``open_link(..., transport="http")``). Attributes
+    worth reading in a lesson: :attr:`session_id` (legacy), :attr:`protocol_version` (negotiated,
+    legacy), :attr:`extra_headers` (set or, with ``None``, remove headers on every request — to break
+    the rules on purpose).
+    """
+
+    def __init__(self, server: SimulatedHttpServer, name: str, *, faults: Faults | LinkFaults | None = None,
+                 token: str | None = None, origin: str | None = None, revision: str | None = None,
+                 open_get_stream: bool = True, task_group: TaskGroup) -> None:
+        self.server = server
+        self.sim = server.sim
+        self.task_group = task_group
+        self.info = LinkInfo(name=name, transport="http", client=f"client/{name}", server=server.participant)
+        self.revision = revision
+        self.auth: AuthInfo | None = None
+        self.token = token
+        self.origin = origin
+        self.open_get_stream = open_get_stream
+        self.extra_headers: dict[str, str | None] = {}
+        link_faults = LinkFaults.of(faults)
+        self.to_server = Wire(self.sim, link_faults.to_server, label=f"{name}:to_server")
+        self.to_client = Wire(self.sim, link_faults.to_client, label=f"{name}:to_client")
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None
+        self.expired = False
+        self.closed = False
+        self.retry_ms: int | None = None
+        self._inbox_tx, self._inbox_rx = anyio.create_memory_object_stream[str](float("inf"))
+        self._open: dict[RequestId, HttpExchange] = {}
+        self._initialize_id: RequestId | None = None
+        self._scopes: set[anyio.CancelScope] = set()
+        self._listening = False
+
+    # -- MessageStream --------------------------------------------------------------------------
+    async def send(self, message: JSONRPCMessage, *, related_request_id: RequestId | None = None) -> None:
+        if self.closed:
+            raise TransportClosed(f"the link {self.info.name!r} is closed")
+        if self.expired:
+            if isinstance(message, JSONRPCRequest) and message.method == "initialize":
+                self.expired = False  # starting over: a new session, without a session id
+            else:
+                raise SessionExpired(f"the session on {self.server.name} has ended: send initialize again "
+                                     "(without a session id)")
+        modern = self._is_modern(message)
+        if modern and isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
+            self._cancel_by_closing(message)
+            return
+        if isinstance(message, JSONRPCRequest) and message.method == "initialize":
+            self._initialize_id = message.id
+        request = HttpRequest("POST", self.server.path, self._post_headers(message, modern), encode(message))
+        await self._post(request, message, modern)
+
+    async def receive(self) -> JSONRPCMessage | InvalidMessage:
+        text = await self._inbox_rx.receive()  # anyio.EndOfStream once the link is closed
+        return decode_frame(text, self.revision or self.protocol_version)
+
+    async def aclose(self) -> None:
+        """Close the link. Legacy: ``DELETE`` the session (the spec's SHOULD). Modern: close every
+        open response stream, which cancels those requests."""
+        if self.closed:
+            return
+        if self.session_id is not None and not self.expired:
+            request = HttpRequest("DELETE", self.server.path, self._base_headers(accept="application/json, "
+                                                                                 "text/event-stream"))
+            request.headers[MCP_SESSION_ID] = self.session_id
+            if self.protocol_version:
+                request.headers[MCP_PROTOCOL_VERSION] = self.protocol_version
+            try:
+                await self.http(request)
+            except TransportClosed:
+                pass
+        self.closed = True
+        for exchange in list(self._open.values()):
+            exchange.client_close()
+        self._open.clear()
+        for scope in list(self._scopes):
+            scope.cancel()
+        self._inbox_tx.close()
+
+    # -- raw HTTP ---------------------------------------------------------------------------------
+    async def http(self, request: HttpRequest) -> HttpResponse:
+        """One raw HTTP exchange, for lessons about headers and status codes: the complete response,
+        with ``events`` filled in for an SSE stream (read until the server ends it). Nothing is
+        delivered to :meth:`receive`."""
+        exchange = HttpExchange(self, request)
+        if not await self._transmit(exchange):
+            raise TransportClosed(f"{request.line()} was lost on the way (fault)")
+        await self.server.handle(exchange)
+        frame = await exchange.next_frame()
+        if frame.response is None:
+            raise TransportClosed(f"{request.line()}: the connection broke before a response")
+        response = HttpResponse(frame.response.status, frame.response.headers, frame.response.body)
+        if frame.kind == "head":
+            while True:
+                frame = await exchange.next_frame()
+                if frame.kind == "event" and frame.event is not None:
+                    response.events.append(frame.event)
+                else:
+                    break
+        return response
+
+    # -- building requests ------------------------------------------------------------------------
+    def _is_modern(self, message: JSONRPCMessage) -> bool:
+        params = getattr(message, "params", None)
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if isinstance(meta, dict) and PROTOCOL_VERSION in meta:
+            return _is_modern_version(meta[PROTOCOL_VERSION])
+        return _is_modern_version(self.revision)
+
+    def _base_headers(self, *, accept: str) -> Headers:
+        headers = Headers({"Accept": accept})
+        if self.origin is not None:
+            headers["Origin"] = self.origin
+        if self.token is not None:
+            headers["Authorization"] = f"Bearer {self.token}"
+        return headers
+
+    def _post_headers(self, message: JSONRPCMessage, modern: bool) -> Headers:
+        headers = self._base_headers(accept=ACCEPT_BOTH)
+        headers["Content-Type"] = "application/json"
+        if modern:
+            params = getattr(message, "params", None) or {}
+            meta = params.get("_meta")
+            version = (meta.get(PROTOCOL_VERSION) if isinstance(meta, dict) else None) or self.revision
+            if version:
+                headers[MCP_PROTOCOL_VERSION] = version
+            method = getattr(message, "method", None)
+            if method is not None:
+                headers[MCP_METHOD] = method
+                field = NAMED_METHODS.get(method)
+                value = params.get(field) if field is not None else None
+                if isinstance(value, str):
+                    headers[MCP_NAME] = value
+        else:
+            if self.session_id is not None:
+                headers[MCP_SESSION_ID] = self.session_id
+                version = self.protocol_version or self.revision
+                if version:
+                    headers[MCP_PROTOCOL_VERSION] = version
+        for name, value in self.extra_headers.items():
+            if value is None:
+                if name in headers:
+                    del headers[name]
+            else:
+                headers[name] = value
+        return headers
+
+    def _stream_headers(self, last_event_id: str | None) -> Headers:
+        headers = self._base_headers(accept="text/event-stream")
+        if self.session_id is not None:
+            headers[MCP_SESSION_ID] = self.session_id
+        version = self.protocol_version or self.revision
+        if version:
+            headers[MCP_PROTOCOL_VERSION] = version
+        if last_event_id is not None:
+            headers[LAST_EVENT_ID] = last_event_id
+        return headers
+
+    # -- the wire out -----------------------------------------------------------------------------
+    async def _transmit(self, exchange: HttpExchange, *,
+                        duplicate: Callable[[HttpExchange], Awaitable[None]] | None = None) -> bool:
+        """Put a request on the wire (recorded, with faults). ``False`` if it never reaches the server."""
+        request = exchange.request
+        if request.body:
+            shipments = self.to_server.plan(request.body)
+        else:
+            shipments = self.to_server.plan(request.line(), faultable=False)
+        first: Shipment | None = None
+        recording = self.sim.recorder.enabled
+        for shipment in shipments:
+            if recording:
+                self._record_request(request, shipment)
+            if shipment.action == "crash":
+                self.server.crash()
+                return False
+            if shipment.action is not None:
+                raise TransportClosed(f"{request.line()}: the connection was reset (fault {shipment.action})")
+            if not shipment.delivered:
+                continue
+            if first is None:
+                first = shipment
+            elif duplicate is not None:
+                copy = HttpExchange(self, HttpRequest(request.method, request.path, request.headers, shipment.frame))
+                self._spawn(duplicate, copy)
+        if first is None:
+            return False
+        if first.delay > 0:
+            await anyio.sleep(first.delay)
+        request.body = first.frame if request.body else request.body
+        return True
+
+    def _record_request(self, request: HttpRequest, shipment: Shipment) -> None:
+        info = self.info
+        framing = {"http": {"request": request.summary()}}
+        if request.body:
+            self.sim.recorder.record_message(link=info.name, sender=info.client, receiver=info.server,
+                                             raw=shipment.frame, revision=self.revision, transport="http",
+                                             framing=framing, marks=shipment.marks)
+        else:
+            extra = f" (Last-Event-ID: {request.headers[LAST_EVENT_ID]})" if LAST_EVENT_ID in request.headers else ""
+            self.sim.recorder.record_event(kind="transport", link=info.name, sender=info.client,
+                                           receiver=info.server, text=f"{request.line()}{extra}",
+                                           transport="http", framing=framing, marks=shipment.marks,
+                                           revision=self.revision)
+
+    async def _post(self, request: HttpRequest, message: JSONRPCMessage, modern: bool) -> None:
+        exchange = HttpExchange(self, request)
+
+        async def duplicate(copy: HttpExchange) -> None:
+            if await self.server.handle(copy) == "accepted":
+                await self._read_answer(copy, message)
+            else:
+                frame = await copy.next_frame()
+                if frame.response is not None and frame.response.body:
+                    self._deliver(frame.response.body)
+
+        if not await self._transmit(exchange, duplicate=duplicate):
+            return  # lost on the way: the caller will learn it from its timeout
+        if isinstance(message, JSONRPCRequest):
+            self._open[message.id] = exchange
+        verdict = await self.server.handle(exchange)
+        if verdict == "accepted":
+            if isinstance(message, JSONRPCRequest):
+                exchange.handle_frames(self._answer_frames(exchange, message.id))
+            return
+        if isinstance(message, JSONRPCRequest):
+            self._open.pop(message.id, None)
+        frame = await exchange.next_frame()
+        response = frame.response
+        if response is None:
+            raise TransportClosed(f"{request.line()}: the connection broke before a response")
+        self._refused_or_accepted(request, response, message)
+        if (not modern and isinstance(message, JSONRPCNotification) and message.method == "notifications/initialized"
+                and self.open_get_stream and not self._listening):
+            self._listening = True
+            self._spawn(self._listen)
+
+    def _refused_or_accepted(self, request: HttpRequest, response: HttpResponse, message: JSONRPCMessage) -> None:
+        if 200 <= response.status < 300:
+            if response.body:
+                self._deliver(response.body)
+            return
+        if response.status == 404 and MCP_SESSION_ID in request.headers:
+            self._expire(f"{request.line()} → 404: session {request.headers[MCP_SESSION_ID]} no longer exists")
+            raise SessionExpired(f"the server ended session {request.headers[MCP_SESSION_ID]} (HTTP 404); "
+                                 "send initialize again, without a session id")
+        if response.body and self._answers(response.body, message):
+            self._deliver(response.body)
+            return
+        raise HttpStatusError(request, response)
+
+    @staticmethod
+    def _answers(body: str, message: JSONRPCMessage) -> bool:
+        """Is this error body a JSON-RPC answer the session can use: an error for this very request,
+        or a parse error (the request was unreadable, so it has no id)?"""
+        try:
+            obj = json.loads(body)
+        except ValueError:
+            return False
+        if not isinstance(obj, dict) or not isinstance(obj.get("error"), dict):
+            return False
+        if obj["error"].get("code") == PARSE_ERROR:
+            return True
+        return isinstance(message, JSONRPCRequest) and obj.get("id") == message.id
+
+    def _expire(self, why: str) -> None:
+        if self.expired:
+            return
+        self.expired = True
+        self.session_id = None
+        self.protocol_version = None
+        self._listening = False
+        self.sim.recorder.record_event(kind="transport", link=self.info.name, sender=self.info.client,
+                                       receiver=self.info.client, text=why, transport="http",
+                                       marks=("session-expired",))
+
+    def _cancel_by_closing(self, notification: JSONRPCNotification) -> None:
+        request_id = (notification.params or {}).get("requestId")
+        exchange = self._open.pop(request_id, None) if isinstance(request_id, (str, int)) else None
+        self.sim.recorder.record_event(
+            kind="transport", link=self.info.name, sender=self.info.client, receiver=self.info.server,
+            text=(f"client closes the response stream of request {request_id!r} instead of sending "
+                  "notifications/cancelled (2026-07-28: closing the stream is the cancellation)"
+                  if exchange is not None else
+                  f"nothing to cancel: request {request_id!r} has no open response stream"),
+            transport="http", marks=("cancelled",), request_id=request_id)
+        if exchange is not None:
+            exchange.client_close()
+
+    # -- the wire in ------------------------------------------------------------------------------
+    def _spawn(self, fn: Callable[..., Awaitable[None]], *args: Any) -> None:
+        self.task_group.start_soon(self._guarded, fn, args)
+
+    async def _guarded(self, fn: Callable[..., Awaitable[None]], args: tuple[Any, ...]) -> None:
+        with anyio.CancelScope() as scope:
+            self._scopes.add(scope)
+            try:
+                await fn(*args)
+            except TransportClosed:
+                pass  # the link went away while this background reader was busy
+            finally:
+                self._scopes.discard(scope)
+
+    def _deliver(self, text: str) -> None:
+        if self._initialize_id is not None and '"protocolVersion"' in text:
+            try:
+                obj = json.loads(text)
+            except ValueError:
+                obj = None
+            if isinstance(obj, dict) and obj.get("id") == self._initialize_id and isinstance(obj.get("result"), dict):
+                version = obj["result"].get("protocolVersion")
+                self.protocol_version = version if isinstance(version, str) else None
+                self._initialize_id = None
+        try:
+            self._inbox_tx.send_nowait(text)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+
+    def _capture_session(self, response: HttpResponse) -> None:
+        session_id = response.headers.get(MCP_SESSION_ID)
+        if session_id is not None and self.session_id is None:
+            self.session_id = session_id
+            self.expired = False
+
+    def _answer_frames(self, exchange: HttpExchange, request_id: RequestId) -> Callable[[Any], None]:
+        """Handle one accepted POST's answer frame by frame as it arrives: a JSON body, or SSE events
+        until the server ends the stream. A broken legacy stream is resumed by a task."""
+        last_id: list[str | None] = [None]
+
+        def finish() -> None:
+            if self._open.get(request_id) is exchange:
+                del self._open[request_id]
+
+        def on_frame(frame: Any) -> None:
+            if frame.response is not None:
+                self._capture_session(frame.response)
+            if frame.kind == "response":
+                if frame.response.body:
+                    self._deliver(frame.response.body)
+                finish()
+            elif frame.kind == "event":
+                event: SseEvent = frame.event
+                if event.id is not None:
+                    last_id[0] = event.id
+                if event.retry is not None:
+                    self.retry_ms = event.retry
+                if event.data:
+                    self._deliver(event.data)
+            elif frame.kind == "end":
+                finish()
+            elif frame.kind == "cut":
+                exchange.handle_frames(None)
+                if exchange.client_closed or self.closed:
+                    finish()
+                elif last_id[0] is not None and parse_event_id(last_id[0]) is not None:
+                    self._spawn(self._resume_answer, last_id[0], request_id)
+                else:
+                    finish()
+                    self._lost(request_id)
+
+        return on_frame
+
+    async def _resume_answer(self, last_event_id: str, request_id: RequestId) -> None:
+        exchange = await self._resume(last_event_id)
+        if exchange is None:
+            return
+        self._open[request_id] = exchange
+        try:
+            await self._read_stream(exchange, request_id, last_event_id)
+        finally:
+            if self._open.get(request_id) is exchange:
+                del self._open[request_id]
+
+    async def _read_answer(self, exchange: HttpExchange, message: JSONRPCMessage) -> None:
+        """Read one accepted POST's answer: a JSON body, or an SSE stream until it ends."""
+        request_id = message.id if isinstance(message, JSONRPCRequest) else None
+        try:
+            frame = await exchange.next_frame()
+            if frame.response is not None:
+                self._capture_session(frame.response)
+            if frame.kind == "response" and frame.response is not None:
+                if frame.response.body:
+                    self._deliver(frame.response.body)
+                return
+            if frame.kind == "head":
+                await self._read_stream(exchange, request_id)
+            elif not exchange.client_closed:
+                self._lost(request_id)
+        finally:
+            if request_id is not None and self._open.get(request_id) is exchange:
+                del self._open[request_id]
+
+    async def _read_stream(self, exchange: HttpExchange, request_id: RequestId | None,
+                           last_id: str | None = None) -> None:
+        """Deliver SSE events until the server ends the stream; resume a broken legacy stream."""
+        while True:
+            frame = await exchange.next_frame()
+            if frame.kind == "event" and frame.event is not None:
+                event: SseEvent = frame.event
+                if event.id is not None:
+                    last_id = event.id
+                if event.retry is not None:
+                    self.retry_ms = event.retry
+                if event.data:
+                    self._deliver(event.data)
+                continue
+            if frame.kind == "end" or exchange.client_closed or self.closed:
+                return
+            # The connection broke.
+            if last_id is None or parse_event_id(last_id) is None:
+                self._lost(request_id)
+                return
+            resumed = await self._resume(last_id)
+            if resumed is None:
+                return
+            exchange = resumed
+            if request_id is not None:
+                self._open[request_id] = exchange
+
+    def _lost(self, request_id: RequestId | None) -> None:
+        what = f"request {request_id!r}" if request_id is not None else "the stream"
+        self.sim.recorder.record_event(
+            kind="transport", link=self.info.name, sender=self.info.client, receiver=self.info.client,
+            text=f"the response stream broke and cannot be resumed: {what} is lost (re-issue it with a new id)",
+            transport="http", marks=("lost",), request_id=request_id)
+
+    async def _resume(self, last_event_id: str) -> HttpExchange | None:
+        """Legacy resumption: wait ``retry`` ms, then ``GET`` with ``Last-Event-ID``."""
+        await anyio.sleep((self.retry_ms if self.retry_ms is not None else DEFAULT_RECONNECT_MS) / 1000)
+        if self.closed or self.expired:
+            return None
+        exchange = HttpExchange(self, HttpRequest("GET", self.server.path, self._stream_headers(last_event_id)))
+        if not await self._transmit(exchange):
+            return None
+        verdict = await self.server.handle(exchange)
+        frame = await exchange.next_frame()
+        if verdict == "answered" or frame.kind != "head":
+            if frame.response is not None and frame.response.status == 404:
+                self._expire(f"resuming after event {last_event_id} failed: the session is gone (404)")
+            return None
+        return exchange
+
+    async def _listen(self) -> None:
+        """Legacy: the ``GET`` stream for messages the server sends on its own initiative."""
+        exchange = HttpExchange(self, HttpRequest("GET", self.server.path, self._stream_headers(None)))
+        if not await self._transmit(exchange):
+            return
+        verdict = await self.server.handle(exchange)
+        frame = await exchange.next_frame()
+        if verdict == "answered" or frame.kind != "head":
+            if frame.response is not None and frame.response.status == 404:
+                self._expire("opening the GET stream failed: the session is gone (404)")
+            self._listening = False
+            return
+        await self._read_stream(exchange, None)
+        self._listening = False

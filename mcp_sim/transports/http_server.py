@@ -1,0 +1,741 @@
+"""The server side of Streamable HTTP, both eras (course notebook 05; spec "Transports").
+
+One :class:`SimulatedHttpServer` is one MCP endpoint (``/mcp``) that many clients talk to at once.
+It answers every HTTP request at the transport level — Origin, bearer token, headers, sessions — and
+hands the JSON-RPC messages inside to the server program, ``main(stream)``, through a
+:class:`~mcp_sim.transports.base.MessageStream`. Which stream depends on the era:
+
+**Legacy** (2025-03-26 … 2025-11-25), a *session* per client:
+
+* ``POST`` carries one message. A notification or response is answered ``202 Accepted``. A request is
+  answered by an SSE stream (``text/event-stream``) or one JSON body.
+* The response to ``initialize`` carries ``Mcp-Session-Id`` (random, visible ASCII); the client sends
+  it on every later request. Missing → ``400``; unknown or ended → ``404`` (the client starts over with
+  ``initialize``). ``DELETE`` ends the session.
+* After initialization the client sends ``MCP-Protocol-Version``; an unsupported value → ``400``; no
+  header → assume ``2025-03-26``.
+* Each session runs ``main(stream)`` once. Server→client messages about a request (progress, and
+  requests such as ``sampling/createMessage`` sent with ``related_request_id``) go on that request's
+  SSE stream; all others on the stream the client opened with ``GET`` (``405`` when disabled).
+* SSE events have ids; a client that lost a stream resumes it with ``GET`` + ``Last-Event-ID`` and
+  gets the events it missed on that stream. 2025-11-25 servers send a *priming event* first.
+
+**Modern** (2026-07-28), stateless:
+
+* ``POST`` only (``GET``/``DELETE`` → ``405``). Each ``POST`` is served by a fresh ``main(stream)``:
+  the stream carries that one request and its answer.
+* Required headers: ``MCP-Protocol-Version`` equal to ``_meta``'s protocolVersion, ``Mcp-Method`` equal
+  to the method, ``Mcp-Name`` equal to ``params.name``/``params.uri`` for ``tools/call``,
+  ``resources/read`` and ``prompts/get``. Missing or different → ``400`` with JSON-RPC ``-32020``,
+  answered here, before ``main`` sees anything.
+* A JSON answer's status follows the JSON-RPC answer (``-32601`` → 404; ``-32602``, ``-32021``,
+  ``-32022`` → 400); a notification → ``202``. If the handler sends progress or log notifications
+  first, the answer becomes a request-scoped SSE stream ending with the response.
+* The client cancels by closing the response stream: the server cancels that request's handler.
+  ``subscriptions/listen`` is simply a request whose SSE stream stays open. No session ids, no
+  resumption: ``Mcp-Session-Id`` and ``Last-Event-ID`` are ignored.
+
+**Both eras**: a request with an ``Origin`` outside ``allowed_origins`` → ``403`` (DNS-rebinding
+defence); with a ``token_validator``, a missing or invalid bearer token → ``401`` with
+``WWW-Authenticate: Bearer resource_metadata="…"`` and a token without the ``required_scopes`` →
+``403`` with ``WWW-Authenticate: Bearer error="insufficient_scope"…``. The validated
+:class:`~mcp_sim.transports.base.AuthInfo` is the server stream's ``auth``.
+
+A server configured with versions of both eras is *dual-era*: ``POST`` requests whose
+``MCP-Protocol-Version`` names a 2026-07-28+ version take the modern path, the rest the legacy one.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable, Collection
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+import anyio.lowlevel
+from anyio.abc import TaskGroup
+
+from mcp_sim.protocol.errors import HEADER_MISMATCH
+from mcp_sim.protocol.meta import PROTOCOL_VERSION
+from mcp_sim.protocol.revisions import REVISIONS
+from mcp_sim.sim.world import Simulation
+from mcp_sim.transports.base import AuthInfo, LinkInfo, MessageStream, TransportClosed
+from mcp_sim.transports.faults import Faults, LinkFaults, decode_frame
+from mcp_sim.transports.http import (
+    ACCEPT_BOTH,
+    LAST_EVENT_ID,
+    MCP_METHOD,
+    MCP_NAME,
+    MCP_PROTOCOL_VERSION,
+    MCP_SESSION_ID,
+    NAMED_METHODS,
+    Headers,
+    HttpExchange,
+    HttpResponse,
+    modern_status_for,
+)
+from mcp_sim.transports.sse import SseStreamLog, parse_event_id
+from mcp_sim.wire.jsonrpc import (
+    INVALID_REQUEST,
+    InvalidMessage,
+    JSONRPCErrorResponse,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResultResponse,
+    RequestId,
+    decode,
+    encode,
+    error_object,
+)
+
+if TYPE_CHECKING:
+    from mcp_sim.transports.http_client import HttpClientStream
+
+__all__ = [
+    "LegacyServerStream",
+    "ModernServerStream",
+    "ResponseMode",
+    "SimulatedHttpServer",
+    "TokenValidator",
+    "static_tokens",
+]
+
+logger = logging.getLogger(__name__)
+
+ServerMain = Callable[[MessageStream], Awaitable[None]]
+TokenValidator = Callable[[str], AuthInfo | None]
+"""Checks a bearer token: the caller's :class:`AuthInfo`, or ``None`` for an invalid token."""
+ResponseMode = Literal["auto", "json", "sse"]
+"""How the server answers a POSTed request: ``json`` (one JSON body), ``sse`` (always a stream) or
+``auto`` (JSON if the answer comes first, a stream if something related comes before it)."""
+Verdict = Literal["accepted", "answered"]
+
+
+def static_tokens(tokens: dict[str, AuthInfo]) -> TokenValidator:
+    """A token validator backed by a fixed table ``{token: AuthInfo}`` (for lessons and tests)."""
+    return tokens.get
+
+
+def _is_modern_version(version: str | None) -> bool:
+    if version is None:
+        return False
+    revision = REVISIONS.get(version)
+    return revision.is_modern if revision is not None else version > "2025-11-25"
+
+
+def _error_body(code: int, message: str, data: Any = None, id: RequestId | None = None) -> str:
+    return encode(JSONRPCErrorResponse(id, error_object(code, message, data)))
+
+
+class _ResponseChannel:
+    """The server's side of one POSTed request's answer: a JSON body or an SSE stream, decided by the
+    response mode (lazily in ``auto`` mode: the first message about the request decides)."""
+
+    def __init__(self, server: SimulatedHttpServer, exchange: HttpExchange, *, modern: bool, mode: ResponseMode,
+                 log: SseStreamLog, extra_headers: dict[str, str], priming: bool) -> None:
+        self.server = server
+        self.exchange = exchange
+        self.modern = modern
+        self.response_mode = mode
+        self.log = log
+        self.extra_headers = extra_headers
+        self.priming = priming
+        self.mode: Literal["json", "sse"] | None = None
+        self.done = False
+
+    @property
+    def can_stream(self) -> bool:
+        return self.response_mode != "json" and not self.done
+
+    def open_stream(self) -> None:
+        self.mode = "sse"
+        headers = Headers({"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        if self.modern:
+            headers["X-Accel-Buffering"] = "no"
+        for name, value in self.extra_headers.items():
+            headers[name] = value
+        self.exchange.open_sse(HttpResponse(200, headers))
+        self.log.attach(self.exchange.send_event, self.exchange.end)
+        if not self.modern:
+            self.exchange.on_client_close(self.log.detach)
+        if self.priming:
+            self.log.append("", retry=self.server.sse_retry_ms)
+
+    def write(self, text: str, *, final: bool, error_code: int | None = None) -> None:
+        if self.done:
+            return
+        if self.mode is None:
+            if final and self.response_mode != "sse":
+                self.mode = "json"
+                self.done = True
+                status = modern_status_for(error_code) if self.modern else 200
+                headers = Headers({"Content-Type": "application/json", **self.extra_headers})
+                self.exchange.respond(HttpResponse(status, headers, text))
+                return
+            if self.response_mode == "json":
+                self.server._note(self.exchange, "JSON response mode: a notification about the request has no "
+                                                 "stream to travel on and is dropped", ("dropped",))
+                return
+            self.open_stream()
+        self.log.append(text)
+        if final:
+            self.done = True
+            self.log.finish()
+
+    def abandon(self) -> None:
+        """The handler ended without answering: a 500 (nothing sent yet) or the stream just ends."""
+        if self.done:
+            return
+        self.done = True
+        if self.mode is None:
+            self.exchange.respond(HttpResponse(500, Headers({"Content-Type": "application/json"}),
+                                               None))
+        else:
+            self.log.finish()
+
+
+class LegacyServerStream:
+    """The server program's stream for one legacy session (one ``Mcp-Session-Id``)."""
+
+    def __init__(self, session: _LegacySession, info: LinkInfo) -> None:
+        self.session = session
+        self.info = info
+        self.revision: str | None = None
+        self.auth: AuthInfo | None = session.auth
+        self._tx, self._rx = anyio.create_memory_object_stream[str](float("inf"))
+
+    async def send(self, message: JSONRPCMessage, *, related_request_id: RequestId | None = None) -> None:
+        session = self.session
+        if session.ended:
+            raise TransportClosed(f"session {session.id} has ended")
+        text = encode(message)
+        if isinstance(message, (JSONRPCResultResponse, JSONRPCErrorResponse)):
+            channel = session.pending.pop(message.id, None) if message.id is not None else None
+            if channel is None:
+                session.note(f"no open request {message.id!r} for this response: it is dropped", ("dropped",))
+                return
+            if channel.method == "initialize" and isinstance(message, JSONRPCResultResponse):
+                version = message.result.get("protocolVersion")
+                session.version = version if isinstance(version, str) else None
+                self.revision = self.revision or session.version
+            code = message.error.code if isinstance(message, JSONRPCErrorResponse) else None
+            channel.channel.write(text, final=True, error_code=code)
+            return
+        if related_request_id is not None:
+            pending = session.pending.get(related_request_id)
+            if pending is not None and pending.channel.can_stream:
+                pending.channel.write(text, final=False)
+                return
+        session.standalone.append(text)
+
+    async def receive(self) -> JSONRPCMessage | InvalidMessage:
+        text = await self._rx.receive()
+        return decode_frame(text, self.revision)
+
+    async def aclose(self) -> None:
+        self._tx.close()
+
+
+class _Pending:
+    __slots__ = ("channel", "method")
+
+    def __init__(self, method: str, channel: _ResponseChannel) -> None:
+        self.method = method
+        self.channel = channel
+
+
+class _LegacySession:
+    def __init__(self, server: SimulatedHttpServer, session_id: str, auth: AuthInfo | None, info: LinkInfo) -> None:
+        self.server = server
+        self.id = session_id
+        self.auth = auth
+        self.info = info
+        self.version: str | None = None
+        self.pending: dict[RequestId, _Pending] = {}
+        self.streams: dict[int, SseStreamLog] = {}
+        self.standalone = SseStreamLog(0)
+        self.streams[0] = self.standalone
+        self.get_exchange: HttpExchange | None = None
+        self.exchanges: set[HttpExchange] = set()
+        self.ended = False
+        self.scope: anyio.CancelScope | None = None
+        self.stream = LegacyServerStream(self, info)
+        self._next_stream = 0
+
+    def new_log(self) -> SseStreamLog:
+        self._next_stream += 1
+        log = SseStreamLog(self._next_stream)
+        self.streams[log.number] = log
+        return log
+
+    def note(self, text: str, marks: tuple[str, ...] = ()) -> None:
+        self.server.sim.recorder.record_event(kind="transport", link=self.info.name, sender=self.info.server,
+                                              receiver=self.info.client, text=text, transport="http", marks=marks)
+
+    def end(self, why: str) -> None:
+        if self.ended:
+            return
+        self.ended = True
+        self.note(f"session {self.id} ends: {why}", ("session-ended",))
+        self.stream._tx.close()
+        for exchange in list(self.exchanges):
+            exchange.abort()
+        self.exchanges.clear()
+        self.pending.clear()
+
+
+class _ModernCall:
+    """One 2026-07-28 POST being served: its own stream, its own ``main``, its own answer."""
+
+    def __init__(self, server: SimulatedHttpServer, exchange: HttpExchange, message: JSONRPCMessage,
+                 auth: AuthInfo | None, version: str | None, channel: _ResponseChannel | None) -> None:
+        self.server = server
+        self.exchange = exchange
+        self.message = message
+        self.channel = channel
+        self.scope: anyio.CancelScope | None = None
+        self.cancelled = False
+        self.stream = ModernServerStream(self, exchange.link.info, auth, version)
+
+    @property
+    def request_id(self) -> RequestId | None:
+        return self.message.id if isinstance(self.message, JSONRPCRequest) else None
+
+    def cancel(self) -> None:
+        """The client closed the response stream: in 2026-07-28 that is the cancellation."""
+        if self.cancelled or (self.channel is not None and self.channel.done):
+            return
+        self.cancelled = True
+        info = self.exchange.link.info
+        self.server.sim.recorder.record_event(
+            kind="transport", link=info.name, sender=info.server, receiver=info.server,
+            text=f"the client closed the response stream: the server cancels request {self.request_id!r}",
+            transport="http", marks=("cancelled",), request_id=self.request_id)
+        self.stream._tx.close()
+        if self.scope is not None:
+            self.scope.cancel()
+
+
+class ModernServerStream:
+    """The server program's stream for one 2026-07-28 POST: one request in, its answer out."""
+
+    def __init__(self, call: _ModernCall, info: LinkInfo, auth: AuthInfo | None, version: str | None) -> None:
+        self.call = call
+        self.info = info
+        self.revision = version
+        self.auth = auth
+        self._tx, self._rx = anyio.create_memory_object_stream[str](float("inf"))
+
+    async def send(self, message: JSONRPCMessage, *, related_request_id: RequestId | None = None) -> None:
+        call = self.call
+        if isinstance(message, JSONRPCRequest):
+            raise ValueError("2026-07-28 HTTP: a server MUST NOT send requests on a response stream; a server "
+                             "that needs input answers with an InputRequiredResult instead")
+        channel = call.channel
+        if call.cancelled:
+            # The client hung up: a handler inside the cancelled call sees its cancellation here.
+            await anyio.lowlevel.checkpoint()
+        if call.cancelled or channel is None or channel.done:
+            raise TransportClosed(f"the response stream of request {call.request_id!r} is closed")
+        final = isinstance(message, (JSONRPCResultResponse, JSONRPCErrorResponse)) and message.id == call.request_id
+        code = message.error.code if isinstance(message, JSONRPCErrorResponse) else None
+        channel.write(encode(message), final=final, error_code=code)
+        if final:
+            self._tx.close()
+
+    async def receive(self) -> JSONRPCMessage | InvalidMessage:
+        text = await self._rx.receive()
+        return decode_frame(text, self.revision)
+
+    async def aclose(self) -> None:
+        self._tx.close()
+
+
+class SimulatedHttpServer:
+    """One simulated MCP endpoint over Streamable HTTP, serving many clients at once.
+
+    ``main(stream)`` is the server program (e.g. ``lambda s: serve(server, s)``): it is run once per
+    legacy session and once per modern POST, as tasks of ``task_group``. ``versions`` are the
+    revisions this endpoint accepts (default: all released ones, i.e. dual-era). Clients attach with
+    :meth:`connect`.
+    """
+
+    def __init__(self, sim: Simulation, task_group: TaskGroup, name: str, main: ServerMain, *,
+                 path: str = "/mcp", versions: Collection[str] | None = None,
+                 allowed_origins: Collection[str] | None = None, token_validator: TokenValidator | None = None,
+                 required_scopes: tuple[str, ...] = (), resource_metadata: str | None = None,
+                 response_mode: ResponseMode | None = None, get_stream: bool = True, allow_delete: bool = True,
+                 sse_retry_ms: int | None = None) -> None:
+        self.sim = sim
+        self.task_group = task_group
+        self.name = name
+        self.main = main
+        self.path = path
+        self.versions = tuple(versions) if versions is not None else tuple(REVISIONS)
+        self.allowed_origins = set(allowed_origins) if allowed_origins is not None else None
+        self.token_validator = token_validator
+        self.required_scopes = required_scopes
+        self.resource_metadata = resource_metadata or f"https://{name}.example/.well-known/oauth-protected-resource{path}"
+        self.response_mode = response_mode
+        """``None``: legacy answers requests with an SSE stream, modern with ``auto``."""
+        self.get_stream = get_stream
+        self.allow_delete = allow_delete
+        self.sse_retry_ms = sse_retry_ms
+        self.participant = f"server/{name}"
+        self.sessions: dict[str, _LegacySession] = {}
+        self.calls: set[_ModernCall] = set()
+        self.clients = 0
+
+    @property
+    def supports_legacy(self) -> bool:
+        return any(not _is_modern_version(v) for v in self.versions)
+
+    @property
+    def supports_modern(self) -> bool:
+        return any(_is_modern_version(v) for v in self.versions)
+
+    # -- clients ----------------------------------------------------------------------------------
+    def connect(self, name: str | None = None, *, faults: Faults | LinkFaults | None = None,
+                token: str | None = None, origin: str | None = None, revision: str | None = None,
+                open_get_stream: bool = True, task_group: TaskGroup | None = None) -> HttpClientStream:
+        """A new client of this server (one per call): the client end, an ``HttpClientStream``.
+
+        ``name`` names the link in the trace (default ``"<server>#<n>"``); ``token`` is sent as
+        ``Authorization: Bearer <token>``; ``origin`` as ``Origin``."""
+        from mcp_sim.transports.http_client import HttpClientStream
+
+        self.clients += 1
+        link_name = name or f"{self.name}#{self.clients}"
+        return HttpClientStream(self, link_name, faults=faults, token=token, origin=origin, revision=revision,
+                                open_get_stream=open_get_stream, task_group=task_group or self.task_group)
+
+    # -- the HTTP front door ------------------------------------------------------------------------
+    @staticmethod
+    def _wants_modern(headers: Headers, body: str) -> bool:
+        """Dual-era routing: a modern ``MCP-Protocol-Version`` header, or — when the header is missing —
+        a body whose ``_meta`` names a modern version (so that the modern path can answer ``-32020``)."""
+        version = headers.get(MCP_PROTOCOL_VERSION)
+        if version is not None:
+            return _is_modern_version(version)
+        if PROTOCOL_VERSION not in body:
+            return False
+        try:
+            params = json.loads(body).get("params") or {}
+            return _is_modern_version(params.get("_meta", {}).get(PROTOCOL_VERSION))
+        except (ValueError, AttributeError):
+            return False
+
+    async def handle(self, exchange: HttpExchange) -> Verdict:
+        """Serve one HTTP request. ``answered``: the complete response is on its way; ``accepted``:
+        the request went to the server program and its answer will follow."""
+        request = exchange.request
+        headers = request.headers
+        origin = headers.get("Origin")
+        if self.allowed_origins is not None and origin is not None and origin not in self.allowed_origins:
+            return self._reply(exchange, 403, _error_body(INVALID_REQUEST, f"Forbidden: Origin {origin} is not allowed"))
+        auth, rejection = self._authenticate(headers)
+        if rejection is not None:
+            exchange.respond(rejection)
+            return "answered"
+        if request.path != self.path:
+            return self._reply(exchange, 404, None)
+        if request.method == "POST":
+            if not self.supports_legacy or (self.supports_modern and self._wants_modern(request.headers, request.body)):
+                return await self._modern_post(exchange, auth)
+            return await self._legacy_post(exchange, auth)
+        if request.method in ("GET", "DELETE") and self.supports_legacy:
+            return self._legacy_get(exchange, auth) if request.method == "GET" else self._legacy_delete(exchange, auth)
+        return self._reply(exchange, 405, None, {"Allow": "POST" if not self.supports_legacy else "GET, POST, DELETE"})
+
+    def _reply(self, exchange: HttpExchange, status: int, body: str | None,
+               headers: dict[str, str] | None = None) -> Verdict:
+        head = Headers({"Content-Type": "application/json"} if body is not None else {})
+        for name, value in (headers or {}).items():
+            head[name] = value
+        exchange.respond(HttpResponse(status, head, body))
+        return "answered"
+
+    def _authenticate(self, headers: Headers) -> tuple[AuthInfo | None, HttpResponse | None]:
+        """Bearer tokens (OAuth 2.1 resource server rules as MCP's authorization spec states them)."""
+        if self.token_validator is None:
+            return None, None
+        metadata = f'resource_metadata="{self.resource_metadata}"'
+        value = headers.get("Authorization")
+        if value is None or not value.startswith("Bearer "):
+            return None, HttpResponse(401, Headers({"WWW-Authenticate": f"Bearer {metadata}"}))
+        auth = self.token_validator(value[len("Bearer "):])
+        if auth is None:
+            return None, HttpResponse(401, Headers(
+                {"WWW-Authenticate": f'Bearer error="invalid_token", {metadata}'}))
+        missing = [s for s in self.required_scopes if s not in auth.scopes]
+        if missing:
+            scope = " ".join(self.required_scopes)
+            return None, HttpResponse(403, Headers(
+                {"WWW-Authenticate": f'Bearer error="insufficient_scope", scope="{scope}", {metadata}'}))
+        return auth, None
+
+    @staticmethod
+    def _accepts(headers: Headers, *types: str) -> bool:
+        accept = headers.get("Accept") or ""
+        return all(t in accept for t in types) or "*/*" in accept
+
+    def _note(self, exchange: HttpExchange, text: str, marks: tuple[str, ...] = ()) -> None:
+        info = exchange.link.info
+        self.sim.recorder.record_event(kind="transport", link=info.name, sender=info.server, receiver=info.client,
+                                       text=text, transport="http", marks=marks)
+
+    def _decode_post(self, exchange: HttpExchange) -> JSONRPCMessage | Verdict:
+        """Content negotiation and the body: 406/415, or a parse error answered at once (400)."""
+        headers = exchange.request.headers
+        if not self._accepts(headers, "application/json", "text/event-stream"):
+            return self._reply(exchange, 406, _error_body(
+                INVALID_REQUEST, f"Not Acceptable: a POST must accept {ACCEPT_BOTH}"))
+        if not (headers.get("Content-Type") or "").startswith("application/json"):
+            return self._reply(exchange, 415, _error_body(
+                INVALID_REQUEST, "Unsupported Media Type: the body must be application/json"))
+        decoded = decode(exchange.request.body)
+        if isinstance(decoded, InvalidMessage):
+            return self._reply(exchange, 400, encode(decoded.reply))
+        if not isinstance(decoded, (JSONRPCRequest, JSONRPCNotification, JSONRPCResultResponse,
+                                    JSONRPCErrorResponse)):
+            return self._reply(exchange, 400, _error_body(INVALID_REQUEST, "batches are not supported"))
+        return decoded
+
+    # -- legacy ------------------------------------------------------------------------------------
+    def _session_for(self, exchange: HttpExchange, auth: AuthInfo | None,
+                     *, check_version: bool = True) -> _LegacySession | Verdict:
+        headers = exchange.request.headers
+        session_id = headers.get(MCP_SESSION_ID)
+        if session_id is None:
+            return self._reply(exchange, 400, _error_body(
+                INVALID_REQUEST, "Bad Request: Mcp-Session-Id header is required after initialization"))
+        session = self.sessions.get(session_id)
+        if session is None or session.ended or (
+                session.auth is not None and (auth is None or auth.subject != session.auth.subject)):
+            # A session is bound to the user who created it: another user's request cannot use it.
+            return self._reply(exchange, 404, _error_body(INVALID_REQUEST, "Not Found: session not found"))
+        if check_version:
+            version = headers.get(MCP_PROTOCOL_VERSION) or "2025-03-26"
+            if version not in self.versions:
+                return self._reply(exchange, 400, _error_body(
+                    INVALID_REQUEST, f"Bad Request: Unsupported protocol version: {version}"))
+        return session
+
+    async def _legacy_post(self, exchange: HttpExchange, auth: AuthInfo | None) -> Verdict:
+        decoded = self._decode_post(exchange)
+        if isinstance(decoded, str):
+            return decoded
+        message = decoded
+        headers = exchange.request.headers
+        if isinstance(message, JSONRPCRequest) and message.method == "initialize":
+            if MCP_SESSION_ID in headers:
+                return self._reply(exchange, 400, _error_body(
+                    INVALID_REQUEST, "Bad Request: initialize must be sent without an Mcp-Session-Id",
+                    id=message.id))
+            requested = (message.params or {}).get("protocolVersion")
+            session = self._new_session(exchange, auth)
+            return self._legacy_request(session, exchange, message,
+                                        requested if isinstance(requested, str) else None,
+                                        {MCP_SESSION_ID: session.id})
+        found = self._session_for(exchange, auth)
+        if isinstance(found, str):
+            return found
+        session = found
+        if isinstance(message, JSONRPCRequest):
+            return self._legacy_request(session, exchange, message, headers.get(MCP_PROTOCOL_VERSION), {})
+        session.stream._tx.send_nowait(exchange.request.body)
+        return self._reply(exchange, 202, None)
+
+    def _new_session(self, exchange: HttpExchange, auth: AuthInfo | None) -> _LegacySession:
+        # Visible ASCII, unguessable, from the simulation's seeded generator (never os.urandom).
+        session_id = self.sim.token(16)
+        link = exchange.link.info
+        info = LinkInfo(name=link.name, transport="http", client=link.client, server=link.server)
+        session = _LegacySession(self, session_id, auth, info)
+        self.sessions[session_id] = session
+        session.note(f"server creates session {session_id}", ("session",))
+        session.scope = anyio.CancelScope()
+        self.task_group.start_soon(self._run_session, session, name=f"{self.name} session {session_id}")
+        return session
+
+    async def _run_session(self, session: _LegacySession) -> None:
+        assert session.scope is not None
+        with session.scope:
+            try:
+                await self.main(session.stream)
+            except Exception as exc:
+                logger.exception("server program failed in session %s", session.id)
+                session.note(f"the server program raised {type(exc).__name__}: {exc}", ("error",))
+        session.end("the server program returned")
+
+    def _legacy_request(self, session: _LegacySession, exchange: HttpExchange, message: JSONRPCRequest,
+                        version: str | None, extra_headers: dict[str, str]) -> Verdict:
+        mode = self.response_mode or "sse"
+        effective = version or session.version or "2025-03-26"
+        channel = _ResponseChannel(self, exchange, modern=False, mode=mode, log=session.new_log(),
+                                   extra_headers=extra_headers, priming=effective >= "2025-11-25")
+        session.pending[message.id] = _Pending(message.method, channel)
+        session.exchanges.add(exchange)
+        if mode == "sse":
+            channel.open_stream()
+        session.stream._tx.send_nowait(exchange.request.body)
+        return "accepted"
+
+    def _legacy_get(self, exchange: HttpExchange, auth: AuthInfo | None) -> Verdict:
+        found = self._session_for(exchange, auth)
+        if isinstance(found, str):
+            return found
+        session = found
+        headers = exchange.request.headers
+        if not self._accepts(headers, "text/event-stream"):
+            return self._reply(exchange, 406, _error_body(INVALID_REQUEST, "Not Acceptable: GET must accept "
+                                                                            "text/event-stream"))
+        last_event_id = headers.get(LAST_EVENT_ID)
+        if last_event_id is not None:
+            parsed = parse_event_id(last_event_id)
+            log = session.streams.get(parsed[0]) if parsed is not None else None
+            if parsed is None or log is None:
+                return self._reply(exchange, 400, _error_body(
+                    INVALID_REQUEST, f"Bad Request: unknown Last-Event-ID {last_event_id}"))
+            return self._attach(session, exchange, log, parsed[1], resumed=True)
+        if not self.get_stream:
+            return self._reply(exchange, 405, None, {"Allow": "POST, DELETE"})
+        if session.standalone.attached:
+            return self._reply(exchange, 409, _error_body(
+                INVALID_REQUEST, "Conflict: only one GET stream per session is allowed"))
+        return self._attach(session, exchange, session.standalone, None, resumed=False)
+
+    def _attach(self, session: _LegacySession, exchange: HttpExchange, log: SseStreamLog, after: int | None,
+                *, resumed: bool) -> Verdict:
+        head = Headers({"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        exchange.open_sse(HttpResponse(200, head))
+        session.exchanges.add(exchange)
+        missed = log.attach(exchange.send_event, exchange.end, after=after)
+        exchange.on_client_close(log.detach)
+        if resumed:
+            session.note(f"resuming stream {log.number} after event {after}: replaying {len(missed)} event(s)",
+                         ("resumed",))
+        for event in missed:
+            self.sim.recorder.mark_next("replayed")
+            exchange.send_event(event)
+        if log.finished:
+            exchange.end()
+        elif log is session.standalone and (session.version or "") >= "2025-11-25":
+            log.append("", retry=self.sse_retry_ms)  # priming event: gives the client a cursor at once
+        return "accepted"
+
+    def _legacy_delete(self, exchange: HttpExchange, auth: AuthInfo | None) -> Verdict:
+        found = self._session_for(exchange, auth)
+        if isinstance(found, str):
+            return found
+        if not self.allow_delete:
+            return self._reply(exchange, 405, None, {"Allow": "GET, POST"})
+        found.end("the client sent DELETE")
+        return self._reply(exchange, 200, None)
+
+    # -- modern ------------------------------------------------------------------------------------
+    def _header_mismatch(self, headers: Headers, message: JSONRPCRequest | JSONRPCNotification) -> str | None:
+        version = headers.get(MCP_PROTOCOL_VERSION)
+        params = message.params or {}
+        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        if version is None:
+            return "the MCP-Protocol-Version header is required"
+        meta_version = meta.get(PROTOCOL_VERSION) if isinstance(meta, dict) else None
+        if meta_version is not None and meta_version != version:
+            return f"MCP-Protocol-Version is {version!r} but _meta says {meta_version!r}"
+        method = headers.get(MCP_METHOD)
+        if method is None:
+            return "the Mcp-Method header is required"
+        if method != message.method:
+            return f"Mcp-Method is {method!r} but the body's method is {message.method!r}"
+        field = NAMED_METHODS.get(message.method)
+        if field is not None:
+            name = headers.get(MCP_NAME)
+            if name is None:
+                return f"the Mcp-Name header is required for {message.method}"
+            if name != params.get(field):
+                return f"Mcp-Name is {name!r} but params.{field} is {params.get(field)!r}"
+        return None
+
+    async def _modern_post(self, exchange: HttpExchange, auth: AuthInfo | None) -> Verdict:
+        decoded = self._decode_post(exchange)
+        if isinstance(decoded, str):
+            return decoded
+        message = decoded
+        if not isinstance(message, (JSONRPCRequest, JSONRPCNotification)):
+            return self._reply(exchange, 400, _error_body(
+                INVALID_REQUEST, "2026-07-28: clients MUST NOT send JSON-RPC responses over HTTP"))
+        mismatch = self._header_mismatch(exchange.request.headers, message)
+        if mismatch is not None:
+            request_id = message.id if isinstance(message, JSONRPCRequest) else None
+            return self._reply(exchange, 400, _error_body(HEADER_MISMATCH, "Header mismatch", {"reason": mismatch},
+                                                          id=request_id))
+        version = exchange.request.headers.get(MCP_PROTOCOL_VERSION)
+        channel = None
+        if isinstance(message, JSONRPCRequest):
+            channel = _ResponseChannel(self, exchange, modern=True, mode=self.response_mode or "auto",
+                                       log=SseStreamLog(0, resumable=False), extra_headers={}, priming=False)
+        call = _ModernCall(self, exchange, message, auth, version, channel)
+        call.stream._tx.send_nowait(exchange.request.body)
+        if channel is None:
+            call.stream._tx.close()
+        self.calls.add(call)
+        call.scope = anyio.CancelScope()  # made before the task starts, so a cancel can never be missed
+        self.task_group.start_soon(self._run_call, call, name=f"{self.name} {message.method}")
+        if channel is None:
+            return self._reply(exchange, 202, None)
+        exchange.on_client_close(call.cancel)
+        return "accepted"
+
+    async def _run_call(self, call: _ModernCall) -> None:
+        assert call.scope is not None
+        try:
+            with call.scope:
+                try:
+                    await self.main(call.stream)
+                except Exception as exc:
+                    logger.exception("server program failed on %s", call.message)
+                    self._note(call.exchange, f"the server program raised {type(exc).__name__}: {exc}", ("error",))
+            if call.channel is not None and not call.cancelled:
+                call.channel.abandon()
+        finally:
+            self.calls.discard(call)
+
+    # -- the server's own life ----------------------------------------------------------------------
+    def expire_session(self, session_id: str, why: str = "the server expired it") -> None:
+        """End a legacy session from the server side; its next request gets ``404``."""
+        session = self.sessions.pop(session_id, None)
+        if session is not None:
+            session.end(why)
+            if session.scope is not None:
+                session.scope.cancel()
+
+    def crash(self) -> None:
+        """The server process dies and is restarted empty by its supervisor: every session, every
+        request in flight and every open stream is gone. Legacy clients get ``404`` next time and start
+        a new session; modern clients lose only what was in flight."""
+        self.sim.recorder.record_event(kind="transport", link=self.name, sender=self.participant,
+                                       receiver=self.participant, transport="http", marks=("crash",),
+                                       text=f"the {self.name} HTTP server crashed and restarted empty "
+                                            f"({len(self.sessions)} session(s), {len(self.calls)} call(s) lost)")
+        for session_id in list(self.sessions):
+            self.expire_session(session_id, "the server crashed")
+        for call in list(self.calls):
+            call.cancelled = True
+            call.exchange.abort()
+            if call.scope is not None:
+                call.scope.cancel()
+
+    async def aclose(self) -> None:
+        """Stop serving: end every session and cancel every call."""
+        for session_id in list(self.sessions):
+            self.expire_session(session_id, "the server shut down")
+        for call in list(self.calls):
+            call.cancelled = True
+            call.exchange.abort()
+            if call.scope is not None:
+                call.scope.cancel()
+
+

@@ -1,0 +1,156 @@
+"""Server-Sent Events, the streaming half of Streamable HTTP (course notebook 05).
+
+An SSE stream is a ``text/event-stream`` HTTP response that stays open. The server writes *events*,
+each a few ``field: value`` lines ended by a blank line::
+
+    id: 3-2
+    event: message
+    data: {"jsonrpc":"2.0","id":1,"result":{}}
+
+MCP puts one JSON-RPC message in each event's ``data``. The other fields matter for resumption
+(legacy Streamable HTTP, 2025-03-26 … 2025-11-25): ``id`` names the event so a client that lost the
+connection can reconnect with ``GET`` and ``Last-Event-ID: <id>`` and get the events it missed on that
+stream; ``retry`` tells the client how many milliseconds to wait before reconnecting. 2025-11-25 adds
+the *priming event*: an event with an ``id`` and empty ``data``, sent first so that the client has a
+cursor even before any message. The 2026-07-28 revision has no resumption at all: its events carry no
+``id``, and a broken stream loses its request.
+
+:class:`SseStreamLog` is the server's memory of one stream: the events written so far, whether the
+stream has finished, and which connection (if any) is currently reading it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["SseEvent", "SseStreamLog", "parse_event_id", "parse_sse"]
+
+
+@dataclass(frozen=True)
+class SseEvent:
+    """One SSE event. ``data`` is a JSON-RPC message's text (empty for a priming event)."""
+
+    data: str
+    id: str | None = None
+    event: str | None = "message"
+    retry: int | None = None
+
+    def encode(self) -> str:
+        """The event as it appears in the ``text/event-stream`` body (ending with a blank line)."""
+        lines: list[str] = []
+        if self.id is not None:
+            lines.append(f"id: {self.id}")
+        if self.event is not None:
+            lines.append(f"event: {self.event}")
+        if self.retry is not None:
+            lines.append(f"retry: {self.retry}")
+        lines.extend(f"data: {part}" for part in self.data.split("\n"))
+        return "\n".join(lines) + "\n\n"
+
+    def framing(self) -> dict[str, object]:
+        """The fields shown in the trace (``framing["sse"]``)."""
+        out: dict[str, object] = {}
+        if self.id is not None:
+            out["id"] = self.id
+        if self.event is not None:
+            out["event"] = self.event
+        if self.retry is not None:
+            out["retry"] = self.retry
+        return out
+
+
+def parse_sse(text: str) -> list[SseEvent]:
+    """Parse a ``text/event-stream`` body into events (the client side of :meth:`SseEvent.encode`)."""
+    events: list[SseEvent] = []
+    for block in text.split("\n\n"):
+        if not block.strip():
+            continue
+        fields: dict[str, str] = {}
+        data: list[str] = []
+        for line in block.split("\n"):
+            if line.startswith(":"):
+                continue  # a comment (keep-alive)
+            name, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if name == "data":
+                data.append(value)
+            else:
+                fields[name] = value
+        events.append(SseEvent("\n".join(data), fields.get("id"), fields.get("event"),
+                               int(fields["retry"]) if "retry" in fields else None))
+    return events
+
+
+def parse_event_id(event_id: str) -> tuple[int, int] | None:
+    """Split a simulator event id ``"<stream>-<n>"`` into its stream number and event number."""
+    stream, _, number = event_id.partition("-")
+    if not stream.isdigit() or not number.isdigit():
+        return None
+    return int(stream), int(number)
+
+
+Sink = Callable[[SseEvent], Any]
+
+
+class SseStreamLog:
+    """The server's record of one SSE stream of a legacy session (a POST's response stream or the
+    ``GET`` stream), so that a client that lost the connection can resume where it left off.
+
+    Event ids are ``"<stream number>-<event number>"``: unique within the session and telling the
+    server which stream to resume, as the spec asks ("a per-stream cursor"). A stream of the
+    2026-07-28 revision is not resumable: its events carry no id and are not kept.
+    """
+
+    def __init__(self, number: int, *, resumable: bool = True) -> None:
+        self.number = number
+        self.resumable = resumable
+        self.events: list[SseEvent] = []
+        self.count = 0
+        self.finished = False
+        self.delivered = 0
+        """How many events were handed to a reader (the standalone stream replays the rest)."""
+        self._sink: Sink | None = None
+        self._on_finish: Callable[[], None] | None = None
+
+    @property
+    def attached(self) -> bool:
+        return self._sink is not None
+
+    def next_id(self) -> str | None:
+        return f"{self.number}-{self.count + 1}" if self.resumable else None
+
+    def append(self, data: str, *, retry: int | None = None) -> SseEvent:
+        """Write an event: kept for replay, and delivered now if a reader is attached."""
+        self.count += 1
+        event = SseEvent(data, f"{self.number}-{self.count}" if self.resumable else None, "message", retry)
+        if self.resumable:
+            self.events.append(event)
+        if self._sink is not None:
+            self.delivered = self.count
+            self._sink(event)
+        return event
+
+    def attach(self, sink: Sink, on_finish: Callable[[], None], *, after: int | None = None) -> list[SseEvent]:
+        """A reader (re)connects. Returns the events it missed — after event number ``after``, or the
+        never-delivered ones when ``after`` is ``None`` — for the caller to replay before new ones."""
+        start = self.delivered if after is None else after
+        missed = [e for e in self.events if (parse_event_id(e.id or "") or (0, 0))[1] > start]
+        self._sink = sink
+        self._on_finish = on_finish
+        self.delivered = self.count
+        return missed
+
+    def detach(self) -> None:
+        """The reader went away (a cut connection). Legacy: not a cancellation; events keep being kept."""
+        self._sink = None
+        self._on_finish = None
+
+    def finish(self) -> None:
+        """The server closes the stream (after the response, for a POST's stream)."""
+        self.finished = True
+        if self._on_finish is not None:
+            on_finish = self._on_finish
+            self.detach()
+            on_finish()

@@ -1,0 +1,62 @@
+"""Same seed, same story — byte for byte, faults included; another seed, another story."""
+
+from __future__ import annotations
+
+import json
+
+import anyio
+from test_transport_peers import AnsweringServer, MiniClient, modern_params
+
+from mcp_sim.sim.world import Simulation
+from mcp_sim.transports import Faults, Latency, MessageStream, SimulatedHttpServer, TransportClosed, open_link
+
+FAULTS = Faults(latency=Latency.exponential(0.02), drop=0.1, duplicate=0.1, reorder=0.1, corrupt=0.05)
+
+
+def scenario(seed: int) -> str:
+    sim = Simulation(seed)
+    peer = AnsweringServer()
+
+    async def calls(client: MiniClient, legacy: bool) -> None:
+        for n in range(12):
+            params = {"n": n} if legacy else modern_params({"n": n})
+            try:
+                await client.request("progress" if n % 4 == 0 else "tools/list",
+                                     {**params, "steps": 2} if n % 4 == 0 else params, timeout=1.0)
+            except (TimeoutError, TransportClosed):
+                pass
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            server = SimulatedHttpServer(sim, tg, "shared", peer, sse_retry_ms=100)
+            streams: list[MessageStream] = [
+                await open_link(sim, tg, "mem", peer, faults=FAULTS),
+                await open_link(sim, tg, "pipe", peer, transport="stdio", faults=FAULTS),
+                await open_link(sim, tg, "modern", None, transport="http", http_server=server, faults=FAULTS),
+                await open_link(sim, tg, "legacy", None, transport="http", http_server=server,
+                                faults=Faults(latency=0.01, cut_sse_at=4), revision=None),
+            ]
+            clients = [MiniClient(sim, s, tg) for s in streams]
+            await clients[3].initialize("2025-11-25")
+            async with anyio.create_task_group() as group:
+                for index, client in enumerate(clients):
+                    group.start_soon(calls, client, index == 3)
+            for stream in streams:
+                await stream.aclose()
+            await server.aclose()
+
+    sim.run(main)
+    return json.dumps([e.to_json() for e in sim.recorder], ensure_ascii=False, sort_keys=True)
+
+
+def test_same_seed_gives_the_same_trace_byte_for_byte() -> None:
+    first, second = scenario(2026), scenario(2026)
+    assert first == second
+    trace = json.loads(first)
+    marks = {m for e in trace for m in e.get("marks", [])}
+    assert {"dropped", "duplicate", "corrupted", "reordered", "timeout", "cut"} <= marks
+    assert {e["transport"] for e in trace} >= {"memory", "stdio", "http"}
+
+
+def test_a_different_seed_gives_a_different_trace() -> None:
+    assert scenario(2026) != scenario(2027)
