@@ -1,0 +1,347 @@
+"""``mcp-sim serve`` and ``mcp-sim connect``: the simulator on a real wire (course notebook 05).
+
+``mcp-sim serve SERVER`` runs a simulated server as a real MCP server any client can use — Claude
+Desktop, the MCP Inspector, the official SDKs::
+
+    mcp-sim serve weather                              # stdio: the client starts this command
+    mcp-sim serve weather --transport http --port 8000 # Streamable HTTP on 127.0.0.1:8000/mcp
+    mcp-sim serve my_module:build --revision 2026-07-28
+
+``SERVER`` is a ready-made scenario (``weather``, ``notes``, ``issues``, ``finance``) or
+``module:attribute`` naming a ``Server`` or a zero-argument function that returns one. The server
+speaks both eras unless ``--revision`` pins one. On stdio, stdout carries protocol messages only:
+logs go to stderr, and even a stray ``print`` is diverted there. The process exits with code 0
+when its stdin closes.
+
+``mcp-sim connect -- CMD ARG...`` (or ``--url URL``) drives a real server with the simulated client,
+prints what it offers and what the calls returned, and saves the real traffic as a trace::
+
+    mcp-sim connect --trace weather.jsonl -- mcp-sim serve weather
+    mcp-sim connect --era legacy --call add --args '{"a": 1, "b": 2}' -- python server.py
+    mcp-sim connect --url http://127.0.0.1:8000/mcp
+
+These functions are the only ones in the bridge that print to stdout, and never while serving stdio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+
+from mcp_sim.bridge.recording import WallClockRecorder
+from mcp_sim.protocol.errors import McpError
+from mcp_sim.protocol.revisions import REVISIONS
+from mcp_sim.trace.recorder import Recorder
+
+logger = logging.getLogger("mcp_sim.bridge")
+
+SCENARIO_NAMES = ("weather", "notes", "issues", "finance")
+
+
+class ServerSpecError(ValueError):
+    """A ``SERVER`` argument that names nothing servable."""
+
+
+def load_server(spec: str) -> Any:
+    """Resolve ``SERVER``: a scenario name (its module's ``build()``) or ``module:attribute`` (a Server
+    or a zero-argument factory). Returns the simulator's ``Server`` object."""
+    from mcp_sim.roles.server import Server
+
+    if ":" in spec:
+        module_name, _, attr = spec.partition(":")
+        try:
+            obj: Any = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError) as exc:
+            raise ServerSpecError(f"cannot load {spec!r}: {exc}") from exc
+    else:
+        try:
+            module = importlib.import_module(f"mcp_sim.scenarios.{spec}")
+        except ImportError as exc:
+            raise ServerSpecError(f"{spec!r} is not a ready-made server ({', '.join(SCENARIO_NAMES)}) and not "
+                                  f"module:attribute ({exc})") from exc
+        obj = getattr(module, "build", None)
+        if obj is None:
+            raise ServerSpecError(f"mcp_sim.scenarios.{spec} has no build() function")
+    if callable(obj) and not isinstance(obj, Server):
+        obj = obj()
+    if not isinstance(obj, Server):
+        server = getattr(obj, "server", None)
+        if isinstance(server, Server):
+            obj = server
+    if not isinstance(obj, Server):
+        raise ServerSpecError(f"{spec!r} gave {type(obj).__name__}, not an mcp_sim Server")
+    return obj
+
+
+def _setup_logging(level: str) -> None:
+    logging.basicConfig(stream=sys.stderr, level=getattr(logging, level.upper(), logging.INFO),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def _save_trace(recorder: Recorder, path: str | None) -> None:
+    if not path:
+        return
+    from mcp_sim.trace.jsonl import dumps_jsonl
+
+    with open(path, "w", encoding="utf-8", newline="\n") as out:
+        out.write(dumps_jsonl(recorder.events))
+
+
+# --- serve ---------------------------------------------------------------------------------------------
+
+def serve_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mcp-sim serve", description="Serve a simulated MCP server on a real "
+                                     "wire (stdio or Streamable HTTP on 127.0.0.1).")
+    parser.add_argument("server", help=f"a ready-made server ({', '.join(SCENARIO_NAMES)}) or module:attribute")
+    parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="loopback address to bind (HTTP only)")
+    parser.add_argument("--port", type=int, default=8000, help="TCP port (HTTP only; 0 = any free port)")
+    parser.add_argument("--path", default="/mcp", help="the MCP endpoint's path (HTTP only)")
+    parser.add_argument("--revision", choices=sorted(REVISIONS), help="speak only this revision "
+                        "(default: both eras, 2025-06-18/2025-11-25 via initialize and 2026-07-28)")
+    parser.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
+                        help="a browser Origin to accept besides loopback ones (HTTP only)")
+    parser.add_argument("--trace", metavar="FILE.jsonl", help="save the traffic as a JSON Lines trace on exit")
+    parser.add_argument("--log-level", default="warning", help="stderr log level (default: warning)")
+    return parser
+
+
+def serve_command(argv: Sequence[str]) -> int:
+    """``mcp-sim serve``: returns the exit code (0 when the client closed stdin or on Ctrl-C)."""
+    args = serve_parser().parse_args(list(argv))
+    _setup_logging(args.log_level)
+    try:
+        server = load_server(args.server)
+    except ServerSpecError as exc:
+        print(f"mcp-sim serve: {exc}", file=sys.stderr)
+        return 2
+    if args.revision is not None:
+        server.supported_versions = (args.revision,)
+    recorder = WallClockRecorder()
+    try:
+        if args.transport == "stdio":
+            return _serve_stdio(server, recorder, args.trace)
+        return _serve_http(server, recorder, args)
+    except KeyboardInterrupt:
+        _save_trace(recorder, args.trace)
+        return 0
+
+
+def _serve_stdio(server: Any, recorder: Recorder, trace: str | None) -> int:
+    from mcp_sim.bridge.stdio import StdioServerStream, claim_stdout
+    from mcp_sim.roles.server_session import serve
+    from mcp_sim.transports.base import LinkInfo
+
+    info = LinkInfo(name=server.name, transport="stdio", client=f"client/{server.name}",
+                    server=f"server/{server.name}")
+    logger.info("serving %s over stdio (versions %s)", server.name, ", ".join(server.supported_versions))
+    with claim_stdout() as wire:
+        stream = StdioServerStream(info, recorder=recorder, stdin=sys.stdin.buffer, stdout=wire)
+
+        async def main() -> None:
+            await serve(server, stream)
+
+        try:
+            anyio.run(main)
+        finally:
+            _save_trace(recorder, trace)
+    logger.info("stdin closed: %s shuts down", server.name)
+    return 0
+
+
+def _serve_http(server: Any, recorder: Recorder, args: argparse.Namespace) -> int:
+    from mcp_sim.bridge.http_server import check_loopback, serve_http
+
+    try:
+        check_loopback(args.host)
+    except ValueError as exc:
+        print(f"mcp-sim serve: {exc}", file=sys.stderr)
+        return 2
+
+    serving = False
+
+    def stop(_signum: int, _frame: Any) -> None:
+        # SIGTERM, like Ctrl-C, is a normal way to stop a server (exit code 0). While it serves,
+        # uvicorn handles the signal itself and re-raises it once shut down: nothing left to do then.
+        if not serving:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+
+    async def main() -> None:
+        async with serve_http(server, host=args.host, port=args.port, path=args.path, recorder=recorder,
+                              revision=args.revision, allowed_origins=tuple(args.allow_origin)) as handle:
+            # Not the protocol (that is on the socket): tell the user, and a test, where to connect.
+            nonlocal serving
+            serving = True
+            print(f"mcp-sim: serving {server.name} on {handle.url}", flush=True)
+            await handle.stopped.wait()
+
+    try:
+        anyio.run(main)
+    finally:
+        _save_trace(recorder, args.trace)
+    return 0
+
+
+# --- connect -------------------------------------------------------------------------------------------
+
+def connect_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mcp-sim connect", usage="mcp-sim connect [options] (--url URL | -- CMD ARG...)",
+        description="Drive a real MCP server with the simulated client: list what it offers, call it, and "
+                    "save the real traffic as a trace.")
+    parser.add_argument("--url", help="a Streamable HTTP endpoint instead of a command")
+    parser.add_argument("--era", choices=("auto", "legacy", "modern"), default="auto")
+    parser.add_argument("--trace", metavar="FILE.jsonl", help="save the real traffic as a JSON Lines trace")
+    parser.add_argument("--call", action="append", default=[], metavar="TOOL", help="call a tool (repeatable)")
+    parser.add_argument("--args", action="append", default=[], metavar="JSON",
+                        help="arguments of the matching --call (a JSON object)")
+    parser.add_argument("--read", action="append", default=[], metavar="URI", help="read a resource")
+    parser.add_argument("--prompt", action="append", default=[], metavar="NAME", help="get a prompt")
+    parser.add_argument("--prompt-args", action="append", default=[], metavar="JSON",
+                        help="arguments of the matching --prompt")
+    parser.add_argument("--elicit", metavar="JSON", help="the content to accept elicitations with "
+                        "(default: a placeholder value per requested field)")
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per request")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument("--log-level", default="warning")
+    return parser
+
+
+def _json_arg(text: str | None, what: str) -> dict[str, Any]:
+    if not text:
+        return {}
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} must be a JSON object, got {text!r}")
+    return value
+
+
+def _first_line(text: Any) -> str:
+    return text.strip().splitlines()[0] if isinstance(text, str) and text.strip() else ""
+
+
+def _content_text(result: dict[str, Any]) -> str:
+    parts = []
+    for block in result.get("content") or result.get("contents") or result.get("messages") or []:
+        if isinstance(block, dict):
+            nested = block.get("content")
+            inner: dict[str, Any] = nested if isinstance(nested, dict) else block
+            parts.append(str(inner.get("text", inner.get("uri", inner.get("type", "")))))
+    return " | ".join(parts)
+
+
+async def run_connect(command: Sequence[str] | str, args: argparse.Namespace,
+                      recorder: Recorder) -> dict[str, Any]:
+    """Connect, list, call; return the summary (what the command prints)."""
+    from mcp_sim.bridge.real import accept_elicitation, connect_real
+
+    elicit = _json_arg(args.elicit, "--elicit") if args.elicit else None
+    summary: dict[str, Any] = {"calls": []}
+    async with connect_real(command, era=args.era, recorder=recorder, timeout=args.timeout,
+                            callbacks=accept_elicitation(elicit)) as session:
+        client = session.client
+        caps = client.server_capabilities or {}
+        summary.update(server=client.server_info, era=client.era, protocol_version=client.protocol_version,
+                       capabilities=caps, instructions=client.instructions)
+        summary["tools"] = await client.list_all_tools() if "tools" in caps else []
+        summary["resources"] = (await client.list_resources()).get("resources", []) if "resources" in caps else []
+        summary["resource_templates"] = (await client.list_resource_templates()).get("resourceTemplates", []) \
+            if "resources" in caps else []
+        summary["prompts"] = (await client.list_prompts()).get("prompts", []) if "prompts" in caps else []
+        for i, tool in enumerate(args.call):
+            arguments = _json_arg(args.args[i] if i < len(args.args) else None, "--args")
+            try:
+                result = await client.call_tool(tool, arguments)
+                summary["calls"].append({"tool": tool, "arguments": arguments, "result": result})
+            except McpError as exc:
+                summary["calls"].append({"tool": tool, "arguments": arguments,
+                                         "error": {"code": exc.code, "message": exc.message}})
+        for uri in args.read:
+            try:
+                summary["calls"].append({"read": uri, "result": await client.read_resource(uri)})
+            except McpError as exc:
+                summary["calls"].append({"read": uri, "error": {"code": exc.code, "message": exc.message}})
+        for i, prompt in enumerate(args.prompt):
+            arguments = _json_arg(args.prompt_args[i] if i < len(args.prompt_args) else None, "--prompt-args")
+            try:
+                result = await client.get_prompt(prompt, arguments)
+                summary["calls"].append({"prompt": prompt, "arguments": arguments, "result": result})
+            except McpError as exc:
+                summary["calls"].append({"prompt": prompt, "error": {"code": exc.code, "message": exc.message}})
+    return summary
+
+
+def format_summary(summary: dict[str, Any], recorder: Recorder) -> str:
+    """The readable report ``mcp-sim connect`` prints."""
+    info = summary.get("server") or {}
+    lines = [f"server   {info.get('name', '?')} {info.get('version', '')}".rstrip(),
+             f"era      {summary.get('era')} (protocol {summary.get('protocol_version')})",
+             f"offers   {', '.join(sorted(summary.get('capabilities') or {})) or 'nothing'}"]
+    if summary.get("instructions"):
+        lines.append(f"note     {_first_line(summary['instructions'])}")
+    for title, key, name_key in (("tools", "tools", "name"), ("resources", "resources", "uri"),
+                                 ("templates", "resource_templates", "uriTemplate"), ("prompts", "prompts", "name")):
+        items = summary.get(key) or []
+        lines.append(f"\n{title} ({len(items)})")
+        for item in items:
+            lines.append(f"  {item.get(name_key, '?'):<28} {_first_line(item.get('description'))}".rstrip())
+    if summary["calls"]:
+        lines.append("\ncalls")
+    for call in summary["calls"]:
+        label = (f"tools/call {call['tool']} {json.dumps(call.get('arguments') or {})}" if "tool" in call
+                 else f"resources/read {call['read']}" if "read" in call else f"prompts/get {call['prompt']}")
+        if "error" in call:
+            lines.append(f"  {label}\n    → error {call['error']['code']}: {call['error']['message']}")
+        else:
+            result = call["result"]
+            flag = " (isError)" if result.get("isError") else ""
+            lines.append(f"  {label}\n    → {_content_text(result)}{flag}")
+    frames = sum(1 for e in recorder.events if e.message is not None)
+    lines.append(f"\n{frames} JSON-RPC frames recorded over the real wire")
+    return "\n".join(lines)
+
+
+def connect_command(argv: Sequence[str]) -> int:
+    """``mcp-sim connect``: returns 0 on success, 1 if the server could not be driven, 2 on bad usage."""
+    argv = list(argv)
+    command: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, command = argv[:cut], argv[cut + 1:]
+    parser = connect_parser()
+    args = parser.parse_args(argv)
+    _setup_logging(args.log_level)
+    if bool(command) == bool(args.url):
+        parser.print_usage(sys.stderr)
+        print("mcp-sim connect: give either --url URL or -- CMD ARG...", file=sys.stderr)
+        return 2
+    recorder = WallClockRecorder()
+    target: Sequence[str] | str = args.url or command
+    try:
+        summary = anyio.run(run_connect, target, args, recorder)
+    except (McpError, OSError, ValueError, TimeoutError) as exc:
+        print(f"mcp-sim connect: {type(exc).__name__}: {exc}", file=sys.stderr)
+        _save_trace(recorder, args.trace)
+        return 1
+    except BaseExceptionGroup as group:
+        print(f"mcp-sim connect: {group!r}", file=sys.stderr)
+        _save_trace(recorder, args.trace)
+        return 1
+    _save_trace(recorder, args.trace)
+    if args.json:
+        print(json.dumps(summary, indent=2, ensure_ascii=False, default=str))
+    else:
+        print(format_summary(summary, recorder))
+        if args.trace:
+            print(f"trace saved to {args.trace}")
+    return 0

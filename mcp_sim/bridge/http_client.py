@@ -1,0 +1,259 @@
+"""The client's end of real Streamable HTTP, over httpx (course notebook 05).
+
+:func:`open_http` yields an :class:`HttpClientStream`, a :class:`~mcp_sim.transports.base.MessageStream`
+the simulator's :class:`~mcp_sim.roles.client.Client` uses unchanged. Each message it is given
+becomes one POST; whatever comes back — a JSON body, or an SSE stream of notifications and requests
+ending with the response — is read by a task of the stream's own task group and queued for
+:meth:`~HttpClientStream.receive`. The headers follow the era of each message:
+
+* a modern request (its ``params._meta`` names 2026-07-28) carries ``MCP-Protocol-Version``,
+  ``Mcp-Method`` and, for ``tools/call``/``prompts/get``/``resources/read``, ``Mcp-Name``;
+* in a legacy session, the ``Mcp-Session-Id`` the server returned with ``InitializeResult`` and the
+  negotiated ``MCP-Protocol-Version`` go on every later POST; after ``notifications/initialized``
+  a GET stream is opened for server messages unrelated to any request, and leaving the block ends
+  the session with DELETE.
+
+An HTTP error whose body is not a JSON-RPC message is turned into an error response for the request
+that caused it, so the session always gets an answer. A ``404`` for a known session raises
+:class:`~mcp_sim.transports.base.SessionExpired` from ``receive``: the client must initialize again.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import anyio.abc
+import httpx
+
+from mcp_sim.bridge import http_rules as H
+from mcp_sim.bridge.recording import WallClockRecorder, stamp
+from mcp_sim.bridge.sse import SSEParser
+from mcp_sim.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND
+from mcp_sim.trace.recorder import Recorder
+from mcp_sim.transports.base import AuthInfo, LinkInfo, SessionExpired, TransportClosed
+from mcp_sim.wire.jsonrpc import (
+    Batch,
+    InvalidMessage,
+    JSONRPCErrorResponse,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResultResponse,
+    RequestId,
+    decode,
+    encode,
+    error_object,
+)
+
+logger = logging.getLogger(__name__)
+
+_STATUS_CODES = {404: METHOD_NOT_FOUND, 400: INVALID_REQUEST, 405: METHOD_NOT_FOUND}
+
+Received = JSONRPCMessage | InvalidMessage | SessionExpired
+
+
+class HttpClientStream:
+    """A client's end of a Streamable HTTP link to ``url``."""
+
+    def __init__(self, url: str, info: LinkInfo, http: httpx.AsyncClient, task_group: anyio.abc.TaskGroup,
+                 recorder: Recorder, headers: Mapping[str, str] | None = None) -> None:
+        self.url = url
+        self.info = info
+        self.revision: str | None = None
+        self.auth: AuthInfo | None = None
+        self.recorder = recorder
+        self.session_id: str | None = None
+        self.negotiated_version: str | None = None
+        """The legacy version from ``InitializeResult`` (sent as ``MCP-Protocol-Version``)."""
+        self._http = http
+        self._tg = task_group
+        self._headers = dict(headers or {})
+        self._inbox_send, self._inbox = anyio.create_memory_object_stream[Received](math.inf)
+        self._initialize_ids: set[RequestId] = set()
+        self._get_stream_started = False
+        self._closed = False
+
+    # -- sending ---------------------------------------------------------------------------------
+    def headers_for(self, message: JSONRPCMessage) -> dict[str, str]:
+        """The HTTP headers of the POST that carries ``message``."""
+        headers = {"Accept": f"{H.JSON}, {H.EVENT_STREAM}", "Content-Type": H.JSON, **self._headers}
+        version = H.message_version(message)
+        if isinstance(message, (JSONRPCRequest, JSONRPCNotification)) and H.is_modern_version(version):
+            assert version is not None
+            headers.update(H.modern_request_headers(message, version))
+            return headers
+        if self.session_id is not None:
+            headers[H.SESSION_ID_HEADER] = self.session_id
+        legacy_version = self.negotiated_version or (self.revision if not H.is_modern_version(self.revision) else None)
+        if legacy_version is not None and not (isinstance(message, JSONRPCRequest) and message.method == "initialize"):
+            headers[H.PROTOCOL_VERSION_HEADER] = legacy_version
+        return headers
+
+    async def send(self, message: JSONRPCMessage, *, related_request_id: RequestId | None = None) -> None:
+        if self._closed:
+            raise TransportClosed(f"the HTTP link to {self.info.name} is closed")
+        if isinstance(message, JSONRPCRequest) and message.method == "initialize":
+            self._initialize_ids.add(message.id)
+            self.session_id = None  # a new handshake starts a new session
+            self.negotiated_version = None
+        headers = self.headers_for(message)
+        text = encode(message)
+        self.recorder.record_message(
+            link=self.info.name, sender=self.info.client, receiver=self.info.server, raw=text, transport="http",
+            revision=self.revision,
+            framing={"http": {"request": {"method": "POST", "url": self.url, "headers": headers}}},
+            t_ms=stamp(self.recorder))
+        self._tg.start_soon(self._post, message, text, headers)
+        if isinstance(message, JSONRPCNotification) and message.method == "notifications/initialized" \
+                and not self._get_stream_started:
+            self._get_stream_started = True
+            self._tg.start_soon(self._listen)
+
+    # -- receiving -------------------------------------------------------------------------------
+    def _record_in(self, raw: str, status: int, content_type: str, sse: bool = False) -> None:
+        framing: dict[str, Any] = {"http": {"response": {"status": status, "content_type": content_type}}}
+        if self.session_id is not None:
+            framing["http"]["response"]["session"] = self.session_id[:8] + "…"
+        if sse:
+            framing["http"]["sse"] = {"event": "message"}
+        self.recorder.record_message(link=self.info.name, sender=self.info.server, receiver=self.info.client,
+                                     raw=raw, transport="http", revision=self.revision, framing=framing,
+                                     t_ms=stamp(self.recorder))
+
+    async def _deliver(self, raw: str, request: JSONRPCMessage | None) -> None:
+        decoded = decode(raw)
+        if isinstance(decoded, Batch):
+            decoded = InvalidMessage(raw, JSONRPCErrorResponse(None, error_object(INVALID_REQUEST)),
+                                     "a batch in a response body", False)
+        if isinstance(decoded, JSONRPCErrorResponse) and decoded.id is None and isinstance(request, JSONRPCRequest):
+            # An HTTP-level rejection (bad header, bad session …) names no id: it answers our POST.
+            decoded = JSONRPCErrorResponse(request.id, decoded.error)
+        if isinstance(decoded, JSONRPCResultResponse) and decoded.id in self._initialize_ids:
+            version = decoded.result.get("protocolVersion")
+            self.negotiated_version = version if isinstance(version, str) else None
+        await self._inbox_send.send(decoded)
+
+    async def _post(self, message: JSONRPCMessage, text: str, headers: dict[str, str]) -> None:
+        request = message if isinstance(message, JSONRPCRequest) else None
+        try:
+            async with self._http.stream("POST", self.url, content=text.encode(), headers=headers) as response:
+                if isinstance(message, JSONRPCRequest) and message.id in self._initialize_ids:
+                    session = response.headers.get(H.SESSION_ID_HEADER)
+                    if session:
+                        self.session_id = session
+                await self._read_response(response, request, sent_session=headers.get(H.SESSION_ID_HEADER))
+        except httpx.HTTPError as exc:
+            logger.warning("POST to %s failed: %s", self.url, exc)
+            if request is not None:
+                await self._fail(request, INTERNAL_ERROR, f"HTTP transport error: {exc}")
+
+    async def _fail(self, request: JSONRPCRequest, code: int, text: str) -> None:
+        await self._inbox_send.send(JSONRPCErrorResponse(request.id, error_object(code, text)))
+
+    async def _read_response(self, response: httpx.Response, request: JSONRPCRequest | None,
+                             sent_session: str | None) -> None:
+        status = response.status_code
+        content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        if status == 202:
+            self.recorder.record_event(kind="transport", link=self.info.name, sender=self.info.server,
+                                       receiver=self.info.client, text="202 Accepted", transport="http",
+                                       framing={"http": {"response": {"status": 202}}})
+            return
+        if content_type == H.EVENT_STREAM and status == 200:
+            parser = SSEParser()
+            async for line in response.aiter_lines():
+                event = parser.feed_line(line.rstrip("\r"))
+                if event is not None and event.event == "message" and event.data.strip():
+                    self._record_in(event.data, status, content_type, sse=True)
+                    await self._deliver(event.data, request)
+            return
+        body = (await response.aread()).decode("utf-8", errors="replace")
+        if status == 404 and sent_session is not None:
+            self._record_in(body, status, content_type)
+            self.session_id = None
+            await self._inbox_send.send(SessionExpired(
+                f"{self.info.name} answered 404 for session {sent_session[:8]}…: the session is gone; "
+                "initialize again"))
+            return
+        if content_type == H.JSON and body.strip():
+            self._record_in(body, status, content_type)
+            await self._deliver(body, request)
+            return
+        self.recorder.record_event(kind="transport", link=self.info.name, sender=self.info.server,
+                                   receiver=self.info.client, text=f"HTTP {status} {body[:200]}".strip(),
+                                   transport="http", framing={"http": {"response": {"status": status}}})
+        if request is not None:
+            code = _STATUS_CODES.get(status, INTERNAL_ERROR)
+            await self._fail(request, code, f"HTTP {status}: {body[:200] or response.reason_phrase}")
+
+    async def _listen(self) -> None:
+        """The legacy GET stream: server messages that belong to no request."""
+        if self.session_id is None:
+            return
+        headers = {"Accept": H.EVENT_STREAM, H.SESSION_ID_HEADER: self.session_id, **self._headers}
+        if self.negotiated_version:
+            headers[H.PROTOCOL_VERSION_HEADER] = self.negotiated_version
+        try:
+            async with self._http.stream("GET", self.url, headers=headers,
+                                         timeout=httpx.Timeout(10, read=None)) as response:
+                if response.status_code != 200:
+                    return  # 405: this server offers no GET stream, which is allowed
+                parser = SSEParser()
+                async for line in response.aiter_lines():
+                    event = parser.feed_line(line.rstrip("\r"))
+                    if event is not None and event.event == "message" and event.data.strip():
+                        self._record_in(event.data, 200, H.EVENT_STREAM, sse=True)
+                        await self._deliver(event.data, None)
+        except httpx.HTTPError as exc:
+            logger.info("the GET stream ended: %s", exc)
+
+    async def receive(self) -> JSONRPCMessage | InvalidMessage:
+        try:
+            item = await self._inbox.receive()
+        except anyio.ClosedResourceError:
+            raise anyio.EndOfStream from None
+        if isinstance(item, SessionExpired):
+            raise item
+        return item
+
+    async def aclose(self) -> None:
+        """End the link; a legacy session is ended with DELETE, as the spec asks."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.session_id is not None:
+            with anyio.move_on_after(2, shield=True):
+                try:
+                    response = await self._http.delete(self.url, headers={H.SESSION_ID_HEADER: self.session_id,
+                                                                          **self._headers})
+                    self.recorder.record_event(kind="transport", link=self.info.name, sender=self.info.client,
+                                               receiver=self.info.server,
+                                               text=f"DELETE session {self.session_id[:8]}… → {response.status_code}",
+                                               transport="http")
+                except httpx.HTTPError:
+                    pass
+        self._inbox_send.close()
+
+
+@asynccontextmanager
+async def open_http(url: str, *, name: str | None = None, recorder: Recorder | None = None,
+                    headers: Mapping[str, str] | None = None,
+                    timeout: float = 30.0) -> AsyncIterator[HttpClientStream]:
+    """Open a client link to the Streamable HTTP endpoint at ``url`` for the duration of the block."""
+    name = name or httpx.URL(url).host or "server"
+    recorder = recorder if recorder is not None else WallClockRecorder()
+    info = LinkInfo(name=name, transport="http", client=f"client/{name}", server=f"server/{name}")
+    async with httpx.AsyncClient(timeout=httpx.Timeout(timeout)) as http, anyio.create_task_group() as tg:
+        stream = HttpClientStream(url, info, http, tg, recorder, headers)
+        recorder.record_event(kind="transport", link=name, sender=info.client, receiver=info.server,
+                              text=f"HTTP client for {url}", transport="http")
+        try:
+            yield stream
+        finally:
+            await stream.aclose()
+            tg.cancel_scope.cancel()

@@ -1,0 +1,572 @@
+"""A real Streamable HTTP endpoint on 127.0.0.1, for both eras (course notebook 05).
+
+:class:`StreamableHTTPEndpoint` is an ASGI application (served by uvicorn through
+:func:`serve_http`) that turns HTTP exchanges into :class:`~mcp_sim.transports.base.MessageStream`
+messages and hands them to the simulator's server session, ``serve(server, stream)``:
+
+* **legacy** (≤ 2025-11-25) — a POSTed ``initialize`` opens a *session*: one long-lived stream and
+  one ``serve`` task, named by the ``Mcp-Session-Id`` header the client repeats on every later
+  POST. Each POSTed request waits for its response on its own channel; a message the server sends
+  while handling it (progress, a log, an ``elicitation/create`` request) makes that POST's answer an
+  SSE stream, otherwise the answer is plain JSON. Server messages unrelated to any request go to
+  the session's GET stream. DELETE ends the session; a session id we do not know gets ``404``.
+* **modern** (2026-07-28) — every POST stands alone: its headers are checked against its body
+  (``-32020`` on mismatch), a fresh one-request stream is served, and the answer's status follows
+  the error code (``-32601`` → 404, invalid params / missing capability / unsupported version →
+  400). GET and DELETE get ``405``.
+
+For both: a browser ``Origin`` other than a loopback one gets ``403`` (the DNS-rebinding defence),
+and the endpoint only ever binds to a loopback address.
+
+Which era a POST belongs to is read from it: a session id or an ``initialize`` body means legacy;
+anything else is treated as modern (its header checks then say what is missing). Every frame is
+recorded as it is read or written, so a real HTTP session shows in the trace player like a
+simulated one.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import secrets
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import anyio.abc
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from starlette.applications import Starlette
+from starlette.datastructures import Headers
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from mcp_sim.bridge import http_rules as H
+from mcp_sim.bridge.recording import WallClockRecorder, stamp
+from mcp_sim.bridge.sse import format_event
+from mcp_sim.protocol.errors import INVALID_REQUEST
+from mcp_sim.protocol.revisions import REVISIONS
+from mcp_sim.trace.recorder import Recorder
+from mcp_sim.transports.base import AuthInfo, LinkInfo, TransportClosed
+from mcp_sim.wire.jsonrpc import (
+    Batch,
+    InvalidMessage,
+    JSONRPCErrorResponse,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResultResponse,
+    RequestId,
+    decode,
+    encode,
+    error_object,
+)
+
+logger = logging.getLogger(__name__)
+
+ServeFunction = Callable[[Any, Any], Awaitable[None]]
+"""``serve(server, stream)``: runs a server session over one stream until the stream ends."""
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def _default_serve() -> ServeFunction:
+    from mcp_sim.roles.server_session import serve
+
+    return serve  # type: ignore[return-value]
+
+
+def _mcp_headers(headers: Headers) -> dict[str, str]:
+    """The request headers worth showing in a trace (no cookies or tokens)."""
+    keep = ("content-type", "accept", "origin", "mcp-protocol-version", "mcp-session-id", "mcp-method",
+            "mcp-name", "last-event-id")
+    return {k: v for k, v in headers.items() if k.lower() in keep}
+
+
+class HttpServerStream:
+    """The server's end of one HTTP conversation: a legacy session, or one modern POST.
+
+    Messages the client POSTs arrive through :meth:`deliver`; messages the server sends are routed
+    to the channel of the request they answer or belong to (``related_request_id``), or else to the
+    session's standalone GET stream."""
+
+    def __init__(self, info: LinkInfo, *, session_id: str | None = None, revision: str | None = None,
+                 auth: AuthInfo | None = None) -> None:
+        self.info = info
+        self.session_id = session_id
+        self.revision = revision
+        self.auth = auth
+        self._inbox_send, self._inbox = anyio.create_memory_object_stream[JSONRPCMessage | InvalidMessage](math.inf)
+        self._exchanges: dict[RequestId, MemoryObjectSendStream[JSONRPCMessage]] = {}
+        self.standalone_send, self.standalone = anyio.create_memory_object_stream[JSONRPCMessage](100)
+        self.get_stream_open = False
+        self.closed = anyio.Event()
+
+    # -- the HTTP side ---------------------------------------------------------------------------
+    def open_exchange(self, request_id: RequestId) -> MemoryObjectReceiveStream[JSONRPCMessage]:
+        """A channel for everything the server sends about request ``request_id``."""
+        send, receive = anyio.create_memory_object_stream[JSONRPCMessage](math.inf)
+        self._exchanges[request_id] = send
+        return receive
+
+    def close_exchange(self, request_id: RequestId) -> None:
+        channel = self._exchanges.pop(request_id, None)
+        if channel is not None:
+            channel.close()
+
+    async def deliver(self, message: JSONRPCMessage | InvalidMessage) -> None:
+        await self._inbox_send.send(message)
+
+    def end_input(self) -> None:
+        """No more client messages: the session's ``receive`` reaches end-of-stream."""
+        self._inbox_send.close()
+
+    # -- the session side (MessageStream) --------------------------------------------------------
+    async def send(self, message: JSONRPCMessage, *, related_request_id: RequestId | None = None) -> None:
+        if self.closed.is_set():
+            raise TransportClosed("the HTTP session is closed")
+        target: MemoryObjectSendStream[JSONRPCMessage] | None = None
+        if isinstance(message, (JSONRPCResultResponse, JSONRPCErrorResponse)) and message.id is not None:
+            target = self._exchanges.get(message.id)
+        elif related_request_id is not None:
+            target = self._exchanges.get(related_request_id)
+        if target is not None:
+            try:
+                target.send_nowait(message)
+                return
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass
+        if self.session_id is None:
+            logger.warning("dropped %s: a 2026-07-28 POST has no stream for it", encode(message)[:200])
+            return
+        try:
+            self.standalone_send.send_nowait(message)
+        except anyio.WouldBlock:
+            logger.warning("dropped a message for the GET stream of session %s: nobody is listening",
+                           self.session_id)
+
+    async def receive(self) -> JSONRPCMessage | InvalidMessage:
+        try:
+            return await self._inbox.receive()
+        except anyio.ClosedResourceError:
+            raise anyio.EndOfStream from None
+
+    async def aclose(self) -> None:
+        self.closed.set()
+        self._inbox_send.close()
+        self.standalone_send.close()
+        for rid in list(self._exchanges):
+            self.close_exchange(rid)
+
+
+class StreamableHTTPEndpoint:
+    """The MCP endpoint as an ASGI app. ``server`` is the simulator's ``Server`` (shared by every
+    session); ``revision`` pins one revision (its era decides which half of the endpoint answers)."""
+
+    def __init__(self, server: Any, *, name: str | None = None, recorder: Recorder | None = None,
+                 revision: str | None = None, allowed_origins: tuple[str, ...] = (),
+                 serve: ServeFunction | None = None, auth: AuthInfo | None = None) -> None:
+        self.server = server
+        self.name = name or getattr(server, "name", None) or "server"
+        self.recorder = recorder if recorder is not None else WallClockRecorder()
+        self.revision = revision
+        era = REVISIONS[revision].era if revision in REVISIONS else None
+        self.legacy_allowed = era in (None, "legacy")
+        self.modern_allowed = era in (None, "modern")
+        self.allowed_origins = allowed_origins
+        self.auth = auth
+        self._serve = serve
+        self.info = LinkInfo(name=self.name, transport="http", client=f"client/{self.name}",
+                             server=f"server/{self.name}")
+        self.sessions: dict[str, HttpServerStream] = {}
+        self._task_group: anyio.abc.TaskGroup | None = None
+
+    # -- plumbing ----------------------------------------------------------------------------------
+    @property
+    def serve(self) -> ServeFunction:
+        if self._serve is None:
+            self._serve = _default_serve()
+        return self._serve
+
+    def app(self, path: str = "/mcp") -> Starlette:
+        """A Starlette app with this endpoint at ``path``; its lifespan owns the legacy sessions."""
+
+        @asynccontextmanager
+        async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+            async with anyio.create_task_group() as tg:
+                self._task_group = tg
+                try:
+                    yield
+                finally:
+                    await self.close_sessions()
+                    tg.cancel_scope.cancel()
+                    self._task_group = None
+
+        return Starlette(routes=[Route(path, endpoint=self, methods=["GET", "POST", "DELETE"])],
+                         lifespan=lifespan)
+
+    async def close_sessions(self) -> None:
+        for session in list(self.sessions.values()):
+            await session.aclose()
+        self.sessions.clear()
+
+    def _record_in(self, raw: str, headers: Headers, http_method: str = "POST") -> None:
+        self.recorder.record_message(
+            link=self.name, sender=self.info.client, receiver=self.info.server, raw=raw, transport="http",
+            revision=headers.get(H.PROTOCOL_VERSION_HEADER),
+            framing={"http": {"request": {"method": http_method, "headers": _mcp_headers(headers)}}},
+            t_ms=stamp(self.recorder))
+
+    def _record_out(self, raw: str, status: int, content_type: str, revision: str | None,
+                    headers: Mapping[str, str] | None = None) -> None:
+        framing: dict[str, Any] = {"http": {"response": {"status": status, "content_type": content_type,
+                                                         **({"headers": dict(headers)} if headers else {})}}}
+        if content_type == H.EVENT_STREAM:
+            framing["http"]["sse"] = {"event": "message"}
+        self.recorder.record_message(link=self.name, sender=self.info.server, receiver=self.info.client, raw=raw,
+                                     transport="http", revision=revision, framing=framing, t_ms=stamp(self.recorder))
+
+    def _note(self, text: str, marks: tuple[str, ...] = ()) -> None:
+        self.recorder.record_event(kind="transport", link=self.name, sender=self.info.server,
+                                   receiver=self.info.client, text=text, transport="http", marks=marks)
+
+    async def _reply(self, send: Send, status: int, body: bytes = b"", content_type: str | None = None,
+                     headers: Mapping[str, str] | None = None) -> None:
+        raw_headers = [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]
+        if content_type:
+            raw_headers.append((b"content-type", content_type.encode()))
+        raw_headers.append((b"content-length", str(len(body)).encode()))
+        await send({"type": "http.response.start", "status": status, "headers": raw_headers})
+        await send({"type": "http.response.body", "body": body})
+
+    async def _reply_error(self, send: Send, status: int, error: JSONRPCErrorResponse, revision: str | None,
+                           headers: Mapping[str, str] | None = None) -> None:
+        text = encode(error)
+        self._record_out(text, status, H.JSON, revision, headers)
+        await self._reply(send, status, text.encode(), H.JSON, headers)
+
+    # -- ASGI entry --------------------------------------------------------------------------------
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = Headers(scope=scope)
+        if not H.origin_allowed(headers.get("origin"), self.allowed_origins):
+            self._note(f"refused a request from Origin {headers.get('origin')!r} (403)", ("attack",))
+            await self._reply(send, 403, b"Forbidden: invalid Origin", "text/plain")
+            return
+        method = scope["method"]
+        if method == "POST":
+            await self._post(scope, receive, send, headers)
+        elif method == "GET":
+            await self._get(receive, send, headers)
+        elif method == "DELETE":
+            await self._delete(send, headers)
+        else:
+            await self._reply(send, 405, b"", headers={"Allow": "GET, POST, DELETE"})
+
+    async def _read_body(self, receive: Receive) -> bytes:
+        chunks = []
+        while True:
+            event = await receive()
+            if event["type"] == "http.disconnect":
+                raise anyio.EndOfStream
+            chunks.append(event.get("body", b""))
+            if not event.get("more_body", False):
+                return b"".join(chunks)
+
+    # -- POST --------------------------------------------------------------------------------------
+    async def _post(self, scope: Scope, receive: Receive, send: Send, headers: Headers) -> None:
+        try:
+            body = await self._read_body(receive)
+        except anyio.EndOfStream:
+            return
+        raw = body.decode("utf-8", errors="replace")
+        self._record_in(raw, headers)
+        version_header = headers.get(H.PROTOCOL_VERSION_HEADER)
+        accepts_json, accepts_sse = H.accepts(headers.get("accept"))
+        if not (accepts_json and accepts_sse):
+            await self._reply_error(send, 406, JSONRPCErrorResponse(None, error_object(
+                INVALID_REQUEST, "Not Acceptable: the client must accept both application/json and "
+                "text/event-stream")), version_header)
+            return
+        message = decode(body)  # batches (2025-03-26 only) are refused here with -32600
+        if isinstance(message, (InvalidMessage, Batch)):
+            reply = message.reply if isinstance(message, InvalidMessage) else \
+                JSONRPCErrorResponse(None, error_object(INVALID_REQUEST, "batches are not supported"))
+            await self._reply_error(send, 400, reply, version_header)
+            return
+        session_id = headers.get(H.SESSION_ID_HEADER)
+        is_initialize = isinstance(message, JSONRPCRequest) and message.method == "initialize"
+        if session_id is not None and self.legacy_allowed:
+            session = self.sessions.get(session_id)
+            if session is None:
+                await self._reply_error(send, 404, JSONRPCErrorResponse(None, error_object(
+                    INVALID_REQUEST, "Session not found: start a new one with initialize")), version_header)
+                return
+            await self._legacy_message(session, message, receive, send, version_header)
+        elif is_initialize and self.legacy_allowed:
+            await self._legacy_initialize(message, receive, send)  # type: ignore[arg-type]
+        elif self.modern_allowed:
+            await self._modern(message, receive, send, headers)
+        else:
+            await self._reply_error(send, 400, JSONRPCErrorResponse(None, error_object(
+                INVALID_REQUEST, "Bad Request: no valid Mcp-Session-Id; a legacy session starts with "
+                "initialize")), version_header)
+
+    async def _legacy_initialize(self, message: JSONRPCRequest, receive: Receive, send: Send) -> None:
+        if self._task_group is None:
+            raise RuntimeError("the endpoint's app is not running (its lifespan owns the sessions)")
+        session_id = secrets.token_hex(16)  # MUST be unguessable: a real session, so real randomness
+        session = HttpServerStream(self.info, session_id=session_id, auth=self.auth)
+        self.sessions[session_id] = session
+
+        async def run_session() -> None:
+            try:
+                await self.serve(self.server, session)
+            except Exception:
+                logger.exception("legacy session %s failed", session_id)
+            finally:
+                await session.aclose()
+                self.sessions.pop(session_id, None)
+                self._note(f"legacy session {session_id[:8]}… ended")
+
+        self._note(f"legacy session {session_id[:8]}… opened")
+        self._task_group.start_soon(run_session)
+        await self._exchange(session, message, receive, send, modern=False,
+                             extra_headers={H.SESSION_ID_HEADER: session_id}, cancel_on_disconnect=False)
+
+    async def _legacy_message(self, session: HttpServerStream, message: JSONRPCMessage, receive: Receive,
+                              send: Send, version_header: str | None) -> None:
+        if version_header is not None and (version_header not in REVISIONS
+                                           or REVISIONS[version_header].era != "legacy"):
+            await self._reply_error(send, 400, JSONRPCErrorResponse(None, error_object(
+                INVALID_REQUEST, f"Bad Request: unsupported MCP-Protocol-Version {version_header!r}")),
+                version_header)
+            return
+        if isinstance(message, JSONRPCRequest):
+            await self._exchange(session, message, receive, send, modern=False,
+                                 extra_headers={H.SESSION_ID_HEADER: session.session_id or ""},
+                                 cancel_on_disconnect=False)
+        else:
+            await session.deliver(message)  # a notification, or the answer to a server request
+            await self._reply(send, 202)
+
+    async def _modern(self, message: JSONRPCMessage, receive: Receive, send: Send, headers: Headers) -> None:
+        version = headers.get(H.PROTOCOL_VERSION_HEADER)
+        if isinstance(message, (JSONRPCResultResponse, JSONRPCErrorResponse)):
+            await self._reply_error(send, 400, JSONRPCErrorResponse(None, error_object(
+                INVALID_REQUEST, "a 2026-07-28 client never sends responses")), version)
+            return
+        mismatch = H.check_modern_headers(headers, message)
+        if mismatch is not None:
+            rid = message.id if isinstance(message, JSONRPCRequest) else None
+            self._note(f"header check failed: {mismatch.message}")
+            await self._reply_error(send, 400, JSONRPCErrorResponse(rid, mismatch.to_error_object()), version)
+            return
+        if isinstance(message, JSONRPCNotification):
+            # The 2026 core defines no client-to-server notifications over HTTP (cancelling is
+            # closing the response stream): accept and drop.
+            await self._reply(send, 202)
+            return
+        stream = HttpServerStream(self.info, revision=version, auth=self.auth)
+        async with anyio.create_task_group() as tg:
+            async def run() -> None:
+                try:
+                    await self.serve(self.server, stream)
+                except Exception:
+                    logger.exception("serving a 2026-07-28 request failed")
+
+            tg.start_soon(run)
+            await self._exchange(stream, message, receive, send, modern=True, extra_headers={},
+                                 cancel_on_disconnect=True)
+            stream.end_input()
+            tg.cancel_scope.cancel()
+        await stream.aclose()
+
+    async def _exchange(self, stream: HttpServerStream, request: JSONRPCRequest, receive: Receive, send: Send,
+                        *, modern: bool, extra_headers: dict[str, str], cancel_on_disconnect: bool) -> None:
+        """Deliver one request and write what the server sends about it: JSON if the first thing is
+        the response, otherwise an SSE stream that ends with the response."""
+        channel = stream.open_exchange(request.id)
+        await stream.deliver(request)
+        answered = False
+
+        async def watch_disconnect(scope: anyio.CancelScope) -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            if answered:
+                return  # the normal end of an exchange, not a cancellation
+            if cancel_on_disconnect:
+                self._note(f"the client closed the stream of request {request.id}: that cancels it "
+                           "(2026-07-28)", ("cancelled",))
+            else:
+                self._note(f"the client disconnected from request {request.id}; in the legacy era that is "
+                           "not a cancellation")
+            scope.cancel()
+
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(watch_disconnect, tg.cancel_scope)
+                first = await channel.receive()
+                base = dict(extra_headers)
+                revision = stream.revision
+                if revision is None and not modern and request.method == "initialize" and request.params:
+                    asked = request.params.get("protocolVersion")
+                    revision = asked if isinstance(asked, str) else None
+                if isinstance(first, (JSONRPCResultResponse, JSONRPCErrorResponse)):
+                    code = first.error.code if isinstance(first, JSONRPCErrorResponse) else None
+                    status = H.modern_status(code) if modern else 200
+                    text = encode(first)
+                    answered = True
+                    self._record_out(text, status, H.JSON, revision, base or None)
+                    await self._reply(send, status, text.encode(), H.JSON, base)
+                else:
+                    await send({"type": "http.response.start", "status": 200, "headers": [
+                        *((k.lower().encode(), v.encode()) for k, v in base.items()),
+                        (b"content-type", H.EVENT_STREAM.encode()), (b"cache-control", b"no-cache"),
+                        (b"x-accel-buffering", b"no")]})
+                    message: JSONRPCMessage = first
+                    while True:
+                        text = encode(message)
+                        self._record_out(text, 200, H.EVENT_STREAM, revision)
+                        await send({"type": "http.response.body", "body": format_event(text), "more_body": True})
+                        if isinstance(message, (JSONRPCResultResponse, JSONRPCErrorResponse)):
+                            answered = True
+                            break
+                        message = await channel.receive()
+                    await send({"type": "http.response.body", "body": b""})
+                tg.cancel_scope.cancel()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, OSError):
+            pass
+        finally:
+            stream.close_exchange(request.id)
+
+    # -- GET and DELETE ------------------------------------------------------------------------------
+    async def _get(self, receive: Receive, send: Send, headers: Headers) -> None:
+        session_id = headers.get(H.SESSION_ID_HEADER)
+        self.recorder.record_event(kind="transport", link=self.name, sender=self.info.client,
+                                   receiver=self.info.server, text="GET (open a server-to-client stream)",
+                                   transport="http", framing={"http": {"request": {
+                                       "method": "GET", "headers": _mcp_headers(headers)}}})
+        if session_id is None or not self.legacy_allowed:
+            status = 405 if self.modern_allowed else 400
+            await self._reply(send, status, b"", headers={"Allow": "POST"} if status == 405 else None)
+            return
+        session = self.sessions.get(session_id)
+        if session is None:
+            await self._reply(send, 404, b"Session not found", "text/plain")
+            return
+        if session.get_stream_open:
+            await self._reply(send, 409, b"Conflict: this session already has a GET stream", "text/plain")
+            return
+        session.get_stream_open = True
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": [
+                (b"content-type", H.EVENT_STREAM.encode()), (b"cache-control", b"no-cache"),
+                (b"mcp-session-id", session_id.encode())]})
+            await send({"type": "http.response.body", "body": b": stream open\n\n", "more_body": True})
+            async with anyio.create_task_group() as tg:
+                async def watch() -> None:
+                    while (await receive())["type"] != "http.disconnect":
+                        pass
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(watch)
+                async for message in session.standalone:
+                    text = encode(message)
+                    self._record_out(text, 200, H.EVENT_STREAM, session.revision)
+                    await send({"type": "http.response.body", "body": format_event(text), "more_body": True})
+                await send({"type": "http.response.body", "body": b""})
+                tg.cancel_scope.cancel()
+        except (OSError, anyio.ClosedResourceError):
+            pass
+        finally:
+            session.get_stream_open = False
+
+    async def _delete(self, send: Send, headers: Headers) -> None:
+        session_id = headers.get(H.SESSION_ID_HEADER)
+        if session_id is None or not self.legacy_allowed:
+            await self._reply(send, 405 if self.modern_allowed else 400, b"",
+                              headers={"Allow": "POST"} if self.modern_allowed else None)
+            return
+        session = self.sessions.pop(session_id, None)
+        if session is None:
+            await self._reply(send, 404, b"Session not found", "text/plain")
+            return
+        self._note(f"DELETE: the client ended legacy session {session_id[:8]}…")
+        session.end_input()
+        await session.aclose()
+        await self._reply(send, 200)
+
+
+# --- running it ---------------------------------------------------------------------------------------
+
+@dataclass
+class HttpServerHandle:
+    """A running endpoint: where it listens and what it recorded."""
+
+    url: str
+    host: str
+    port: int
+    endpoint: StreamableHTTPEndpoint
+    stopped: anyio.Event = field(default_factory=anyio.Event)
+    """Set when the HTTP server has stopped (e.g. after Ctrl-C or SIGTERM)."""
+
+    @property
+    def recorder(self) -> Recorder:
+        return self.endpoint.recorder
+
+
+def check_loopback(host: str) -> None:
+    """Refuse to listen anywhere but on this machine: a local MCP server bound to all interfaces
+    can be reached by anyone on the network (the spec: bind local servers to 127.0.0.1)."""
+    if host not in LOOPBACK_HOSTS:
+        raise ValueError(f"refusing to listen on {host!r}: a local MCP server binds to 127.0.0.1 only")
+
+
+@asynccontextmanager
+async def serve_http(server: Any, *, host: str = "127.0.0.1", port: int = 0, path: str = "/mcp",
+                     recorder: Recorder | None = None, revision: str | None = None,
+                     allowed_origins: tuple[str, ...] = (), name: str | None = None,
+                     serve: ServeFunction | None = None) -> AsyncIterator[HttpServerHandle]:
+    """Serve ``server`` over real Streamable HTTP on ``host:port`` (``port=0``: any free port) for the
+    duration of the block. The handle's ``url`` is the MCP endpoint to give a client."""
+    import uvicorn
+
+    check_loopback(host)
+    endpoint = StreamableHTTPEndpoint(server, name=name, recorder=recorder, revision=revision,
+                                      allowed_origins=allowed_origins, serve=serve)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    actual_port = sock.getsockname()[1]
+    config = uvicorn.Config(endpoint.app(path), log_level="warning", access_log=False, lifespan="on",
+                            timeout_graceful_shutdown=2)
+    userver = uvicorn.Server(config)
+    url_host = f"[{host}]" if ":" in host else host
+    handle = HttpServerHandle(f"http://{url_host}:{actual_port}{path}", host, actual_port, endpoint)
+    async def run_uvicorn() -> None:
+        try:
+            await userver.serve([sock])
+        finally:
+            handle.stopped.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run_uvicorn)
+        with anyio.fail_after(10):
+            while not userver.started:
+                await anyio.sleep(0.01)
+        endpoint.recorder.record_event(kind="transport", link=endpoint.name, sender=endpoint.info.server,
+                                       receiver=endpoint.info.client, text=f"listening on {handle.url}",
+                                       transport="http")
+        try:
+            yield handle
+        finally:
+            await endpoint.close_sessions()
+            # uvicorn finishes open responses (bounded by timeout_graceful_shutdown), runs the
+            # lifespan's shutdown, and ``serve`` returns: the task group then closes.
+            userver.should_exit = True
+
+
+__all__ = ["HttpServerHandle", "HttpServerStream", "StreamableHTTPEndpoint", "check_loopback", "serve_http"]

@@ -1,0 +1,225 @@
+"""The simulator's client against a *real* MCP server (course notebook 05, "off the simulator").
+
+Everything the simulated :class:`~mcp_sim.roles.client.Client` does — era detection, the legacy
+handshake or per-request ``_meta``, the MRTR loop, capability checks — runs unchanged over a real
+pipe or a real socket, and every frame lands in a :class:`~mcp_sim.bridge.recording.WallClockRecorder`,
+so the trace player and the diagrams show real traffic the way they show a simulation.
+
+From async code::
+
+    async with connect_real(["python", "-m", "mcp_sim", "serve", "weather"]) as session:
+        tools = await session.client.list_all_tools()
+        result = await session.client.call_tool("get_forecast", {"city": "Lisbon"})
+    session.recorder          # the real traffic, as a trace
+
+``target`` is a command (a list: start it and speak stdio) or a URL (speak Streamable HTTP).
+
+From a notebook or a plain script (no ``await``)::
+
+    with RealServer(["python", "-m", "mcp_sim", "serve", "weather"]) as server:
+        server.list_tools()
+        server.call_tool("get_forecast", {"city": "Oslo"})
+    server.recorder
+
+or in one line, ``trace = run_real(command, calls=[("get_forecast", {"city": "Oslo"})])``. These run
+the real event loop in a helper thread (anyio's blocking portal), so they work inside Jupyter too.
+Leaving the block shuts the server down the way the spec says: close stdin, wait, SIGTERM, SIGKILL.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from mcp_sim.bridge.recording import WallClockRecorder
+from mcp_sim.roles.client import Client, ClientCallbacks, ClientEra
+from mcp_sim.sim.world import Simulation
+from mcp_sim.trace.recorder import Recorder
+from mcp_sim.transports.base import MessageStream
+
+Target = Sequence[str] | str
+"""A server command (``["python", "server.py"]``) or a Streamable HTTP URL."""
+
+
+def python_command(*args: str) -> list[str]:
+    """``[this Python, *args]``: run a module or script with the interpreter running this code."""
+    return [sys.executable, *args]
+
+
+def accept_elicitation(content: Mapping[str, Any] | None = None) -> ClientCallbacks:
+    """Callbacks that answer every elicitation with ``accept`` and ``content`` (default: a value
+    for each requested field — ``True`` for booleans, ``0`` for numbers, ``""`` for strings)."""
+
+    async def elicit(server: str, params: dict[str, Any]) -> dict[str, Any]:
+        if content is not None:
+            return {"action": "accept", "content": dict(content)}
+        schema = params.get("requestedSchema") or {}
+        answer: dict[str, Any] = {}
+        for key, prop in (schema.get("properties") or {}).items():
+            kind = prop.get("type") if isinstance(prop, Mapping) else None
+            if "default" in (prop or {}):
+                answer[key] = prop["default"]
+            elif kind == "boolean":
+                answer[key] = True
+            elif kind in ("number", "integer"):
+                answer[key] = 0
+            elif isinstance(prop, Mapping) and prop.get("enum"):
+                answer[key] = prop["enum"][0]
+            else:
+                answer[key] = ""
+        return {"action": "accept", "content": answer}
+
+    return ClientCallbacks(elicitation=elicit)
+
+
+@dataclass
+class RealSession:
+    """A connected client and what it recorded."""
+
+    client: Client
+    stream: MessageStream
+    recorder: Recorder
+
+    @property
+    def era(self) -> str | None:
+        return self.client.era
+
+    @property
+    def protocol_version(self) -> str | None:
+        return self.client.protocol_version
+
+
+@asynccontextmanager
+async def open_real_stream(target: Target, *, recorder: Recorder, name: str | None = None,
+                           env: Mapping[str, str] | None = None) -> AsyncIterator[MessageStream]:
+    """A client stream to ``target``: a spawned stdio server, or a Streamable HTTP endpoint."""
+    if isinstance(target, str):
+        from mcp_sim.bridge.http_client import open_http
+
+        async with open_http(target, name=name, recorder=recorder) as http_stream:
+            yield http_stream
+    else:
+        from mcp_sim.bridge.stdio import spawn_stdio
+
+        async with spawn_stdio(list(target), name=name, recorder=recorder, env=env) as stdio_stream:
+            yield stdio_stream
+
+
+@asynccontextmanager
+async def connect_real(target: Target, *, era: ClientEra = "auto", recorder: Recorder | None = None,
+                       name: str | None = None, callbacks: ClientCallbacks | None = None,
+                       versions: tuple[str, ...] | None = None, timeout: float = 30.0,
+                       probe_timeout: float = 5.0, env: Mapping[str, str] | None = None,
+                       client_name: str = "mcp-sim-client") -> AsyncIterator[RealSession]:
+    """Connect the simulator's Client to a real server; yields a :class:`RealSession`.
+
+    ``era``: ``"auto"`` probes with ``server/discover`` and falls back to ``initialize``;
+    ``"legacy"``/``"modern"`` force one. ``callbacks`` are the Host side (elicitation answers …);
+    by default elicitations are accepted with placeholder values (:func:`accept_elicitation`)."""
+    recorder = recorder if recorder is not None else WallClockRecorder()
+    options: dict[str, Any] = {}
+    if versions is not None:
+        options["versions"] = versions
+    client = Client(client_name, era=era, callbacks=callbacks or accept_elicitation(), timeout=timeout,
+                    probe_timeout=probe_timeout, sim=Simulation(recorder=recorder), **options)
+    async with open_real_stream(target, recorder=recorder, name=name, env=env) as stream, \
+            client.connected_to(stream):
+        yield RealSession(client, stream, recorder)
+
+
+# --- the synchronous helpers, for notebooks and scripts ------------------------------------------------
+
+@dataclass
+class RealServer(AbstractContextManager["RealServer"]):
+    """A real MCP server you can talk to without ``await`` (a notebook cell, a script).
+
+    ``with RealServer(command) as server:`` starts it, connects the simulator's client and gives
+    synchronous ``list_tools()``, ``call_tool()``, ``read_resource()``, ``get_prompt()``; leaving the
+    block shuts it down. ``server.recorder`` holds the real traffic as a trace."""
+
+    target: Target
+    era: ClientEra = "auto"
+    name: str | None = None
+    callbacks: ClientCallbacks | None = None
+    timeout: float = 30.0
+    env: Mapping[str, str] | None = None
+    recorder: Recorder = field(default_factory=WallClockRecorder)
+    _portal_cm: Any = field(default=None, init=False, repr=False)
+    _portal: BlockingPortal | None = field(default=None, init=False, repr=False)
+    _session_cm: Any = field(default=None, init=False, repr=False)
+    session: RealSession | None = field(default=None, init=False, repr=False)
+
+    def start(self) -> RealServer:
+        self._portal_cm = start_blocking_portal(backend="asyncio")
+        self._portal = self._portal_cm.__enter__()
+        cm = connect_real(self.target, era=self.era, recorder=self.recorder, name=self.name,
+                          callbacks=self.callbacks, timeout=self.timeout, env=self.env)
+        self._session_cm = self._portal.wrap_async_context_manager(cm)
+        try:
+            self.session = self._session_cm.__enter__()
+        except BaseException:
+            self._portal_cm.__exit__(*sys.exc_info())
+            raise
+        return self
+
+    def stop(self) -> None:
+        """Disconnect and shut the server down (close stdin → wait → SIGTERM → SIGKILL)."""
+        if self._session_cm is not None:
+            cm, self._session_cm = self._session_cm, None
+            try:
+                cm.__exit__(None, None, None)
+            finally:
+                self._portal_cm.__exit__(None, None, None)
+                self._portal = None
+                self.session = None
+
+    def __enter__(self) -> RealServer:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    @property
+    def client(self) -> Client:
+        if self.session is None:
+            raise RuntimeError("the server is not running: use `with RealServer(...) as server:`")
+        return self.session.client
+
+    def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        if self._portal is None:
+            raise RuntimeError("the server is not running: use `with RealServer(...) as server:`")
+        return self._portal.call(lambda: fn(*args, **kwargs))
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        return self._call(self.client.list_all_tools)  # type: ignore[no-any-return]
+
+    def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        return self._call(self.client.call_tool, name, arguments)  # type: ignore[no-any-return]
+
+    def list_resources(self) -> dict[str, Any]:
+        return self._call(self.client.list_resources)  # type: ignore[no-any-return]
+
+    def read_resource(self, uri: str) -> dict[str, Any]:
+        return self._call(self.client.read_resource, uri)  # type: ignore[no-any-return]
+
+    def list_prompts(self) -> dict[str, Any]:
+        return self._call(self.client.list_prompts)  # type: ignore[no-any-return]
+
+    def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> dict[str, Any]:
+        return self._call(self.client.get_prompt, name, arguments)  # type: ignore[no-any-return]
+
+
+def run_real(target: Target, *, calls: Iterable[tuple[str, Mapping[str, Any]]] = (), era: ClientEra = "auto",
+             name: str | None = None, callbacks: ClientCallbacks | None = None) -> Recorder:
+    """Start a real server, connect, list its tools, make ``calls`` (``(tool, arguments)`` pairs),
+    shut it down, and return the recorded trace."""
+    with RealServer(target, era=era, name=name, callbacks=callbacks) as server:
+        server.list_tools()
+        for tool, arguments in calls:
+            server.call_tool(tool, arguments)
+    return server.recorder
