@@ -134,9 +134,14 @@ def delegate(name: str, argv: Sequence[str]) -> int:
     module_name, function_name, _ = DELEGATES[name]
     try:
         module = importlib.import_module(module_name)
-        function: Callable[[list[str]], int | None] = getattr(module, function_name)
-    except (ImportError, AttributeError):
-        print(f"mcp-sim {name}: not available yet ({module_name}.{function_name} is missing)", file=sys.stderr)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name:
+            raise  # a real import error inside the module: show it, do not hide it
+        print(f"mcp-sim {name}: not available ({module_name} is not installed)", file=sys.stderr)
+        return 2
+    function: Callable[[list[str]], int | None] | None = getattr(module, function_name, None)
+    if function is None:
+        print(f"mcp-sim {name}: not available ({module_name}.{function_name} is missing)", file=sys.stderr)
         return 2
     code = function(list(argv))
     return 0 if code is None else int(code)

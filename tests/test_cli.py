@@ -95,7 +95,23 @@ def test_missing_delegate_says_not_available(monkeypatch: pytest.MonkeyPatch,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setitem(sys.modules, "mcp_sim.bridge.commands", None)  # import fails
     assert cli.main(["serve", "weather"]) == 2
-    assert "not available yet" in capsys.readouterr().err
+    assert "not available" in capsys.readouterr().err
+
+
+def test_a_broken_delegate_is_not_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
+    # An ImportError raised *inside* the delegate's module is a bug to show, not "not available".
+    import importlib
+
+    real_import = importlib.import_module
+
+    def broken(name: str, package: str | None = None) -> object:
+        if name == "mcp_sim.bridge.commands":
+            raise ModuleNotFoundError("No module named 'some_dependency'", name="some_dependency")
+        return real_import(name, package)
+
+    monkeypatch.setattr(importlib, "import_module", broken)
+    with pytest.raises(ModuleNotFoundError, match="some_dependency"):
+        cli.main(["serve", "weather"])
 
 
 def test_no_command_prints_help(capsys: pytest.CaptureFixture[str]) -> None:

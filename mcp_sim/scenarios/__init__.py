@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from mcp_sim.protocol.revisions import LATEST, REVISIONS
 from mcp_sim.sim.world import Simulation
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from mcp_sim.trace.recorder import Recorder
 
 Story = Callable[..., Awaitable[None]]
-"""``async def story(sim, *, revision, transport) -> None``."""
+"""``async def story(sim, *, revision, transport, faults=None) -> None``."""
 
 
 @dataclass(frozen=True)
@@ -67,9 +67,13 @@ SCENARIOS: Final[Mapping[str, Scenario]] = MappingProxyType({s.name: s for s in 
 """Every ready-made scenario, by name (read-only)."""
 
 
-def run_scenario(name: str, *, revision: str = LATEST, transport: str = "memory", seed: int = 0) -> Recorder:
+def run_scenario(name: str, *, revision: str = LATEST, transport: str = "memory", seed: int = 0,
+                 faults: Mapping[str, Any] | None = None) -> Recorder:
     """Run scenario ``name`` in a fresh :class:`~mcp_sim.sim.world.Simulation` seeded with ``seed``
-    and return its recorder (every message, plus the user/host/model talk)."""
+    and return its recorder (every message, plus the user/host/model talk).
+
+    ``faults`` maps a link name (a server's name) to the faults to inject on that link — the trace
+    player uses it to fork a run with one message dropped."""
     if name not in SCENARIOS:
         raise KeyError(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)}")
     if revision not in REVISIONS:
@@ -78,7 +82,7 @@ def run_scenario(name: str, *, revision: str = LATEST, transport: str = "memory"
     sim = Simulation(seed)
 
     async def main() -> None:
-        await story(sim, revision=revision, transport=transport)
+        await story(sim, revision=revision, transport=transport, faults=faults)
 
     sim.run(main)
     recorder: Recorder = sim.recorder

@@ -9,6 +9,7 @@ The same story runs in any revision, so running it twice — ``revision="2025-11
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from mcp_sim.roles.context import Context
@@ -18,6 +19,9 @@ from mcp_sim.roles.server import Server
 from mcp_sim.roles.user import ScriptedUser
 from mcp_sim.scenarios import issues, notes, weather
 from mcp_sim.sim.world import Simulation
+
+Faults = Mapping[str, Any]
+"""Faults per link name (see :mod:`mcp_sim.transports.faults`), e.g. to drop one message in a fork."""
 
 
 def _issue_link(result: str, groups: dict[str, str]) -> str:
@@ -80,51 +84,61 @@ def _host(**kw: Any) -> Host:
                 **kw)
 
 
-async def complete_call(sim: Simulation, *, revision: str, transport: str) -> None:
+async def complete_call(sim: Simulation, *, revision: str, transport: str,
+                        faults: Faults | None = None) -> None:
     """The seeds' complete call: discover → filter by policy → the model proposes ``create_issue`` →
     the user approves → the client calls → the result goes back to the model → the final answer."""
     user = ScriptedUser(approvals=[True])
     policy = ToolPolicy(deny=("*__delete_*",))  # the model is never shown the destructive tool
     async with _host(user=user, tool_policy=policy) as host:
-        await host.add_server("issues", issues.build(), transport=transport, revision=revision)
+        await host.add_server("issues", issues.build(), transport=transport, revision=revision,
+                              faults=(faults or {}).get("issues"))
         await host.list_tools()
         await host.chat("File a bug for me: the login page crashes on Safari")
 
 
-async def weather_mrtr(sim: Simulation, *, revision: str, transport: str) -> None:
+async def weather_mrtr(sim: Simulation, *, revision: str, transport: str,
+                       faults: Faults | None = None) -> None:
     """A tool that needs elicitation and sampling: legacy server→client requests vs modern
     InputRequiredResult and retry."""
     user = ScriptedUser([{"city": "Lisbon"}], approvals=[True])
     async with _host(user=user, sampling_budget=SamplingBudget(max_calls=2, max_tokens=200)) as host:
-        await host.add_server("weather", weather_with_outing(), transport=transport, revision=revision)
+        await host.add_server("weather", weather_with_outing(), transport=transport, revision=revision,
+                              faults=(faults or {}).get("weather"))
         await host.list_tools()
         await host.chat("Please plan an outing for me")
 
 
-async def handshake(sim: Simulation, *, revision: str, transport: str) -> None:
+async def handshake(sim: Simulation, *, revision: str, transport: str,
+                    faults: Faults | None = None) -> None:
     """Opening a connection: legacy ``initialize`` → result → ``notifications/initialized``, or modern
     ``server/discover``; then the first request (``tools/list``)."""
     async with _host(user=ScriptedUser()) as host:
-        client = await host.add_server("weather", weather.build(), transport=transport, revision=revision)
+        client = await host.add_server("weather", weather.build(), transport=transport, revision=revision,
+                                       faults=(faults or {}).get("weather"))
         await client.list_tools()
 
 
-async def multi_server(sim: Simulation, *, revision: str, transport: str) -> None:
+async def multi_server(sim: Simulation, *, revision: str, transport: str,
+                       faults: Faults | None = None) -> None:
     """One Host, three Clients, three Servers: tools aggregated under collision-free names, read-only
     tools of a trusted server run without a dialog, the others ask first."""
     user = ScriptedUser(approvals=[True, True])
     approval = ApprovalPolicy(mode="unless-read-only", trusted_servers=frozenset({"weather"}))
     async with _host(user=user, approval_policy=approval, tool_policy=ToolPolicy(deny=("*__delete_*",))) as host:
         for name, server in (("weather", weather.build()), ("issues", issues.build()), ("notes", notes.build())):
-            await host.add_server(name, server, transport=transport, revision=revision)
+            await host.add_server(name, server, transport=transport, revision=revision,
+                                  faults=(faults or {}).get(name))
         await host.list_tools()
         await host.chat("What's the weather in Paris?")
         await host.chat("Open an issue: umbrella icon missing on rainy days")
         await host.chat("Please note that Paris will be rainy")
 
 
-async def weather_chat(sim: Simulation, *, revision: str, transport: str) -> None:
+async def weather_chat(sim: Simulation, *, revision: str, transport: str,
+                       faults: Faults | None = None) -> None:
     """The smallest complete story: ask for a forecast, approve the read-only tool, get the answer."""
     async with _host(user=ScriptedUser(approvals=[True])) as host:
-        await host.add_server("weather", weather.build(), transport=transport, revision=revision)
+        await host.add_server("weather", weather.build(), transport=transport, revision=revision,
+                              faults=(faults or {}).get("weather"))
         await host.chat("What's the weather in Lisbon?")

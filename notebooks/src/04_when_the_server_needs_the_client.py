@@ -76,11 +76,36 @@ SequenceDiagram(modern)
 # memory, on a call stack; modern: inside `requestState`, carried by the client).
 
 # %%
+from functools import partial
+
 import ipywidgets as widgets
 
 from mcp_sim.widgets.player import play
 
-widgets.HBox([play(legacy).widget, play(modern).widget])
+rerun = partial(run_scenario, "weather-mrtr")  # lets each player fork the run with one change
+widgets.HBox([play(legacy, runner=rerun, options={"revision": "2025-11-25", "seed": 1}).widget,
+              play(modern, runner=rerun, options={"revision": "2026-07-28", "seed": 1}).widget])
+
+# %% [markdown]
+# Each player can **fork** the run: pick a step, choose a change under *Fork this moment* and the
+# world is re-run with that one difference. Here is one fork done in code: what if the modern
+# server's `InputRequiredResult` never reaches the client?
+
+# %%
+from mcp_sim.widgets.player import PlayerState
+
+state = PlayerState(modern, runner=rerun, options={"revision": "2026-07-28", "seed": 1})
+state.jump(next(i for i, e in enumerate(state.visible) if e.kind == "response" and e.method == "tools/call"))
+fork = state.fork(state.change_drop_current())
+print(fork.summary())
+for event in fork.forked:
+    if event.kind == "timeout" or event.method == "notifications/cancelled":
+        print(event.caption)
+
+# %% [markdown]
+# The client waited for an answer that never came, timed out on the simulated clock, told the server
+# it gave up (`notifications/cancelled`) and reported the failure to the host: every request ends in
+# a response or a visible timeout, never silence.
 
 # %% [markdown]
 # ## `requestState` is attacker-controlled
