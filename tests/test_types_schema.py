@@ -273,7 +273,7 @@ SAMPLES: dict[str, Callable[[str], Samples]] = {
             T.ToolUseContent(id="call-1", name="add", input={"a": 2, "b": 3})]))]
           if _after(rev, "2025-11-25") else []),
     ],
-    "ListRootsResult": lambda rev: [("", T.ListRootsResult(roots=[T.Root(uri="file:///home/ada/project",
+    "ListRootsResult": lambda rev: [("", T.ListRootsResult(roots=[T.Root(uri="file:///users/ada/project",
                                                                         name="project")]))],
     "ElicitResult": lambda rev: [
         ("accept", T.ElicitResult(action="accept", content={
