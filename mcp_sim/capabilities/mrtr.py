@@ -14,7 +14,10 @@ once with ``ctx.ask({"key": elicit(...), ...})``. What travels depends on the er
 
 Because the server is stateless, answers from earlier rounds travel in ``requestState`` — which the
 client could edit. :class:`PlainStateCodec` (base64 JSON) shows why that is dangerous;
-:class:`SealedStateCodec` seals the state with an HMAC bound to the caller, the request and an expiry.
+:class:`SealedStateCodec` seals the state with an HMAC bound to the caller, the request and an expiry,
+and gives each round-trip flow a **nonce** the handler reads as ``ctx.request_state_nonce``: sealing
+stops forgery, not a replay of the same valid retry, so a side effect (a payment) should happen once
+per nonce — an idempotency key the client cannot choose.
 """
 
 from __future__ import annotations
@@ -176,18 +179,30 @@ def request_digest(method: str, params: Mapping[str, Any]) -> str:
 
 class SealedStateCodec:
     """HMAC-SHA256-sealed state bound to the caller (``auth.subject``), the request digest and an expiry
-    on the simulation's clock. The client can still *read* it (sign, not encrypt) but not change it."""
+    on the simulation's clock. The client can still *read* it (sign, not encrypt) but not change it.
+
+    The envelope also carries a ``nonce``, minted when a flow's first ``InputRequiredResult`` is sealed
+    and kept through its later rounds; on a retry the handler finds it in ``ctx.request_state_nonce``.
+    Nonces are derived from the secret and a counter, so they are deterministic in a simulation yet
+    unguessable without the secret."""
 
     def __init__(self, secret: bytes, *, ttl_seconds: float = 300.0) -> None:
         self._secret = secret
         self.ttl_seconds = ttl_seconds
+        self._minted = 0
 
     def _mac(self, body: bytes) -> str:
         return _b64(hmac.new(self._secret, body, hashlib.sha256).digest())
 
+    def _new_nonce(self, ctx: Context) -> str:
+        self._minted += 1
+        seed = f"nonce|{self._minted}|{ctx.request_digest}".encode()
+        return _b64(hmac.new(self._secret, seed, hashlib.sha256).digest()[:12])
+
     def seal(self, state: Mapping[str, Any], ctx: Context) -> str:
+        nonce = ctx.request_state_nonce or self._new_nonce(ctx)
         envelope = {"state": dict(state), "sub": ctx.auth.subject if ctx.auth else None,
-                    "req": ctx.request_digest, "exp": round(ctx.now() + self.ttl_seconds, 3)}
+                    "req": ctx.request_digest, "exp": round(ctx.now() + self.ttl_seconds, 3), "nonce": nonce}
         body = json.dumps(envelope, separators=(",", ":"), sort_keys=True).encode()
         return f"{_b64(body)}.{self._mac(body)}"
 
@@ -206,5 +221,7 @@ class SealedStateCodec:
             raise _rejected("it was issued for a different request")
         if ctx.now() > envelope.get("exp", 0):
             raise _rejected("it has expired")
+        nonce = envelope.get("nonce")
+        ctx.request_state_nonce = nonce if isinstance(nonce, str) else None
         state: dict[str, Any] = envelope.get("state") or {}
         return state

@@ -6,6 +6,10 @@ per request. It gives the request's facts (``ctx.revision``, ``ctx.auth``, ``ctx
 things a handler may do while it runs: report progress, log, wait on the simulation's clock, and ask
 the client for input. Asking reads the same in both eras; :mod:`mcp_sim.capabilities.mrtr` explains
 the two very different things that travel on the wire.
+
+On a stdio connection the handler runs inside a server *process*: ``ctx.stderr("…")`` writes a log
+line where logs belong, and ``ctx.stdout_raw("…")`` reproduces the classic bug — a stray ``print`` on
+stdout, the protocol channel, where the client tries to parse it as a message.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ if TYPE_CHECKING:
     from mcp_sim.capabilities.tasks import TaskRecord
     from mcp_sim.roles.server import Server
     from mcp_sim.roles.server_session import ServerSession
+    from mcp_sim.transports.stdio import SimulatedProcess
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +68,10 @@ class Context:
         self._asked: list[str] = []
         self._ask_count = 0
         self._digest: str | None = None
+        self.request_state_nonce: str | None = None
+        """On a Multi Round-Trip retry whose ``requestState`` was sealed by
+        :class:`~mcp_sim.capabilities.mrtr.SealedStateCodec`: the flow's nonce, the same in every round.
+        Use it as the idempotency key of a side effect, so a replayed retry cannot repeat it."""
 
     # -- facts -----------------------------------------------------------------------------------
     @property
@@ -129,7 +138,32 @@ class Context:
         ttl = self.server.cache.list_ttl_ms if ttl_ms is None else ttl_ms
         return cache_fields(0 if self.is_retry else ttl, private or self.server.per_caller)
 
+    @property
+    def process(self) -> SimulatedProcess | None:
+        """The simulated server process this connection runs in (stdio only; ``None`` otherwise)."""
+        process = getattr(self.session.stream, "process", None)
+        return process if process is not None and hasattr(process, "stderr_write") else None
+
     # -- doing things while the request runs ------------------------------------------------------
+    def stderr(self, text: str) -> None:
+        """Write a log line to the process's stderr (stdio), which the client records but never parses
+        as protocol. On other transports there is no stderr to share: the line goes to ``logging``."""
+        process = self.process
+        if process is not None:
+            process.stderr_write(text)
+        else:
+            logger.info("%s: %s", self.server.name, text)
+
+    def stdout_raw(self, text: str) -> None:
+        """The stdio pitfall, on purpose: write ``text`` to stdout *outside* the framing, as a stray
+        ``print`` would. Every newline in it ends a line the client will try to read as a message.
+        (Only stdio has a stdout; elsewhere the text goes to ``logging`` with a warning.)"""
+        process = self.process
+        if process is not None:
+            process.stdout_write_raw(text)
+        else:
+            logger.warning("%s wrote to stdout outside the protocol: %r", self.server.name, text)
+
     async def sleep(self, seconds: float) -> None:
         """Wait on the simulation's virtual clock (a long job costs no wall time)."""
         await anyio.sleep(seconds)
@@ -277,4 +311,5 @@ class Context:
         ctx = Context(self.session, self.request_id, self.method, self.params, self.revision, self.modern_meta)
         ctx.task = record
         ctx._related = None
+        ctx.request_state_nonce = self.request_state_nonce
         return ctx

@@ -8,6 +8,10 @@ notebooks 01 roles and 05 the complete call).
   leaves the others working;
 * **aggregates** the tools of all servers under collision-free names (``weather__get_forecast``) and
   **filters** which ones the model may see (:class:`ToolPolicy`);
+* **reviews** tool definitions before the model sees them (``tool_review``): each approved definition
+  is pinned by its fingerprint, so a definition that *changes* later — a rug pull — is reviewed again;
+* **re-lists** a server's tools when it says ``notifications/tools/list_changed`` (the notification
+  carries no list), so the model never works from a stale or unreviewed list;
 * **converts** MCP tools to the tool schemas of model APIs (OpenAI chat-completions, Anthropic
   Messages) — MCP does not mandate a model interface;
 * **asks the user** to approve tool calls (:class:`ApprovalPolicy`, pluggable approver), always for
@@ -21,6 +25,7 @@ notebooks 01 roles and 05 the complete call).
 from __future__ import annotations
 
 import fnmatch
+import inspect
 import json
 import logging
 import re
@@ -37,6 +42,7 @@ from mcp_sim.roles.cache import ListCache
 from mcp_sim.roles.client import Client, ClientCallbacks, ClientEra, RequestTimeout
 from mcp_sim.roles.model import ChatMessage, Model, ModelTurn, ToolCall, ToolSpec, count_tokens, sampled_text
 from mcp_sim.roles.user import AlwaysApprove, ApprovalRequest, Approver, ElicitationPrompt, User
+from mcp_sim.security.host_policy import fingerprint
 from mcp_sim.sim.world import Simulation, current_simulation
 from mcp_sim.transports import open_link
 from mcp_sim.transports.base import AuthInfo, MessageStream, TransportClosed
@@ -205,10 +211,20 @@ class ApprovalPolicy:
     annotates ``readOnlyHint: true``), ``"destructive-only"`` (ask only for possibly destructive ones).
     In every mode a possibly destructive tool is asked about. Per the spec, ``destructiveHint``
     defaults to true when a tool is not read-only, so a tool without annotations counts as destructive;
-    and annotations from a server not in ``trusted_servers`` are ignored."""
+    and annotations from a server not in ``trusted_servers`` are ignored.
+
+    ``always_confirm``: glob patterns over qualified (``bank__transfer_*``) or bare tool names of
+    high-risk tools the user confirms *whatever* the mode and the annotations say — payments,
+    deletions, messages sent in the user's name. A server's own elicitation never replaces this."""
 
     mode: Literal["always", "unless-read-only", "destructive-only"] = "always"
     trusted_servers: frozenset[str] = frozenset()
+    always_confirm: tuple[str, ...] = ()
+
+    def is_high_risk(self, tool: HostTool) -> bool:
+        """True when ``tool`` matches one of the :attr:`always_confirm` patterns."""
+        return any(fnmatch.fnmatchcase(tool.qualified_name, p) or fnmatch.fnmatchcase(tool.name, p)
+                   for p in self.always_confirm)
 
     def reasons(self, tool: HostTool) -> tuple[str, ...]:
         """Why this call needs approval (empty = it may run without asking)."""
@@ -218,6 +234,8 @@ class ApprovalPolicy:
         destructive = tool.annotations.get("destructiveHint") is True or (
             not read_only and ann.get("destructiveHint", True) is not False)
         out: list[str] = []
+        if self.is_high_risk(tool):
+            out.append("high-risk: the Host always asks the user")
         if destructive:
             out.append("destructive" if tool.annotations.get("destructiveHint") is True
                        else "may be destructive (no trusted annotations say otherwise)")
@@ -243,6 +261,22 @@ class SamplingBudget:
         return max(0, self.max_tokens - self.tokens)
 
 
+ToolReviewer = Callable[[str, Mapping[str, Any]], "bool | Awaitable[bool]"]
+"""``(server, tool definition) -> approve?`` — whoever reviews a new or changed definition before the
+model sees it (a person, an admin policy, :func:`~mcp_sim.security.host_policy.careful_reviewer`)."""
+
+
+@dataclass(frozen=True)
+class ToolReview:
+    """One review of one definition: which, why it was shown (``new`` or ``changed``), the verdict."""
+
+    server: str
+    tool: str
+    status: Literal["new", "changed"]
+    approved: bool
+    fingerprint: str
+
+
 @dataclass
 class ServerEntry:
     """One connected server, as the Host keeps it."""
@@ -253,6 +287,8 @@ class ServerEntry:
     trusted: bool = False
     error: str | None = None
     tools: list[HostTool] = field(default_factory=list)
+    definitions: list[dict[str, Any]] = field(default_factory=list)
+    """The definitions of its last listing that passed review (what :attr:`tools` is built from)."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -264,13 +300,18 @@ class Host:
     simulation; ``add_server`` connects one Server through one new Client.
 
     ``model`` proposes tool calls; ``user`` answers elicitations; ``approver`` approves tool calls
-    (defaults to the user if it can approve, else :class:`AlwaysApprove`)."""
+    (defaults to the user if it can approve, else :class:`AlwaysApprove`).
+
+    ``tool_review`` (optional) sees every tool definition the first time it is listed and again
+    whenever it changes: the Host pins a fingerprint of each approved definition (name, title,
+    description, schemas, annotations), and a rejected definition never reaches the model. Without it
+    definitions reach the model as the servers wrote them."""
 
     def __init__(self, *, model: Model | None = None, user: User | None = None, approver: Approver | None = None,
                  tool_policy: ToolPolicy | None = None, approval_policy: ApprovalPolicy | None = None,
                  sampling_budget: SamplingBudget | None = None, roots: Sequence[Mapping[str, Any]] = (),
                  model_api: ModelApi = "openai", name: str = "mcp-sim-host", timeout: float = 30.0,
-                 sim: Simulation | None = None) -> None:
+                 tool_review: ToolReviewer | None = None, sim: Simulation | None = None) -> None:
         self.name = name
         self.model = model
         self.user = user
@@ -291,6 +332,11 @@ class Host:
         self._tg: TaskGroup | None = None
         self._tg_cm: Any = None
         self._tool_index: dict[str, HostTool] = {}
+        self.tool_review = tool_review
+        self.reviews: list[ToolReview] = []
+        """Every review the Host asked for, in order."""
+        self._pins: dict[tuple[str, str], tuple[str, bool]] = {}
+        """(server, tool) -> (fingerprint, approved) of the last reviewed definition."""
 
     # -- lifecycle ------------------------------------------------------------------------------
     @property
@@ -392,7 +438,24 @@ class Host:
         """All servers' tools under collision-free names. Servers are asked concurrently, each under
         its own timeout: a server that hangs or has crashed is reported in ``ServerEntry.error`` and
         skipped, and the others' tools are still returned."""
-        entries = [e for e in self.servers.values()]
+        entries = list(self.servers.values())
+        await self._fetch_tools(entries, timeout)
+        out = self._rebuild_index()
+        self._announce(entries)
+        return out
+
+    async def refresh_tools(self, server: str, *, timeout: float | None = None) -> list[HostTool]:
+        """List one server's tools again (what the Host does when that server says its list changed);
+        the other servers' tools are kept as they are. Returns the server's tools."""
+        entry = self.servers.get(server)
+        if entry is None:
+            return []
+        await self._fetch_tools([entry], timeout)
+        self._rebuild_index()
+        self._announce([entry])
+        return list(entry.tools)
+
+    async def _fetch_tools(self, entries: Sequence[ServerEntry], timeout: float | None) -> None:
         pages: dict[str, list[dict[str, Any]]] = {}
 
         async def fetch(entry: ServerEntry) -> None:
@@ -413,17 +476,48 @@ class Host:
         async with anyio.create_task_group() as tg:
             for entry in entries:
                 tg.start_soon(fetch, entry)
-        taken: set[str] = set()
-        out: list[HostTool] = []
         for entry in entries:
-            entry.tools = [HostTool(entry.name, t, qualify(entry.name, str(t["name"]), taken))
-                           for t in pages.get(entry.name, [])]
-            out.extend(entry.tools)
-        self._tool_index = {t.qualified_name: t for t in out}
+            entry.definitions = await self._review(entry.name, pages.get(entry.name, []))
+
+    def _announce(self, entries: Sequence[ServerEntry]) -> None:
         for entry in entries:
             if entry.error is None:
                 self.say(f"client/{entry.name}", HOST,
                          f"tools: {', '.join(t.qualified_name for t in entry.tools) or '(none)'}")
+
+    async def _review(self, server: str, tools: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The definitions that may reach the model: all of them without a ``tool_review``; else those
+        whose fingerprint was approved, after showing each new or changed one to the reviewer."""
+        if self.tool_review is None:
+            return list(tools)
+        admitted: list[dict[str, Any]] = []
+        for tool in tools:
+            key, fp = (server, str(tool["name"])), fingerprint(tool)
+            pinned = self._pins.get(key)
+            if pinned is not None and pinned[0] == fp:
+                approved = pinned[1]  # reviewed before, unchanged: the verdict stands
+            else:
+                status: Literal["new", "changed"] = "new" if pinned is None else "changed"
+                verdict = self.tool_review(server, tool)
+                approved = bool(await verdict if inspect.isawaitable(verdict) else verdict)
+                self._pins[key] = (fp, approved)
+                self.reviews.append(ToolReview(server, key[1], status, approved, fp))
+                self.say(HOST, USER, f"review {status} definition {server}/{key[1]} (fingerprint {fp}): "
+                         f"{'approved' if approved else 'rejected'}",
+                         data={"review": {"server": server, "tool": dict(tool), "status": status,
+                                          "approved": approved}})
+            if approved:
+                admitted.append(tool)
+        return admitted
+
+    def _rebuild_index(self) -> list[HostTool]:
+        taken: set[str] = set()
+        out: list[HostTool] = []
+        for entry in self.servers.values():
+            entry.tools = [HostTool(entry.name, t, qualify(entry.name, str(t["name"]), taken))
+                           for t in entry.definitions]
+            out.extend(entry.tools)
+        self._tool_index = {t.qualified_name: t for t in out}
         return out
 
     def visible_tools(self, tools: Sequence[HostTool] | None = None) -> list[HostTool]:
@@ -548,9 +642,21 @@ class Host:
 
     def _on_notification(self, server: str, method: str, params: dict[str, Any]) -> None:
         self.notifications.append((server, method, params))
-        if method.endswith("/list_changed") and method.startswith("notifications/tools"):
-            # The model must not keep using a stale tool list: forget the aggregated view of it.
+        if method == "notifications/tools/list_changed" and server in self.servers:
+            # The model must not keep using a stale list: forget it now, and list that server again
+            # (the notification carries no list) — the new definitions go through review like any other.
+            entry = self.servers[server]
+            entry.definitions, entry.tools = [], []
             self._tool_index = {k: v for k, v in self._tool_index.items() if v.server != server}
+            if self._tg is not None:
+                self._tg.start_soon(self._relist, server, name=f"host: re-list {server}")
+
+    async def _relist(self, server: str) -> None:
+        self.say(HOST, f"client/{server}", f"{server}'s tool list changed: list it again")
+        try:
+            await self.refresh_tools(server)
+        except Exception as exc:  # a failing server must not end the Host
+            log.info("re-listing %s failed: %s", server, exc)
 
 
 def _server_main(server: Any) -> ServerMain:

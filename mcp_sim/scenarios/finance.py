@@ -9,6 +9,7 @@ may run as a task.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TypedDict
 
 from mcp_sim.roles.context import Context
@@ -37,14 +38,17 @@ def _can_write(auth: AuthInfo | None) -> bool:
     return auth is not None and "finance:write" in auth.scopes
 
 
-def build() -> Server:
-    """A fresh finance server (each build has its own copy of the ledgers)."""
-    ledgers = {tenant: {a: list(e) for a, e in accounts.items()} for tenant, accounts in LEDGERS.items()}
+def build(ledgers: Mapping[str, Mapping[str, Sequence[int]]] | None = None) -> Server:
+    """A fresh finance server over a copy of ``ledgers`` (tenant → account → entries; default
+    :data:`LEDGERS`). Each build has its own copy, so runs never share money."""
+    books: dict[str, dict[str, list[int]]] = {
+        tenant: {a: list(e) for a, e in accounts.items()}
+        for tenant, accounts in (LEDGERS if ledgers is None else ledgers).items()}
     server = Server("finance", version="1.0.0", title="Finance", per_caller=True,
                     instructions="Accounts of the caller's own company only.")
 
     def account_of(ctx: Context, account: str) -> list[int]:
-        entries = ledgers.get(_tenant(ctx), {}).get(account)
+        entries = books.get(_tenant(ctx), {}).get(account)
         if entries is None:
             raise KeyError(f"no account {account} for your company")
         return entries
@@ -52,7 +56,7 @@ def build() -> Server:
     @server.tool(annotations={"readOnlyHint": True})
     def list_accounts(ctx: Context) -> list[str]:
         """The accounts of your company."""
-        return sorted(ledgers.get(_tenant(ctx), {}))
+        return sorted(books.get(_tenant(ctx), {}))
 
     @server.tool(annotations={"readOnlyHint": True})
     def get_balance(account: str, ctx: Context) -> Balance:

@@ -9,8 +9,13 @@ One module per boundary, so a learner finds each idea in one place:
   confirmation (annotations are hints), argument filtering;
 * :mod:`.sandbox` — a sandbox per server process: files, environment, network egress;
 * :mod:`.request_state` — sealed ``requestState`` and idempotent side effects;
-* :mod:`.lab` and :mod:`.lab_server` — the security lab: scripted attacks with ``vulnerable`` and
-  ``fixed`` configurations (the labs themselves are in :mod:`mcp_sim.scenarios.security`).
+* :mod:`.lab` — the security lab: scripted attacks with ``vulnerable`` and ``fixed`` configurations,
+  built on the simulator's own Host, Client and Server (the labs themselves are in
+  :mod:`mcp_sim.scenarios.security`).
+
+The Host and the Server enforce these boundaries through their own options: ``Host(tool_review=…)``
+(review pinned by :func:`.host_policy.fingerprint`), ``ApprovalPolicy(always_confirm=…)``,
+``Server(state_codec=SealedStateCodec(…))`` with ``ctx.request_state_nonce`` as an idempotency key.
 """
 
 from __future__ import annotations

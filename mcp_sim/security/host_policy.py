@@ -7,7 +7,9 @@ its own policy and never with the Server's word alone:
 
 * **exposure** — which Servers' tools the model may see at all (:attr:`HostPolicy.exposed_servers`);
 * **review** — a tool definition reaches the model only after it was reviewed, and a *changed*
-  definition is reviewed again (:class:`DefinitionReview` pins a fingerprint, not a name);
+  definition is reviewed again: approval is pinned to a :func:`fingerprint`, not a name. The Host does
+  this with ``Host(tool_review=careful_reviewer)``; :class:`DefinitionReview` is the same rule as a
+  standalone object;
 * **namespacing** — two Servers may both offer ``send_email``; the model sees
   ``mail__send_email`` and ``helper__send_email``, never one silently replacing the other;
 * **confirmation** — sensitive or destructive calls wait for the user. ``readOnlyHint`` and

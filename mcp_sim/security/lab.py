@@ -2,7 +2,8 @@
 
 A lab is data plus one scripted story. The data (:class:`LabFacts`) names the attacker, the mistake
 the vulnerable configuration makes, the boundary that fixes it and the rule behind it. The story
-(``Lab.run``) builds a small world on the simulation — Hosts, Clients, Servers, tokens, a shared
+(``Lab.run``) builds a small world on the simulation — the simulator's own Hosts, Clients and
+:class:`~mcp_sim.roles.server.Server` objects (the ready-made ones where they fit), tokens, a shared
 machine — runs the attack with names, amounts and paths drawn from the seeded generator, and reports
 an :class:`Outcome`: did it work, and what did the attacker get (data read, money moved …).
 
@@ -30,11 +31,14 @@ from anyio.abc import TaskGroup
 
 from mcp_sim.protocol.revisions import LATEST
 from mcp_sim.roles.client import Client, ClientCallbacks
+from mcp_sim.roles.server import Server
+from mcp_sim.roles.server_session import serve
 from mcp_sim.sim.world import Simulation
 from mcp_sim.trace.recorder import Recorder, TraceEvent
 from mcp_sim.transports.base import AuthInfo, MessageStream
 from mcp_sim.transports.memory import memory_link
 
+ServerMain = Callable[[MessageStream], Awaitable[None]]
 Config = Literal["vulnerable", "fixed"]
 CONFIGS: tuple[Config, ...] = ("vulnerable", "fixed")
 ATTACK = "attack"
@@ -166,23 +170,24 @@ class LabContext:
         self.recorder.record_app(sender=sender, receiver=receiver, text=text, data=data,
                                  marks=(ATTACK,) if attack else ())
 
-    def serve(self, name: str, server_main: Callable[[MessageStream], Awaitable[None]], *,
-              auth: AuthInfo | None = None) -> MessageStream:
-        """Start ``server_main`` on a new memory link named ``name``; return the client end."""
+    def serve(self, name: str, server: Server | ServerMain, *, auth: AuthInfo | None = None) -> MessageStream:
+        """Serve ``server`` (a :class:`~mcp_sim.roles.server.Server`, or ``async def main(stream)``) on a
+        new memory link named ``name``, whose server end reports ``auth``; return the client end."""
         client_end, server_end = memory_link(self.sim, name, auth=auth)
+        main = server_main(server)
+
         async def run() -> None:
-            await server_main(server_end)
+            await main(server_end)
 
         self.tg.start_soon(run, name=f"server/{name}")
         return client_end
 
     @asynccontextmanager
-    async def client(self, name: str, server_main: Callable[[MessageStream], Awaitable[None]], *,
-                     auth: AuthInfo | None = None, callbacks: ClientCallbacks | None = None,
-                     capabilities: dict[str, Any] | None = None,
+    async def client(self, name: str, server: Server | ServerMain, *, auth: AuthInfo | None = None,
+                     callbacks: ClientCallbacks | None = None, capabilities: dict[str, Any] | None = None,
                      client_name: str = "mcp-sim-client") -> AsyncIterator[Client]:
-        """A real :class:`~mcp_sim.roles.client.Client` (modern era) connected to ``server_main``."""
-        stream = self.serve(name, server_main, auth=auth)
+        """A real :class:`~mcp_sim.roles.client.Client` (modern era) connected to ``server``."""
+        stream = self.serve(name, server, auth=auth)
         client = Client(client_name, era="modern", versions=(LATEST,), callbacks=callbacks,
                         capabilities=capabilities, auth=auth, sim=self.sim)
         await client.connect(stream, self.tg)
@@ -190,6 +195,16 @@ class LabContext:
             yield client
         finally:
             await client.close()
+
+
+def server_main(server: Server | ServerMain) -> ServerMain:
+    """``async def main(stream)`` for a Server (``serve(server, stream)``), or ``server`` itself."""
+    if isinstance(server, Server):
+        async def main(stream: MessageStream) -> None:
+            await serve(server, stream)
+
+        return main
+    return server
 
 
 Story = Callable[[LabContext], Awaitable[Outcome]]

@@ -13,13 +13,15 @@ its integrity and bind it to:
 * a short **expiry** on the clock (an old state cannot be replayed later).
 
 :class:`SealedRequestState` does that with an HMAC-SHA256 over the payload. :class:`PlainRequestState`
-is the vulnerable version — readable, editable base64 JSON — for the labs to compare against.
+is the vulnerable version — readable, editable base64 JSON — to compare against. (The Server itself
+uses the same idea through ``Server(state_codec=…)``: :class:`~mcp_sim.capabilities.mrtr.SealedStateCodec`
+and :class:`~mcp_sim.capabilities.mrtr.PlainStateCodec`; the labs run on those.)
 
 Sealing stops *forgery*; it does not stop the *same* caller re-sending the *same* valid retry. A
 retried network request is normal (a lost response is retried), so a side effect — a payment, an
 e-mail — must happen at most once per **idempotency key**: :class:`IdempotencyLedger` remembers the
 first outcome per key and returns it again instead of acting twice. The sealed state's ``nonce`` is a
-natural key: one confirmation, one effect.
+natural key: one confirmation, one effect (a handler finds it in ``ctx.request_state_nonce``).
 """
 
 from __future__ import annotations

@@ -12,20 +12,28 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
+from mcp_sim.protocol.errors import McpError
 from mcp_sim.protocol.revisions import LATEST
 from mcp_sim.roles.cache import ANONYMOUS, AuthorizationContext, ListCache
 from mcp_sim.roles.client import Client
+from mcp_sim.roles.context import Context
 from mcp_sim.roles.host import ApprovalPolicy, Host
 from mcp_sim.roles.model import ScriptedModel, ToolRule
+from mcp_sim.roles.server import Server
 from mcp_sim.roles.user import ScriptedUser
-from mcp_sim.security.authorization import AuditLog, authorize
+from mcp_sim.scenarios import finance
+from mcp_sim.security.authorization import authorize
 from mcp_sim.security.identity import Directory, pick_name
-from mcp_sim.security.lab import LabContext, LabFacts, Outcome, register
-from mcp_sim.security.lab_server import LabServer, ToolContext, text_result, tool_definition
+from mcp_sim.security.lab import LabContext, LabFacts, Outcome, register, server_main
 from mcp_sim.security.tokens import AuthorizationServer, TokenRejected
-from mcp_sim.transports.base import AuthInfo
+from mcp_sim.transports.base import AuthInfo, TransportClosed
+from mcp_sim.transports.http_server import SimulatedHttpServer
+
+
+class DraftHandle(TypedDict):
+    handle: str
 
 # --------------------------------------------------------------------------------------------------
 # Host approval is not Server authorization
@@ -38,12 +46,30 @@ APPROVAL = LabFacts(
     mistake=("the Server assumed every call had been confirmed by a user in a Host, so it checked nothing "
              "itself; a caller that is not that Host never shows anybody a confirmation dialog"),
     boundary="the Server's per-operation authorization (identity, scope, tenant, object ownership)",
-    fix=("the Server checks, on every call and from the caller's authenticated identity, the token's "
-         "scope, the account's tenant and its owner before reading anything"),
+    fix=("the Server derives the tenant from the caller's authenticated identity (ctx.auth, set by the transport) "
+         "on every call and looks accounts up only inside that tenant's books, whatever the arguments say"),
     rule=("Host confirmation cannot replace Server permission checks: the Server should verify identity, "
           "scopes, tenant and object ownership for each operation (course 5.2.3)."),
-    roles="Host, Client, ScriptedModel and ScriptedUser are the simulator's own; the finance Server is a LabServer.",
+    roles="Host, Client, ScriptedModel and ScriptedUser are the simulator's own; the fixed finance Server is the "
+          "ready-made one (mcp_sim.scenarios.finance, tenant from ctx.auth); the vulnerable one is the same tools "
+          "written on the simulator's Server without the checks.",
 )
+
+
+def trusting_finance(ledgers: dict[str, dict[str, list[int]]]) -> Server:
+    """The mistake: the finance tools written as if "the Host asked its user" — an account is looked up
+    in every tenant's books, and nothing asks who is calling."""
+    server = Server("finance", version="1.0.0", title="Finance", per_caller=True)
+
+    @server.tool(annotations={"readOnlyHint": True})
+    def get_balance(account: str) -> finance.Balance:
+        """The balance of one account."""
+        for accounts in ledgers.values():
+            if account in accounts:
+                return {"account": account, "balance": sum(accounts[account]), "currency": "EUR"}
+        raise KeyError(f"no account {account}")
+
+    return server
 
 
 @register("host-approval-not-authorization", APPROVAL)
@@ -51,55 +77,40 @@ async def approval_story(ctx: LabContext) -> Outcome:
     rng = ctx.rng
     directory = Directory.random(rng, tenants=2)
     victim, attacker = list(directory.users.values())
-    accounts: dict[str, dict[str, Any]] = {}
+    ledgers: dict[str, dict[str, list[int]]] = {}
     for owner in (victim, attacker):
-        acct = f"acct-{rng.randint(1000, 9999)}"
-        accounts[acct] = {"tenant": owner.tenant, "owner": owner.subject,
-                          "balance": rng.randint(1_000, 90_000), "holder": owner.subject}
-    victim_acct = next(a for a, v in accounts.items() if v["owner"] == victim.subject)
-    audit = AuditLog()
-
-    def get_statement(call: ToolContext) -> dict[str, Any]:
-        acct_id = str(call.arguments.get("account_id"))
-        acct = accounts.get(acct_id)
-        if acct is None:
-            return text_result(f"no account {acct_id}", is_error=True)
-        if ctx.fixed:
-            authorize(call.auth, "get_statement", scopes=("statements:read",), tenant=acct["tenant"],
-                      owner=acct["owner"], audit=audit)
-        return text_result(f"{acct_id}: balance {acct['balance']} EUR, holder {acct['holder']}",
-                           structured={"account": acct_id, **acct})
-
-    finance = LabServer("finance")
-    finance.add_tool(tool_definition("get_statement", "The statement of one of your accounts.",
-                                     {"account_id": {"type": "string"}}, required=("account_id",),
-                                     annotations={"readOnlyHint": True}), get_statement)
+        account = f"{owner.tenant.split('-')[0].upper()}-{rng.randint(100, 999)}"
+        ledgers[owner.tenant] = {account: [rng.randint(1_000, 90_000), -rng.randint(10, 900)]}
+    victim_acct = next(iter(ledgers[victim.tenant]))
+    balance = sum(ledgers[victim.tenant][victim_acct])
+    server = finance.build(ledgers) if ctx.fixed else trusting_finance(ledgers)
 
     def identity(user: Any) -> AuthInfo:
-        return AuthInfo(subject=user.subject, tenant=user.tenant, scopes=("statements:read",))
+        return AuthInfo(subject=user.subject, tenant=user.tenant, scopes=("finance:read",))
 
     # The victim, the legitimate way: through a Host that asks its user first.
-    model = ScriptedModel([ToolRule(r"statement for (?P<acct>acct-\d+)", "get_statement", {"account_id": "{acct}"})])
+    model = ScriptedModel([ToolRule(r"balance of (?P<acct>[A-Z]+-\d+)", "get_balance", {"account": "{acct}"})])
     host = Host(model=model, user=ScriptedUser(approvals=[True]), approval_policy=ApprovalPolicy("always"),
                 sim=ctx.sim)
     async with host:
-        await host.add_server("finance", finance.main, revision=LATEST, auth=identity(victim))
-        own = await host.chat(f"Show me the statement for {victim_acct}")
+        await host.add_server("finance", server, revision=LATEST, auth=identity(victim))
+        own = await host.chat(f"What is the balance of {victim_acct}?")
 
     # The attacker: their own client, a valid token of their own tenant, no Host, no dialog.
     with ctx.attack(links=("finance-direct",)):
-        async with ctx.client("finance-direct", finance.main, auth=identity(attacker)) as client:
-            result = await client.call_tool("get_statement", {"account_id": victim_acct})
+        async with ctx.client("finance-direct", server, auth=identity(attacker)) as client:
+            result = await client.call_tool("get_balance", {"account": victim_acct})
     obtained = result.get("structuredContent") if not result.get("isError") else None
-    denied = audit.denied()
+    refusal = result["content"][0]["text"] if result.get("isError") else ""
     return Outcome(
-        succeeded=obtained is not None and obtained.get("balance") == accounts[victim_acct]["balance"],
+        succeeded=obtained is not None and obtained.get("balance") == balance,
         evidence={"victim": victim.subject, "victim_tenant": victim.tenant, "attacker": attacker.subject,
                   "attacker_tenant": attacker.tenant, "account": victim_acct, "victim_saw": own,
-                  "attacker_got": obtained, "denied": [d.detail for d in denied]},
-        obtained=(f"({attacker.subject} of {attacker.tenant}) read statement {victim_acct} of {victim.tenant}: "
-                  f"balance {accounts[victim_acct]['balance']} EUR"),
-        stopped_by="; ".join(f"the {d.check} check refused: {d.detail}" for d in denied),
+                  "attacker_got": obtained, "refusal": refusal},
+        obtained=(f"({attacker.subject} of {attacker.tenant}) read account {victim_acct} of {victim.tenant}: "
+                  f"balance {balance} EUR"),
+        stopped_by=(f"the finance Server looked {victim_acct} up in {attacker.tenant}'s books only (the tenant of "
+                    f"the caller's token) and answered: {refusal}"),
     )
 
 
@@ -118,8 +129,9 @@ CACHE = LabFacts(
          "entries by the caller's subject and tenant, so each tenant only ever sees its own list"),
     rule=("Caches must be isolated by authorization context: \"private\" caches MUST NOT be shared across "
           "authorization contexts (spec 2026-07-28, caching; course 5.3.1)."),
-    roles="Two real Clients sharing one ListCache (the simulator's own, mcp_sim.roles.cache); the vulnerable "
-          "cache is a ListCache subclass that ignores the context; the Server is a LabServer.",
+    roles="Two real Clients sharing one ListCache (the simulator's own, mcp_sim.roles.cache) and the simulator's "
+          "Server with per-tenant tools (visible=); the vulnerable cache is a ListCache subclass that ignores the "
+          "context, and the vulnerable Server a Server subclass that says its tool list is the same for everyone.",
 )
 
 
@@ -134,6 +146,14 @@ class ContextBlindCache(ListCache):
         return super().put(server, ANONYMOUS, method, key, result, mrtr_retry=mrtr_retry)
 
 
+class MislabelledServer(Server):
+    """The mistake on the server side: its tool list depends on the tenant, but it says otherwise, so
+    ``tools/list`` goes out with ``cacheScope: "public"``."""
+
+    def tools_depend_on_caller(self) -> bool:
+        return False
+
+
 @register("list-cache-shared", CACHE)
 async def cache_story(ctx: LabContext) -> Outcome:
     rng = ctx.rng
@@ -141,21 +161,25 @@ async def cache_story(ctx: LabContext) -> Outcome:
     first, second = list(directory.users.values())
     payroll = {u.tenant: f"DE{rng.randint(10**15, 10**16 - 1)}" for u in (first, second)}
 
-    def tools_for(auth: AuthInfo | None) -> list[dict[str, Any]]:
-        tenant = auth.tenant if auth else None
-        common = [tool_definition("list_employees", "Employees of your organisation.")]
-        if tenant in payroll:
-            slug = tenant.replace("-", "_")
-            common.append(tool_definition(f"export_payroll_{slug}",
-                                          f"Export {tenant}'s payroll to account {payroll[tenant]}."))
-        return common
+    hr = Server("hr", version="1.0.0") if ctx.fixed else MislabelledServer("hr", version="1.0.0")
 
-    hr = LabServer("hr", cache_scope="private" if ctx.fixed else "public", list_for=tools_for)
+    @hr.tool(annotations={"readOnlyHint": True})
+    def list_employees() -> list[str]:
+        """Employees of your organisation."""
+        return []
+
+    for tenant, account in payroll.items():
+        def export(tenant: str = tenant) -> str:
+            return f"exported {tenant}'s payroll"
+
+        hr.add_tool(export, name=f"export_payroll_{tenant.replace('-', '_')}",
+                    description=f"Export {tenant}'s payroll to account {account}.",
+                    visible=lambda auth, t=tenant: auth is not None and auth.tenant == t)
     cache = ListCache(ctx.sim.now) if ctx.fixed else ContextBlindCache(ctx.sim.now)
     seen: dict[str, list[str]] = {}
     for i, user in enumerate((first, second)):
         auth = AuthInfo(subject=user.subject, tenant=user.tenant, scopes=("hr:read",))
-        stream = ctx.serve("hr", hr.main, auth=auth)
+        stream = ctx.serve("hr", hr, auth=auth)
         client = Client("gateway", era="modern", versions=(LATEST,), cache=cache, auth=auth, sim=ctx.sim)
         await client.connect(stream, ctx.tg)
         hits = cache.hits
@@ -199,7 +223,7 @@ HANDLES = LabFacts(
          "user the handle was minted for"),
     rule=("Possession of a state handle is not authentication: use random handles, expire them, and bind "
           "them to the authenticated user (Security Best Practices, State Handle Hijacking, 2026-07-28)."),
-    roles="Real Clients; the drafts Server is a LabServer (state handles passed as tool arguments).",
+    roles="Real Clients and the simulator's own Server (ctx.auth); state handles are passed as tool arguments.",
 )
 
 
@@ -213,33 +237,33 @@ async def handle_story(ctx: LabContext) -> Outcome:
     for _ in range(rng.randint(0, 4)):  # other users' drafts before ours
         ctx.sim.next_number("draft")
 
-    def create_draft(call: ToolContext) -> dict[str, Any]:
+    server = Server("drafts", version="1.0.0", per_caller=True)
+
+    @server.tool()
+    def create_draft(text: str, call: Context) -> DraftHandle:
+        """Store a draft; returns its handle."""
         handle = f"draft_{ctx.sim.token(16)}" if ctx.fixed else f"draft-{ctx.sim.next_number('draft')}"
         owner = call.auth.subject if call.auth else None
-        drafts[handle] = {"text": call.arguments.get("text", ""), "owner": owner, "expires": call.now_ms + 600_000}
-        return text_result(handle, structured={"handle": handle})
+        drafts[handle] = {"text": text, "owner": owner, "expires": call.now() + 600}
+        return {"handle": handle}
 
-    def read_draft(call: ToolContext) -> dict[str, Any]:
-        draft = drafts.get(str(call.arguments.get("handle")))
+    @server.tool(annotations={"readOnlyHint": True})
+    def read_draft(handle: str, call: Context) -> str:
+        """Read a draft by its handle."""
+        draft = drafts.get(handle)
         if draft is None:
-            return text_result("no such draft", is_error=True)
+            raise KeyError("no such draft")
         if ctx.fixed:
             authorize(call.auth, "read_draft", owner=draft["owner"])
-            if call.now_ms >= draft["expires"]:
-                return text_result("this handle has expired", is_error=True)
-        return text_result(draft["text"])
+            if call.now() >= draft["expires"]:
+                raise PermissionError("this handle has expired")
+        return str(draft["text"])
 
-    server = LabServer("drafts")
-    server.add_tool(tool_definition("create_draft", "Store a draft; returns its handle.",
-                                    {"text": {"type": "string"}}), create_draft)
-    server.add_tool(tool_definition("read_draft", "Read a draft by its handle.",
-                                    {"handle": {"type": "string"}}), read_draft)
-
-    async with ctx.client("drafts", server.main, auth=AuthInfo(victim.subject, victim.tenant)) as mine:
+    async with ctx.client("drafts", server, auth=AuthInfo(victim.subject, victim.tenant)) as mine:
         victim_handle = (await mine.call_tool("create_draft", {"text": secret}))["structuredContent"]["handle"]
     stolen: list[str] = []
     refusals: list[str] = []
-    async with ctx.client("drafts-attacker", server.main, auth=AuthInfo(attacker.subject, attacker.tenant)) as theirs:
+    async with ctx.client("drafts-attacker", server, auth=AuthInfo(attacker.subject, attacker.tenant)) as theirs:
         own = (await theirs.call_tool("create_draft", {"text": "hello"}))["structuredContent"]["handle"]
         # Guess the neighbours of our own handle, then try a handle leaked in a shared log line.
         guesses = []
@@ -276,8 +300,8 @@ PASSTHROUGH = LabFacts(
     fix="the issues Server accepts only tokens whose audience is its own canonical URI and answers 401 otherwise",
     rule=("MCP servers MUST NOT accept any tokens that were not explicitly issued for the MCP server "
           "(Security Best Practices, Token Passthrough)."),
-    roles="The token check is mcp_sim.security.tokens, applied where the HTTP layer would apply it; the MCP "
-          "exchange is a real Client over a memory link to a LabServer.",
+    roles="A real Client over the simulator's Streamable HTTP transport, whose token_validator is "
+          "mcp_sim.security.tokens; the issues Server is the simulator's own.",
 )
 
 
@@ -291,32 +315,45 @@ async def passthrough_story(ctx: LabContext) -> Outcome:
     auth_server = AuthorizationServer("https://login.example", lambda: ctx.sim.token(16), ctx.sim.now_ms)
     private = [f"SEC-{rng.randint(100, 999)}: {pick_name(rng, 'server')} credentials rotated" for _ in range(2)]
 
-    def list_issues(call: ToolContext) -> dict[str, Any]:
+    issues = Server("issues", version="1.0.0", per_caller=True)
+
+    @issues.tool(annotations={"readOnlyHint": True})
+    def list_issues(call: Context) -> str:
+        """Your private issues."""
         authorize(call.auth, "list_issues", scopes=("issues:read",))
         assert call.auth is not None
-        return text_result("\n".join(private) if call.auth.subject == victim.subject else "")
+        return "\n".join(private) if call.auth.subject == victim.subject else "(none)"
 
-    issues = LabServer("issues")
-    issues.add_tool(tool_definition("list_issues", "Your private issues."), list_issues)
+    rejections: list[str] = []
+
+    def validate(value: str) -> AuthInfo | None:
+        """The resource server's token check, in the HTTP layer in front of the MCP Server."""
+        try:
+            return auth_server.validate(value, audience=issues_uri, check_audience=ctx.fixed)
+        except TokenRejected as exc:
+            rejections.append(f"HTTP {exc.status}: {exc.reason}")
+            return None
+
+    http = SimulatedHttpServer(ctx.sim, ctx.tg, "issues", server_main(issues), versions=[LATEST],
+                               token_validator=validate, resource_metadata=f"{issues_uri}/.well-known")
 
     # The victim's Host obtained a token for the other server and sent it there, as it should.
     token = auth_server.issue(victim, client_id="victim-host", audience=evil_uri,
                               scopes=("issues:read", "profile"))
     ctx.note(f"client/{evil}", f"server/{evil}", f"POST {evil_uri} with Authorization: Bearer {token.value[:10]}…")
-    # The malicious server replays it against the issues server.
+    # The malicious server replays it against the issues server, as an MCP client of its own.
     got: list[str] = []
     rejected = ""
     with ctx.attack(links=("issues",)):
         ctx.note(f"server/{evil}", "server/issues", f"POST {issues_uri} with the victim's bearer token", attack=True)
+        client = Client(evil, era="modern", versions=(LATEST,), sim=ctx.sim, timeout=5.0)
         try:
-            auth = auth_server.validate(token.value, audience=issues_uri, check_audience=ctx.fixed)
-        except TokenRejected as exc:
-            rejected = f"HTTP {exc.status}: {exc.reason}"
-            ctx.note("server/issues", f"server/{evil}", rejected + f" ({exc.www_authenticate})", attack=True)
-        else:
-            async with ctx.client("issues", issues.main, auth=auth, client_name=evil) as client:
-                result = await client.call_tool("list_issues", {})
-                got = [line for line in result["content"][0]["text"].splitlines() if line]
+            await client.connect(http.connect("issues", token=token.value, revision=LATEST), ctx.tg)
+            result = await client.call_tool("list_issues", {})
+            got = [line for line in result["content"][0]["text"].splitlines() if line.startswith("SEC-")]
+        except (McpError, TransportClosed) as exc:
+            rejected = "; ".join(rejections) or str(exc)
+        await client.close()
     return Outcome(
         succeeded=bool(got) and set(got) == set(private),
         evidence={"victim": victim.subject, "token_audience": token.audience, "presented_to": issues_uri,
