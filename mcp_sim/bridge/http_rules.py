@@ -1,4 +1,4 @@
-"""The Streamable HTTP rules of both eras, as pure functions (course notebook 05), sans-IO.
+"""The Streamable HTTP rules of both eras, as pure functions (course chapter 10), sans-IO.
 
 Both the real HTTP endpoint (:mod:`mcp_sim.bridge.http_server`) and the real HTTP client
 (:mod:`mcp_sim.bridge.http_client`) read their headers and status codes from here, so the two ends

@@ -1,4 +1,4 @@
-"""Server-Sent Events, the streaming body of Streamable HTTP (course notebook 05), sans-IO.
+"""Server-Sent Events, the streaming body of Streamable HTTP (course chapter 10), sans-IO.
 
 An SSE stream is plain text: each event is a few ``field: value`` lines ended by a blank line. MCP
 uses the ``message`` event, whose ``data`` is one JSON-RPC message::

@@ -1,5 +1,5 @@
 """Cacheable results: ``ttlMs`` and ``cacheScope`` (spec 2026-07-28 "Server utilities / Caching";
-course notebook 09).
+course chapter 07).
 
 In 2026-07-28 list results, ``resources/read`` and ``server/discover`` say how long the client may
 reuse them (``ttlMs``) and whether a shared cache may serve them to someone else (``cacheScope``):

@@ -1,5 +1,5 @@
 """Completion: suggestions for prompt arguments and URI-template parameters (spec "Server utilities /
-Completion"; course notebook 06).
+Completion"; course chapter 05).
 
 When a user types the ``destination`` of a prompt or the ``{city}`` of a resource template, the client
 may send ``completion/complete`` with what was typed so far and the arguments already chosen; the

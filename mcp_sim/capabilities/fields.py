@@ -1,4 +1,4 @@
-"""Which fields each revision's objects know (course notebook 03, "Revisions").
+"""Which fields each revision's objects know (course chapter 03, "Revisions").
 
 Tools, resources, prompts and implementations gained fields over time: ``title`` in 2025-06-18,
 ``icons`` in 2025-11-25, the experimental ``execution`` only in 2025-11-25. A server that speaks

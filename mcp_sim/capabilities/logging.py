@@ -1,5 +1,5 @@
 """Logging: ``notifications/message`` from server to client (spec "Server utilities / Logging";
-course notebook 08).
+course chapter 04).
 
 Levels follow syslog (RFC 5424), least to most severe. Legacy clients choose the lowest level they
 want with ``logging/setLevel`` once per connection; in 2026-07-28 (where logging is deprecated) a

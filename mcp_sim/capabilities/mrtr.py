@@ -1,5 +1,5 @@
 """Asking the client for input, in both eras (spec "Client features" and 2026-07-28 "Multi Round-Trip
-Requests"; course notebook 07).
+Requests"; course chapter 04).
 
 A handler asks with ``await ctx.elicit(...)``, ``ctx.sample(...)``, ``ctx.list_roots()`` or several at
 once with ``ctx.ask({"key": elicit(...), ...})``. What travels depends on the era:

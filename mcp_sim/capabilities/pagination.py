@@ -1,4 +1,4 @@
-"""Pagination of list results (spec "Server utilities / Pagination"; course notebook 05).
+"""Pagination of list results (spec "Server utilities / Pagination"; course chapter 05).
 
 ``tools/list``, ``resources/list``, ``resources/templates/list``, ``prompts/list`` (and the 2025-11-25
 ``tasks/list``) return one page and, when more remain, a ``nextCursor``. The cursor is *opaque*: the

@@ -1,5 +1,5 @@
 """Prompts: reusable message templates the user picks (spec "Server features / Prompts"; course
-notebook 06).
+chapter 05).
 
 A prompt is declared from a function whose parameters are its arguments (all strings on the wire;
 required when they have no default) and whose return value becomes the messages: a string is one user

@@ -1,5 +1,5 @@
 """Resources: data the application may read, named by URI (spec "Server features / Resources";
-course notebook 06).
+course chapter 05).
 
 A *resource* has a fixed URI (``weather://stations``); a *resource template* names a family of them
 with RFC 6570 variables (``weather://forecast/{city}/{date}``) whose values are passed to the

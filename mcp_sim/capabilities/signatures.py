@@ -1,4 +1,4 @@
-"""How a plain Python function becomes an MCP handler (course notebook 04, "Building a server").
+"""How a plain Python function becomes an MCP handler (course chapter 05, "What servers offer").
 
 A tool, prompt, resource template or completion is declared by writing an ordinary function. This
 module reads its signature once: which parameter (if any) wants the request's :class:`Context`, which

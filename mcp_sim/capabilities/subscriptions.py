@@ -1,5 +1,5 @@
 """Change notifications and who asked for them (spec "Resources / Subscriptions", "list_changed", and
-2026-07-28 "Subscriptions"; course notebook 09).
+2026-07-28 "Subscriptions"; course chapter 07).
 
 When a server's tools, prompts or resources change it may tell clients — but only clients that asked,
 and only for kinds it declared in its capabilities:

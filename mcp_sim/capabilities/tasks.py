@@ -1,5 +1,5 @@
 """Tasks: call now, fetch the result later (2025-11-25 experimental "Tasks" utility, and the 2026-07-28
-extension ``io.modelcontextprotocol/tasks``; course notebook 10).
+extension ``io.modelcontextprotocol/tasks``; course chapter 08).
 
 A long-running ``tools/call`` can answer at once with a *task* and keep working; the client polls it.
 

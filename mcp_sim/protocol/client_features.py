@@ -1,4 +1,4 @@
-"""Client features: what a server may ask of the client (course notebooks 08–09).
+"""Client features: what a server may ask of the client (course chapter 04).
 
 * **Sampling** (``sampling/createMessage``): "please ask your LLM this". From 2025-11-25 the request
   may offer ``tools`` and the messages may hold ``tool_use``/``tool_result`` blocks.

@@ -1,4 +1,4 @@
-"""Messages about the conversation itself, not about a feature (course notebooks 03–04).
+"""Messages about the conversation itself, not about a feature (course chapter 03).
 
 * **Legacy handshake** (up to 2025-11-25): the client sends ``initialize`` with its version,
   capabilities and name; the server answers with its own; the client confirms with

@@ -1,4 +1,4 @@
-"""Content: what MCP messages carry (course notebook 05, "Tools and their results").
+"""Content: what MCP messages carry (course chapter 05, "What servers offer").
 
 A tool result, a prompt message or a sampled answer is a list of *content blocks*. Each block says
 what it is in its ``type`` field, so a receiver can pick the right model without guessing:

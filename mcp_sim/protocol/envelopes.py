@@ -1,4 +1,4 @@
-"""From typed models to JSON-RPC messages and back (course notebook 02, "The envelope").
+"""From typed models to JSON-RPC messages and back (course chapter 02, "The envelope").
 
 A typed model such as :class:`~mcp_sim.protocol.types.CallToolRequest` holds the MCP part of a message:
 ``method`` and ``params``. The JSON-RPC envelope (``jsonrpc: "2.0"``, the ``id`` that pairs a response

@@ -1,4 +1,4 @@
-"""MCP's error codes and the :class:`McpError` exception (course notebooks 02 and 03).
+"""MCP's error codes and the :class:`McpError` exception (course chapters 02 and 03).
 
 A protocol error is a value a learner can read: its JSON-RPC code, the spec rule it enforces and the
 revision that defines it. Raise :class:`McpError` in a handler and the server turns it into the

@@ -1,4 +1,4 @@
-"""The tasks extension ``io.modelcontextprotocol/tasks`` (2026-07-28; course notebook 11).
+"""The tasks extension ``io.modelcontextprotocol/tasks`` (2026-07-28; course chapter 08).
 
 In 2026-07-28 tasks left the core protocol and became an official *extension*, negotiated through
 ``capabilities.extensions["io.modelcontextprotocol/tasks"]`` on both sides. The models here follow the

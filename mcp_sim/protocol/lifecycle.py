@@ -1,4 +1,4 @@
-"""The lifecycle of both eras, as tables (course notebook 03).
+"""The lifecycle of both eras, as tables (course chapter 03).
 
 Everything that affects the legacy lifecycle's transitions lives in :data:`LEGACY_TRANSITIONS` and
 :data:`LEGACY_ALLOWED`; :class:`LegacyLifecycle` only looks things up there. This file does not know

@@ -1,4 +1,4 @@
-"""The shapes every MCP message is built from (course notebooks 02 and 03).
+"""The shapes every MCP message is built from (course chapters 02 and 03).
 
 Three kinds of message, as in JSON-RPC: a :class:`Request` (``method`` + ``params``, answered by one
 :class:`Result` or an error), a :class:`Notification` (``method`` + ``params``, never answered) and the

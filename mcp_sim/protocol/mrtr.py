@@ -1,4 +1,4 @@
-"""Multi Round-Trip Requests (2026-07-28; course notebook 10, "When the server needs you").
+"""Multi Round-Trip Requests (2026-07-28; course chapter 04, "When the server needs the client").
 
 In 2026-07-28 a server never sends a request to the client. When a ``tools/call``, ``prompts/get`` or
 ``resources/read`` needs something only the client can give (a user's answer, an LLM completion, the

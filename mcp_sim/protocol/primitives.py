@@ -1,4 +1,4 @@
-"""The primitives: what a server offers and what a client exposes (course notebooks 05–07).
+"""The primitives: what a server offers and what a client exposes (course chapters 04 and 05).
 
 A server offers three kinds of thing, each listed by a ``*/list`` request and used by another:
 

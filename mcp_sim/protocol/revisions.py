@@ -1,4 +1,4 @@
-"""The released MCP revisions, as data (course notebook 03).
+"""The released MCP revisions, as data (course chapter 03).
 
 One :class:`Revision` per released revision says which requests exist and who sends them, which
 notifications exist, which capability fields each side can declare, which error codes are defined,

@@ -1,4 +1,4 @@
-"""Server features: the requests a client sends to use what a server offers (course notebooks 05–07).
+"""Server features: the requests a client sends to use what a server offers (course chapters 05 and 07).
 
 * **Tools**: ``tools/list``, ``tools/call`` and ``notifications/tools/list_changed``.
 * **Resources**: ``resources/list``, ``resources/templates/list``, ``resources/read``,

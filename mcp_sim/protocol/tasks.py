@@ -1,4 +1,4 @@
-"""Experimental tasks of revision 2025-11-25 (course notebook 11, "Long-running work").
+"""Experimental tasks of revision 2025-11-25 (course chapter 08, "Tasks").
 
 A requester can ask for a long request (``tools/call``, and on the other side ``sampling/createMessage``
 or ``elicitation/create``) to run as a *task*: it adds ``params.task`` (:class:`TaskMetadata`) and the

@@ -1,4 +1,4 @@
-"""Roles: who talks to whom (course notebook 01).
+"""Roles: who talks to whom (course chapter 01).
 
 * :class:`~mcp_sim.roles.host.Host` — the AI application: owns one Client per Server, the policy, the
   user and the model;

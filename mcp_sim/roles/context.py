@@ -1,5 +1,5 @@
 """The ``ctx`` a handler receives: who is asking, and what the handler may do while it runs (course
-notebooks 05–08).
+chapters 04–05).
 
 Declare a parameter ``ctx: Context`` in a tool, prompt or resource function and the server passes one
 per request. It gives the request's facts (``ctx.revision``, ``ctx.auth``, ``ctx.request_id``) and the

@@ -1,5 +1,5 @@
 """The Host: the AI application that owns the clients, the policy, the user and the model (course
-notebooks 01 roles and 05 the complete call).
+chapter 01, roles and the complete call).
 
 "The Host decides, the Client connects, and the Server provides." The Host
 

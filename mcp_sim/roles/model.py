@@ -1,4 +1,4 @@
-"""The model: where an LLM plugs into the Host (course notebook 01, roles; 05, the complete call).
+"""The model: where an LLM plugs into the Host (course chapters 00 and 01: the complete call).
 
 MCP does not define how a Host talks to its model. The Host shows the model the conversation and a
 list of tools (converted to the model API's own tool format), the model answers with either **tool

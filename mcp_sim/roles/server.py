@@ -1,5 +1,5 @@
 """The MCP server: what it offers, declared from plain Python (spec "Server features"; course
-notebook 04).
+chapter 05).
 
 A :class:`Server` is a registry of tools, resources, resource templates and prompts, plus the facts it
 announces about itself (name, version, capabilities). It is shared by every connection: an HTTP

@@ -1,4 +1,4 @@
-"""The user and the approvers (course notebook 01 roles; 05 the complete call; 07 elicitation).
+"""The user and the approvers (course chapter 01, roles and the complete call; chapter 04, elicitation).
 
 The user is the person in front of the Host. MCP never talks to them directly: a server that needs
 their input asks the client (legacy ``elicitation/create``, or an ``inputRequests`` entry in

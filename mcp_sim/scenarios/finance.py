@@ -1,4 +1,4 @@
-"""Multi-tenant finance data: answers depend on who asks (course notebooks 09 and 12).
+"""Multi-tenant finance data: answers depend on who asks (course chapters 07 and 09).
 
 The caller's tenant comes from ``ctx.auth`` (the token the transport validated), never from an
 argument the model could change. Because every answer depends on the caller, the server is

@@ -1,4 +1,4 @@
-"""The issue tracker: tools that change things, and a destructive one (course notebooks 05 and 11).
+"""The issue tracker: tools that change things, and a destructive one (course chapters 01 and 05).
 
 ``create_issue`` and ``search_issues`` are everyday tools; ``delete_issue`` carries
 ``destructiveHint: true`` so a careful host asks the user before letting the model call it. Each

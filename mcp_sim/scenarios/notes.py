@@ -1,4 +1,4 @@
-"""The notes server: a small file tree you can read, write and watch (course notebooks 06 and 09).
+"""The notes server: a small file tree you can read, write and watch (course chapters 05 and 07).
 
 Every note is a resource ``notes://files/<path>``. Writing a note changes the resource: subscribers
 (``resources/subscribe`` in legacy, ``subscriptions/listen`` in 2026-07-28) hear

@@ -1,4 +1,4 @@
-"""Host-driven stories: a user, a Host with its model, and real servers (course notebooks 01, 03, 05, 07).
+"""Host-driven stories: a user, a Host with its model, and real servers (course chapters 00, 01, 03 and 04).
 
 Each story is an ``async def story(sim, *, revision, transport)`` that plays one situation from the
 course inside a simulation; :func:`mcp_sim.scenarios.run_scenario` runs it and hands back the trace.

@@ -1,4 +1,4 @@
-"""The weather server: the course's first MCP server (course notebooks 04–06).
+"""The weather server: the course's first MCP server (course chapters 03–05).
 
 It shows each thing a server can offer: two read-only tools (one with structured output), a fixed
 resource listing the stations, a resource template ``weather://forecast/{city}/{date}``, a prompt,

@@ -1,5 +1,5 @@
 """The legacy lifecycle as a state diagram, drawn from the table that drives the simulator
-(course notebook 03).
+(course chapter 03).
 
 Every arrow comes from :func:`mcp_sim.protocol.lifecycle.legacy_state_table`, and the "may send"
 lines under each state from :data:`~mcp_sim.protocol.lifecycle.LEGACY_ALLOWED`: change the table and

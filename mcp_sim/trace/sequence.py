@@ -1,4 +1,4 @@
-"""The sequence diagram of a trace, drawn as SVG by plain Python (course notebooks 02 onward).
+"""The sequence diagram of a trace, drawn as SVG by plain Python (course chapters 00 onward).
 
 Lifelines run top to bottom, left to right: the user, the host, the model, the clients, the servers.
 Each event is one row, in order, so row *n* of the diagram is row *n* of the text table

@@ -1,5 +1,5 @@
 """The topology diagram: one host, its clients, their servers, and the boundaries between them
-(course notebook 01, architecture; notebook 09, security).
+(course chapter 01, roles; chapter 09, security boundaries).
 
 MCP's architecture in one picture: the user talks to a **host**; the host owns one **client** per
 **server** (1:1); each client reaches its server over a **transport**. The enclosures are the

@@ -1,4 +1,4 @@
-"""Layer 3, the pipes: memory, stdio and Streamable HTTP on one virtual clock (course notebook 05).
+"""Layer 3, the pipes: memory, stdio and Streamable HTTP on one virtual clock (course chapter 06).
 
 Everything above this package talks through a :class:`~mcp_sim.transports.base.MessageStream`
 (``send``/``receive``/``aclose``) and never sees bytes. Below it each transport frames the messages

@@ -1,4 +1,4 @@
-"""The one transport interface every pipe implements (course notebook 05, transports).
+"""The one transport interface every pipe implements (course chapter 06, transports).
 
 A session — the client's or the server's — talks through a :class:`MessageStream`: it sends and
 receives JSON-RPC messages and never sees bytes. Each transport turns messages into its own frames

@@ -1,4 +1,4 @@
-"""Faults on the wire: latency, loss, duplicates, reordering, corruption, crashes (course notebook 05,
+"""Faults on the wire: latency, loss, duplicates, reordering, corruption, crashes (course chapter 06,
 the fault lab).
 
 Real links misbehave, and MCP's rules for timeouts, cancellation, duplicate and late responses only

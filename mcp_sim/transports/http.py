@@ -1,4 +1,4 @@
-"""Streamable HTTP as data: requests, responses, headers, status codes (course notebook 05).
+"""Streamable HTTP as data: requests, responses, headers, status codes (course chapter 06).
 
 The simulator does not open sockets; an HTTP exchange is a pair of plain objects — an
 :class:`HttpRequest` (method, path, headers, body) and an :class:`HttpResponse` (status, headers, and

@@ -1,4 +1,4 @@
-"""The client end of Streamable HTTP, both eras (course notebook 05).
+"""The client end of Streamable HTTP, both eras (course chapter 06).
 
 :class:`HttpClientStream` is a :class:`~mcp_sim.transports.base.MessageStream`: the client session
 sends and receives JSON-RPC messages and this class turns each one into HTTP, exactly as the spec's

@@ -1,4 +1,4 @@
-"""The server side of Streamable HTTP, both eras (course notebook 05; spec "Transports").
+"""The server side of Streamable HTTP, both eras (course chapter 06; spec "Transports").
 
 One :class:`SimulatedHttpServer` is one MCP endpoint (``/mcp``) that many clients talk to at once.
 It answers every HTTP request at the transport level — Origin, bearer token, headers, sessions — and

@@ -1,4 +1,4 @@
-"""Server-Sent Events, the streaming half of Streamable HTTP (course notebook 05).
+"""Server-Sent Events, the streaming half of Streamable HTTP (course chapter 06).
 
 An SSE stream is a ``text/event-stream`` HTTP response that stays open. The server writes *events*,
 each a few ``field: value`` lines ended by a blank line::

@@ -1,4 +1,4 @@
-"""The stdio transport, simulated: the server is a child process of the client (course notebook 05).
+"""The stdio transport, simulated: the server is a child process of the client (course chapter 06).
 
 What the spec says (stdio section, every revision) and where each rule lives here:
 

@@ -1,4 +1,4 @@
-"""The trace player: time is a control the learner holds (course notebooks 02 onward).
+"""The trace player: time is a control the learner holds (course chapters 01 onward).
 
 Like RaftScope and *The Secret Lives of Data*, the player lets you pause a conversation, step through
 it message by message, jump anywhere, filter it down to one link, one layer or one method, and look

@@ -1,4 +1,4 @@
-"""JSON-RPC 2.0, the message format under every MCP revision (course notebook 02).
+"""JSON-RPC 2.0, the message format under every MCP revision (course chapter 02).
 
 This module is *sans-IO*: it turns text into messages and messages into text, and never reads a
 socket, a pipe or a clock. That makes every rule here easy to test exhaustively.
