@@ -9,6 +9,12 @@ results carry ``structuredContent``.
 arguments and exceptions inside the tool are *results* with ``isError: true`` and a readable message —
 the model must be able to see what went wrong and try again — while an unknown tool name is a protocol
 error (``-32602``).
+
+Validation uses the ``jsonschema`` library (JSON Schema draft 2020-12), imported and compiled for a
+tool the first time that tool's arguments need it: importing it takes seconds, which a server that
+starts and answers ``tools/list`` should not pay. Most tool schemas are a plain object of typed
+properties, and for those :func:`surely_valid` recognises correct arguments directly; anything it is
+not sure about goes to ``jsonschema``, which also writes the error messages.
 """
 
 from __future__ import annotations
@@ -23,7 +29,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-import jsonschema
 import typing_extensions as te
 from pydantic import BaseModel, ConfigDict, TypeAdapter, create_model
 
@@ -40,6 +45,94 @@ logger = logging.getLogger(__name__)
 
 TaskSupport = Literal["forbidden", "optional", "required"]
 CONTENT_TYPES = frozenset({"text", "image", "audio", "resource", "resource_link"})
+
+
+# --- validating arguments ----------------------------------------------------------------------------
+
+_ANNOTATIONS = frozenset({"title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly"})
+_JSON_TYPES = frozenset({"string", "integer", "number", "boolean", "null", "array", "object"})
+
+
+def is_plain_schema(schema: Any) -> bool:
+    """True for a schema built only from ``type``, ``properties``, ``required``, ``additionalProperties``
+    (true/false), ``items``, ``enum`` and annotations, each well formed — the shape type hints give.
+    Such a schema is valid draft 2020-12, and :func:`surely_valid` understands all of it."""
+    if not isinstance(schema, dict):
+        return False
+    for key, value in schema.items():
+        if key in ("title", "description"):
+            ok = isinstance(value, str)
+        elif key in _ANNOTATIONS:
+            ok = key != "examples" or isinstance(value, list)
+        elif key == "type":
+            types = value if isinstance(value, list) else [value]
+            ok = bool(types) and all(isinstance(t, str) and t in _JSON_TYPES for t in types) \
+                and len(set(types)) == len(types)
+        elif key == "properties":
+            ok = isinstance(value, dict) and all(is_plain_schema(sub) for sub in value.values())
+        elif key == "required":
+            ok = isinstance(value, list) and all(isinstance(n, str) for n in value) and len(set(value)) == len(value)
+        elif key == "additionalProperties":
+            ok = isinstance(value, bool)
+        elif key == "items":
+            ok = is_plain_schema(value)
+        elif key == "enum":
+            ok = isinstance(value, list)
+        else:
+            ok = False
+        if not ok:
+            return False
+    return True
+
+
+def _has_type(value: Any, name: str) -> bool:
+    if name == "string":
+        return isinstance(value, str)
+    if name == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if name == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if name == "boolean":
+        return isinstance(value, bool)
+    if name == "object":
+        return isinstance(value, dict)
+    if name == "array":
+        return isinstance(value, list)
+    return value is None  # "null"
+
+
+def surely_valid(schema: dict[str, Any], value: Any) -> bool:
+    """True when ``value`` certainly satisfies ``schema`` (a plain schema, see :func:`is_plain_schema`).
+    False means "not sure": the caller asks ``jsonschema``, which also explains what is wrong."""
+    for key, expected in schema.items():
+        if key == "type":
+            if isinstance(expected, str):
+                if not _has_type(value, expected):
+                    return False
+            elif not any(_has_type(value, t) for t in expected):
+                return False
+        elif key == "properties":
+            if isinstance(value, dict):
+                for name, sub in expected.items():
+                    if name in value and not surely_valid(sub, value[name]):
+                        return False
+        elif key == "required":
+            if isinstance(value, dict) and any(name not in value for name in expected):
+                return False
+        elif key == "additionalProperties":
+            if expected is False and isinstance(value, dict) \
+                    and any(name not in schema.get("properties", ()) for name in value):
+                return False
+        elif key == "items":
+            if isinstance(value, list) and not all(surely_valid(expected, item) for item in value):
+                return False
+        elif key == "enum":
+            # Only the plain case; JSON Schema's equality (1 == 1.0, True != 1) is jsonschema's to judge.
+            if not (isinstance(value, str) and value in expected):
+                return False
+        elif key not in _ANNOTATIONS:
+            return False
+    return True
 
 
 def _is_schema_keyword_map(key: str) -> bool:
@@ -118,10 +211,20 @@ class ToolDefinition:
     arguments_model: type[BaseModel] | None = None
     _output_adapter: TypeAdapter[Any] | None = None
     _validator: Any = field(default=None, repr=False)
+    """The compiled ``jsonschema`` validator, built on first need (see the module docstring)."""
+    _plain: bool = field(default=False, repr=False)
 
     def __post_init__(self) -> None:
-        jsonschema.Draft202012Validator.check_schema(self.input_schema)
-        self._validator = jsonschema.Draft202012Validator(self.input_schema)
+        self._plain = is_plain_schema(self.input_schema)
+
+    def validator(self) -> Any:
+        """The draft 2020-12 validator of ``inputSchema`` (checking the schema itself the first time)."""
+        if self._validator is None:
+            import jsonschema  # slow to import: only when a tool's arguments first need it
+
+            jsonschema.Draft202012Validator.check_schema(self.input_schema)
+            self._validator = jsonschema.Draft202012Validator(self.input_schema)
+        return self._validator
 
     def is_visible_to(self, auth: AuthInfo | None) -> bool:
         return self.visible is None or bool(self.visible(auth))
@@ -143,8 +246,10 @@ class ToolDefinition:
 
     def argument_errors(self, arguments: Mapping[str, Any]) -> list[str]:
         """Every way ``arguments`` breaks the ``inputSchema``, in words (empty when valid)."""
+        if self._plain and surely_valid(self.input_schema, arguments):
+            return []
         errors = []
-        for err in sorted(self._validator.iter_errors(arguments), key=lambda e: list(e.absolute_path)):
+        for err in sorted(self.validator().iter_errors(arguments), key=lambda e: list(e.absolute_path)):
             where = ".".join(str(p) for p in err.absolute_path)
             errors.append(f"{where}: {err.message}" if where else err.message)
         return errors

@@ -794,12 +794,12 @@ class Client:
         retry_params = original
         mrtr_retry = False
         while True:
+            declared_now: Mapping[str, Any] = {}
             if self.era == "modern":
                 declared_now = declared if declared is not None else self.capabilities()
                 wire_params: dict[str, Any] = self._with_meta(retry_params, declared_now)
             else:
-                declared_now = self.capabilities()
-                wire_params = retry_params
+                wire_params = retry_params  # legacy capabilities were declared once, at initialize
             try:
                 response = await self._exchange(method, wire_params or None,
                                                 timeout=self.timeout if timeout is None else timeout,

@@ -14,12 +14,17 @@ by the era it speaks:
   ``subscriptions/listen`` streams.
 
 Requests run concurrently, each in its own cancel scope, so ``notifications/cancelled`` can stop one.
+They run in the session's *workers*: a worker answers one request at a time and, when it is done,
+waits for the next one rather than ending, so a busy connection reuses a few tasks instead of starting
+one per request (starting a task costs several times more than waking one). A request that arrives
+while every worker is busy gets a new worker; they all end with the connection.
 A handler's crash never ends the connection: tools report it as an ``isError`` result, everything
 else as ``-32603`` with a readable message.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
@@ -130,7 +135,17 @@ class ServerSession:
         self._in_flight: dict[RequestId, anyio.CancelScope] = {}
         self._next_id = 0
         self._work: TaskGroup | None = None
+        self._idle_workers: list[asyncio.Future[JSONRPCRequest | None]] = []
+        """Workers waiting for a request (see :meth:`_worker`)."""
         self._closed = False
+        self._own_handlers: dict[str, Handler] = {
+            "ping": self._ping,
+            "logging/setLevel": self._set_level,
+            "resources/subscribe": self._subscribe,
+            "resources/unsubscribe": self._unsubscribe,
+            "server/discover": self._discover,
+            "subscriptions/listen": self._listen,
+        }
         self._outbox_send, self._outbox_receive = anyio.create_memory_object_stream[
             tuple[str, dict[str, Any] | None]](float("inf"))
 
@@ -183,15 +198,41 @@ class ServerSession:
                     # Answered in order: nothing else can be understood before it.
                     await self._answer(message)
                 else:
-                    self._work.start_soon(self._answer, message)
+                    self._dispatch(message)
             elif isinstance(message, JSONRPCNotification):
                 self._on_notification(message)
             else:
                 self._on_response(message)
 
+    def _dispatch(self, request: JSONRPCRequest) -> None:
+        """Give ``request`` to an idle worker, or start a new worker for it."""
+        if self._idle_workers:
+            self._idle_workers.pop().set_result(request)
+        else:
+            assert self._work is not None
+            self._work.start_soon(self._worker, request)
+
+    async def _worker(self, request: JSONRPCRequest | None) -> None:
+        """Answer requests, one at a time, until the connection ends."""
+        while request is not None:
+            await self._answer(request)
+            if self._closed:
+                return
+            next_request: asyncio.Future[JSONRPCRequest | None] = asyncio.get_running_loop().create_future()
+            self._idle_workers.append(next_request)
+            try:
+                request = await next_request
+            finally:
+                if next_request in self._idle_workers:
+                    self._idle_workers.remove(next_request)
+
     def _end_of_stream(self) -> None:
         """The client closed the connection: end listen streams, fail what waits on the client."""
         self._closed = True
+        for idle in self._idle_workers:
+            if not idle.done():
+                idle.set_result(None)  # no more requests: the worker ends
+        self._idle_workers.clear()
         for listen_id in list(self.listens):
             scope = self._in_flight.get(listen_id)
             if scope is not None:
@@ -363,7 +404,8 @@ class ServerSession:
 
     def _prepare_legacy(self, request: JSONRPCRequest, params: Mapping[str, Any]) -> tuple[Context, Handler]:
         method = request.method
-        if not self.server.legacy_versions:
+        # A connection that has a negotiated revision was opened with a legacy one.
+        if self.legacy_revision is None and not self.server.legacy_versions:
             raise method_not_found(method, revision=self.server.supported_versions[-1],
                                    why="This server speaks only the modern era: no initialize, every request "
                                        "carries its version in _meta.")
@@ -376,7 +418,7 @@ class ServerSession:
             raise method_not_found(method, revision=revision.version)
         lifecycle.check_send(method, "client")
         self._require_server_capability(info, revision.version)
-        handler = self._session_handlers().get(method) or CAPABILITY_HANDLERS.get(method)
+        handler = self._own_handlers.get(method) or CAPABILITY_HANDLERS.get(method)
         if handler is None:
             raise method_not_found(method, revision=revision.version)
         return Context(self, request.id, method, params, revision.version), handler
@@ -411,7 +453,7 @@ class ServerSession:
                     raise invalid_params("requestState must be the string the server sent", revision=ctx.revision)
                 state = self.server.state_codec.open(token, ctx)
             ctx.accept_round_trip(state, params.get("inputResponses"))
-        handler = self._session_handlers().get(method) or CAPABILITY_HANDLERS[method]
+        handler = self._own_handlers.get(method) or CAPABILITY_HANDLERS[method]
         return ctx, handler
 
     def _require_server_capability(self, info: MethodInfo, revision: str) -> None:
@@ -423,14 +465,8 @@ class ServerSession:
                                        f"{info.method} is not available (-32601).")
 
     def _session_handlers(self) -> dict[str, Handler]:
-        return {
-            "ping": self._ping,
-            "logging/setLevel": self._set_level,
-            "resources/subscribe": self._subscribe,
-            "resources/unsubscribe": self._unsubscribe,
-            "server/discover": self._discover,
-            "subscriptions/listen": self._listen,
-        }
+        """The methods the session answers itself (connection state), by name."""
+        return self._own_handlers
 
     # -- the session's own requests -------------------------------------------------------------------
     async def _initialize(self, ctx: Context) -> dict[str, Any]:

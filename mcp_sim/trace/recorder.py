@@ -13,16 +13,45 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
-from mcp_sim.wire.jsonrpc import parse_object
+from mcp_sim.wire.jsonrpc import (
+    JSONRPCErrorResponse,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResultResponse,
+    is_valid_id,
+    parse_object,
+)
 
 if TYPE_CHECKING:
     from mcp_sim.trace.events import Trace
 
 _KIND_OF_TYPE = {"JSONRPCRequest": "request", "JSONRPCNotification": "notification",
                  "JSONRPCResultResponse": "response", "JSONRPCErrorResponse": "error"}
+
+
+def _kind_of_sent(message: JSONRPCMessage) -> str | None:
+    """The kind of a message object a transport is sending, when its JSON text is certainly a valid
+    message of that kind; ``None`` sends the recorder the long way (parse the text, explain why)."""
+    if isinstance(message, JSONRPCRequest):
+        ok = bool(message.method) and isinstance(message.method, str) and is_valid_id(message.id) \
+            and (message.params is None or isinstance(message.params, dict))
+        return "request" if ok else None
+    if isinstance(message, JSONRPCResultResponse):
+        return "response" if is_valid_id(message.id) and isinstance(message.result, dict) else None
+    if isinstance(message, JSONRPCNotification):
+        ok = bool(message.method) and isinstance(message.method, str) \
+            and (message.params is None or isinstance(message.params, dict))
+        return "notification" if ok else None
+    if isinstance(message, JSONRPCErrorResponse):
+        err = message.error
+        ok = (message.id is None or is_valid_id(message.id)) and type(err.code) is int \
+            and isinstance(err.message, str)
+        return "error" if ok else None
+    return None
 
 
 @dataclass(frozen=True)
@@ -90,6 +119,71 @@ class TraceEvent:
         )
 
 
+class _Later:
+    """A field of a :class:`TraceEvent` that is worked out the first time someone reads it.
+
+    Recording must be cheap — a benchmark records tens of thousands of events and a learner looks at
+    a handful — so an event's ``message`` (the JSON of its ``raw`` text) and its ``caption`` may be
+    left as ``_Later(compute)``; reading the field runs ``compute(event)`` once and keeps the value.
+    An event reads, compares and exports exactly as if the value had been filled in at once."""
+
+    __slots__ = ("compute",)
+
+    def __init__(self, compute: Callable[[TraceEvent], Any]) -> None:
+        self.compute = compute
+
+
+class _ReadWhenNeeded:
+    """The attribute behind a field that may hold a :class:`_Later` (installed on ``TraceEvent``)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, event: TraceEvent | None, owner: type | None = None) -> Any:
+        if event is None:
+            return self
+        value = event.__dict__[self.name]
+        if type(value) is _Later:
+            value = value.compute(event)
+            event.__dict__[self.name] = value
+        return value
+
+    def __set__(self, event: TraceEvent, value: Any) -> None:
+        event.__dict__[self.name] = value
+
+
+def _getstate(event: TraceEvent) -> dict[str, Any]:
+    """Copies and pickles carry the values, never the recipe for them."""
+    return {name: getattr(event, name) for name in event.__dict__}
+
+
+for _name in ("message", "caption"):
+    setattr(TraceEvent, _name, _ReadWhenNeeded(_name))
+TraceEvent.__getstate__ = _getstate  # type: ignore[method-assign, assignment]
+
+
+def _message_of_raw(event: TraceEvent) -> Any:
+    return json.loads(event.raw or "null")
+
+
+_MESSAGE_OF_RAW = _Later(_message_of_raw)
+"""``message`` of a frame whose text a transport encoded from a message object: the same JSON, read
+back from ``raw`` only if someone looks (the recorder never hands out the sender's own dicts)."""
+
+_DEFAULTS = {f.name: f.default for f in fields(TraceEvent) if f.default is not MISSING}
+
+
+def _new_event(**values: Any) -> TraceEvent:
+    """``TraceEvent(**values)``, the quick way: the same event with its fields set in one step (a
+    frozen dataclass's ``__init__`` sets them one at a time, and every recorded frame pays for it)."""
+    event = object.__new__(TraceEvent)
+    state = {**_DEFAULTS, **values}
+    if "framing" not in values:
+        state["framing"] = {}
+    object.__setattr__(event, "__dict__", state)
+    return event
+
+
 _current_simulation: Callable[[], Any] | None = None
 
 Captioner = Callable[[TraceEvent], str]
@@ -108,6 +202,7 @@ class Recorder:
         self._classifier = classifier
         self._marks: list[str] = []
         self._listeners: list[Callable[[TraceEvent], None]] = []
+        self._later_caption: _Later | None = None
 
     # -- marking -------------------------------------------------------------------------------
     def mark_next(self, *marks: str) -> None:
@@ -134,13 +229,15 @@ class Recorder:
 
             self._classifier = self._classifier or captions.classify
             self._captioner = self._captioner or captions.caption
+        if self._later_caption is None or self._later_caption.compute is not self._captioner:
+            self._later_caption = _Later(self._captioner)
         layer, capability = self._classifier(event)
-        caption = self._captioner(event)
         # The event is still private to this method, so its derived fields are filled in place (the
         # way a frozen dataclass's __post_init__ does) rather than by copying it: recording is hot.
+        # The caption is written the first time someone reads it (see _Later).
         object.__setattr__(event, "layer", layer)
         object.__setattr__(event, "capability", capability)
-        object.__setattr__(event, "caption", caption)
+        object.__setattr__(event, "caption", self._later_caption)
         self.events.append(event)
         for listener in self._listeners:
             listener(event)
@@ -149,12 +246,22 @@ class Recorder:
     def record_message(self, *, link: str, sender: str, receiver: str, raw: str | None = None,
                        message: dict[str, Any] | None = None, revision: str | None = None,
                        transport: str = "memory", framing: dict[str, Any] | None = None,
-                       marks: tuple[str, ...] = (), t_ms: float | None = None) -> TraceEvent | None:
+                       marks: tuple[str, ...] = (), t_ms: float | None = None,
+                       sent: JSONRPCMessage | None = None) -> TraceEvent | None:
         """Record one JSON-RPC frame. Give the ``raw`` text as sent; ``message`` is parsed from it
-        when not given. Unreadable frames are recorded as ``invalid``."""
+        when not given. Unreadable frames are recorded as ``invalid``.
+
+        A transport that encoded ``raw`` from a message object passes that object as ``sent``: then
+        the kind, method and id are read from it instead of from the text (the text is parsed only
+        when someone reads the event's ``message``)."""
         if not self.enabled:
             self._marks.clear()
             return None
+        if sent is not None and message is None and raw is not None:
+            kind = _kind_of_sent(sent)
+            if kind is not None:
+                return self._record_sent(sent, kind, link, sender, receiver, raw, revision, transport,
+                                         framing, marks, t_ms)
         kind = "invalid"
         method: str | None = None
         request_id: Any = None
@@ -191,10 +298,32 @@ class Recorder:
             request_id = rid if isinstance(rid, (str, int)) and not isinstance(rid, bool) else None
         all_marks = (*self._marks, *marks)
         self._marks.clear()
-        event = TraceEvent(
+        event = _new_event(
             seq=len(self.events) + 1, t_ms=self._now() if t_ms is None else t_ms, link=link, sender=sender,
             receiver=receiver, kind=kind, message=message, raw=raw, revision=revision, transport=transport,
             framing=framing or {}, method=method, request_id=request_id, marks=all_marks,
+        )
+        return self._add(event)
+
+    def _record_sent(self, sent: JSONRPCMessage, kind: str, link: str, sender: str, receiver: str, raw: str,
+                     revision: str | None, transport: str, framing: dict[str, Any] | None,
+                     marks: tuple[str, ...], t_ms: float | None) -> TraceEvent:
+        """:meth:`record_message` for a well-formed message object: the same event, found without
+        parsing ``raw``."""
+        if isinstance(sent, (JSONRPCRequest, JSONRPCNotification)):
+            method: str | None = sent.method
+            request_id: Any = sent.id if isinstance(sent, JSONRPCRequest) else None
+            if kind == "request":
+                self._pending[(link, sender, request_id)] = sent.method
+        else:
+            request_id = sent.id
+            method = self._pending.get((link, receiver, request_id)) if request_id is not None else None
+        all_marks = (*self._marks, *marks) if self._marks else tuple(marks)
+        self._marks.clear()
+        event = _new_event(
+            seq=len(self.events) + 1, t_ms=self._now() if t_ms is None else t_ms, link=link, sender=sender,
+            receiver=receiver, kind=kind, message=_MESSAGE_OF_RAW, raw=raw, revision=revision,  # type: ignore[arg-type]
+            transport=transport, framing=framing or {}, method=method, request_id=request_id, marks=all_marks,
         )
         return self._add(event)
 
@@ -205,7 +334,7 @@ class Recorder:
         if not self.enabled:
             return None
         t_ms = self._now() if t_ms is None else t_ms
-        event = TraceEvent(seq=len(self.events) + 1, t_ms=t_ms, link=link, sender=sender, receiver=receiver,
+        event = _new_event(seq=len(self.events) + 1, t_ms=t_ms, link=link, sender=sender, receiver=receiver,
                            kind="app", message=data, text=text, transport="app", marks=marks)
         return self._add(event)
 
@@ -218,7 +347,7 @@ class Recorder:
         if not self.enabled:
             return None
         t_ms = self._now() if t_ms is None else t_ms
-        event = TraceEvent(seq=len(self.events) + 1, t_ms=t_ms, link=link, sender=sender, receiver=receiver,
+        event = _new_event(seq=len(self.events) + 1, t_ms=t_ms, link=link, sender=sender, receiver=receiver,
                            kind=kind, message=None, text=text, transport=transport, framing=framing or {},
                            marks=marks, revision=revision, request_id=request_id, method=method)
         return self._add(event)

@@ -265,6 +265,11 @@ def to_dict(message: JSONRPCMessage) -> dict[str, Any]:
     return message.to_dict()
 
 
+_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+"""One compact encoder, reused: building a new one per message (what ``json.dumps`` with options does)
+costs as much as the encoding itself."""
+
+
 def encode(message: JSONRPCMessage | Batch | dict[str, Any]) -> str:
     """Serialise compactly (no spaces, UTF-8 kept as is). The result never contains a raw newline,
     because JSON escapes newlines inside strings: that is what makes stdio framing safe."""
@@ -274,7 +279,7 @@ def encode(message: JSONRPCMessage | Batch | dict[str, Any]) -> str:
         obj = message
     else:
         obj = message.to_dict()
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    return _ENCODER.encode(obj)
 
 
 def kind_of(message: JSONRPCMessage) -> str:
