@@ -170,8 +170,17 @@ def check_modern_request(params: Mapping[str, Any] | None, supported: Iterable[s
     * ``-32602`` when ``_meta``, its protocol version or its client capabilities are missing;
     * ``-32022`` with ``data.requested``/``data.supported`` when the version is not supported.
     """
-    supported = list(supported)
+    if not isinstance(supported, (list, tuple)):
+        supported = list(supported)
     meta = (params or {}).get("_meta")
+    if isinstance(meta, dict):
+        # The common case, checked without building anything: both keys there, well typed, spoken.
+        version, caps = meta.get(M.PROTOCOL_VERSION), meta.get(M.CLIENT_CAPABILITIES)
+        if type(version) is str and isinstance(caps, dict) and version in supported:
+            progress = meta.get(M.PROGRESS_TOKEN)
+            return ModernRequestMeta(version, dict(caps), meta.get(M.CLIENT_INFO), meta.get(M.LOG_LEVEL),
+                                     progress if isinstance(progress, (str, int)) else None)
+    supported = list(supported)
     rule = ("Every 2026-07-28 request MUST carry io.modelcontextprotocol/protocolVersion and "
             "io.modelcontextprotocol/clientCapabilities in params._meta.")
     if not isinstance(meta, Mapping):

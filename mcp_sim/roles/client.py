@@ -21,6 +21,7 @@ The two eras, side by side:
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -169,13 +170,32 @@ def _era_of_version(version: str) -> Era:
 # Bookkeeping for requests in flight and listen subscriptions
 # --------------------------------------------------------------------------------------------------
 
-@dataclass
 class _Pending:
-    method: str
-    on_progress: ProgressCallback | None = None
-    progress_token: str | int | None = None
-    done: anyio.Event = field(default_factory=anyio.Event)
-    response: JSONRPCResultResponse | JSONRPCErrorResponse | None = None
+    """One request in flight: the receive loop puts its response here and wakes the one waiter.
+
+    The waiter waits on a plain asyncio future (the simulation runs on asyncio): it is the cheapest
+    thing to wake, and a request's wait is the hottest path of the client. ``finish()`` wakes it with
+    whatever is known by then — a response, a timeout, or nothing (the connection ended)."""
+
+    __slots__ = ("done", "method", "on_progress", "progress_token", "response", "timed_out")
+
+    def __init__(self, method: str, on_progress: ProgressCallback | None = None) -> None:
+        self.method = method
+        self.on_progress = on_progress
+        self.progress_token: str | int | None = None
+        self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.response: JSONRPCResultResponse | JSONRPCErrorResponse | None = None
+        self.timed_out = False
+
+    def finish(self) -> None:
+        if not self.done.done():
+            self.done.set_result(None)
+
+    def time_out(self) -> None:
+        """The request's deadline passed on the virtual clock (a timer calls this)."""
+        if self.response is None:
+            self.timed_out = True
+        self.finish()
 
 
 @dataclass
@@ -235,6 +255,7 @@ class Client:
         self.versions = tuple(sorted(set(versions), reverse=True))
         self.callbacks = callbacks or ClientCallbacks()
         self._explicit_capabilities = capabilities
+        self._declared_by: dict[tuple[Any, ...], dict[str, Any]] = {}
         self.timeout = timeout
         self.probe_timeout = probe_timeout
         self.discover_on_connect = discover
@@ -303,6 +324,18 @@ class Client:
         if self._explicit_capabilities is not None:
             return self._explicit_capabilities
         return capabilities_for(self.callbacks, version or self.protocol_version or self.versions[0])
+
+    def _declared(self, version: str) -> dict[str, Any]:
+        """:meth:`capabilities` for ``version``, kept: every modern request carries it in ``_meta``,
+        and it changes only with the version or the callbacks the Host gave. Read it, never change it."""
+        if self._explicit_capabilities is not None:
+            return self._explicit_capabilities
+        cb = self.callbacks
+        key = (version, cb.roots is not None, cb.sampling is not None, cb.elicitation is not None, cb.elicitation_url)
+        caps = self._declared_by.get(key)
+        if caps is None:
+            caps = self._declared_by[key] = capabilities_for(cb, version)
+        return caps
 
     # ---------------------------------------------------------------------------------------------
     # connecting
@@ -499,7 +532,7 @@ class Client:
     def _finish_all(self) -> None:
         self._closed.set()
         for pending in self._pending.values():
-            pending.done.set()
+            pending.finish()
         for sub in self._subscriptions.values():
             sub.closed = True
             sub.acknowledged.set()
@@ -538,9 +571,16 @@ class Client:
                 await self._send(JSONRPCRequest(rid, method, params))
             except SessionExpired:
                 raise
-            with anyio.move_on_after(timeout if timeout is not None else float("inf")) as scope:
-                await pending.done.wait()
-            if scope.cancelled_caught:
+            # The deadline is a timer on the virtual clock that wakes the waiter (what
+            # ``anyio.move_on_after`` does, without a cancel scope around one await).
+            timer = None if timeout is None or timeout == float("inf") else \
+                asyncio.get_running_loop().call_later(timeout, pending.time_out)
+            try:
+                await pending.done
+            finally:
+                if timer is not None:
+                    timer.cancel()
+            if pending.timed_out:
                 await self._on_timeout(rid, method, timeout or 0.0, cancel=cancel_on_timeout)
                 raise RequestTimeout(self.server_name, method, rid, timeout or 0.0)
         finally:
@@ -616,7 +656,7 @@ class Client:
         pending = self._pending.get(rid) if rid is not None else None
         if pending is not None and pending.response is None:
             pending.response = response
-            pending.done.set()
+            pending.finish()
             return
         # Not something we are waiting for: say why, so the trace explains the ignored message.
         if rid in self._subscriptions:
@@ -759,11 +799,11 @@ class Client:
     def _with_meta(self, params: Mapping[str, Any], capabilities: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Modern: add the per-request ``_meta`` (version, client capabilities, client info, log level)."""
         out = dict(params)
-        meta = dict(out.get("_meta") or {})
         version = self.protocol_version or self._newest("modern")
-        caps = dict(capabilities) if capabilities is not None else self.capabilities(version)
-        meta.update(M.request_meta(version, caps, self.client_info, log_level=self.log_level))
-        out["_meta"] = meta
+        caps = dict(capabilities) if capabilities is not None else self._declared(version)
+        meta = M.request_meta(version, caps, self.client_info, log_level=self.log_level)
+        given = out.get("_meta")
+        out["_meta"] = {**given, **meta} if given else meta
         return out
 
     async def request(self, method: str, params: Mapping[str, Any] | None = None, *, timeout: float | None = None,
@@ -796,7 +836,8 @@ class Client:
         while True:
             declared_now: Mapping[str, Any] = {}
             if self.era == "modern":
-                declared_now = declared if declared is not None else self.capabilities()
+                declared_now = declared if declared is not None else \
+                    self._declared(self.protocol_version or self.versions[0])
                 wire_params: dict[str, Any] = self._with_meta(retry_params, declared_now)
             else:
                 wire_params = retry_params  # legacy capabilities were declared once, at initialize

@@ -291,6 +291,22 @@ class ServerEntry:
     """The definitions of its last listing that passed review (what :attr:`tools` is built from)."""
 
 
+@dataclass(frozen=True)
+class PolicyDecision:
+    """What the Host's policies say about one tool: may the model see it, and why must the user
+    approve a call to it (empty = no need to ask). It depends only on the tool's definition, its
+    server's trust and the two policies — not on the call's arguments — so the Host works it out
+    once per tool and keeps it until one of those changes (policies are frozen values: assigning a
+    new one to ``host.tool_policy`` is what changes them)."""
+
+    tool: HostTool
+    tool_policy: ToolPolicy
+    approval_policy: ApprovalPolicy
+    trusted: bool
+    visible: bool
+    reasons: tuple[str, ...]
+
+
 # --------------------------------------------------------------------------------------------------
 # The Host
 # --------------------------------------------------------------------------------------------------
@@ -332,6 +348,8 @@ class Host:
         self._tg: TaskGroup | None = None
         self._tg_cm: Any = None
         self._tool_index: dict[str, HostTool] = {}
+        self._decisions: dict[str, PolicyDecision] = {}
+        """Qualified name -> the policies' last verdict on that tool (see :meth:`decide`)."""
         self.tool_review = tool_review
         self.reviews: list[ToolReview] = []
         """Every review the Host asked for, in order."""
@@ -541,25 +559,48 @@ class Host:
         entry = self.servers.get(tool.server)
         if entry is None:
             return _error_result(f"the {tool.server} server is not connected")
-        if tool not in self.visible_tools([tool]):
+        decision = self.decide(tool, entry)
+        if not decision.visible:
             return _error_result(f"the Host's policy does not allow {qualified_name}")
         args = dict(arguments or {})
-        reasons = self.approval_policy.reasons(tool)
-        if reasons:
-            request = ApprovalRequest(tool.server, tool.name, qualified_name, args, reasons, tool.annotations)
-            self.say(HOST, USER, request.describe(), data={"approval": qualified_name, "arguments": args})
+        # The app events are the story a sequence diagram tells; their text is only worth building
+        # when someone records it.
+        tracing = self.sim.recorder.enabled
+        client_name = f"client/{tool.server}"
+        if decision.reasons:
+            request = ApprovalRequest(tool.server, tool.name, qualified_name, args, decision.reasons, tool.annotations)
+            if tracing:
+                self.say(HOST, USER, request.describe(), data={"approval": qualified_name, "arguments": args})
             approved = await self.approver.approve(request)
-            self.say(USER, HOST, "approve" if approved else "deny")
+            if tracing:
+                self.say(USER, HOST, "approve" if approved else "deny")
             if not approved:
                 return _error_result(f"the user did not approve {tool.name}")
-        self.say(HOST, f"client/{tool.server}", f"forward the call {tool.name}")
+        if tracing:
+            self.say(HOST, client_name, f"forward the call {tool.name}")
         try:
             result = await entry.client.call_tool(tool.name, args, timeout=timeout)
         except (McpError, RequestTimeout, TransportClosed) as exc:
-            self.say(f"client/{tool.server}", HOST, f"{tool.name} failed: {exc}")
+            self.say(client_name, HOST, f"{tool.name} failed: {exc}")
             return _error_result(f"{tool.server} could not run {tool.name}: {exc}")
-        self.say(f"client/{tool.server}", HOST, f"result of {tool.name}")
+        if tracing:
+            self.say(client_name, HOST, f"result of {tool.name}")
         return result
+
+    def decide(self, tool: HostTool, entry: ServerEntry | None = None) -> PolicyDecision:
+        """The :class:`ToolPolicy` and :class:`ApprovalPolicy` verdicts on ``tool``, worked out the first
+        time and reused while the tool's definition, its server's trust and both policies stay the same."""
+        entry = entry if entry is not None else self.servers.get(tool.server)
+        trusted = entry.trusted if entry is not None else False
+        known = self._decisions.get(tool.qualified_name)
+        if known is not None and known.tool is tool and known.trusted == trusted \
+                and known.tool_policy is self.tool_policy and known.approval_policy is self.approval_policy:
+            return known
+        decision = PolicyDecision(tool, self.tool_policy, self.approval_policy, trusted,
+                                  visible=self.tool_policy.permits(tool, trusted=trusted),
+                                  reasons=self.approval_policy.reasons(tool))
+        self._decisions[tool.qualified_name] = decision
+        return decision
 
     # -- the conversation ------------------------------------------------------------------------
     async def chat(self, text: str, *, max_steps: int = 6) -> str:

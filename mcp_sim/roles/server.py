@@ -50,6 +50,7 @@ from mcp_sim.capabilities.resources import (
 from mcp_sim.capabilities.subscriptions import Change
 from mcp_sim.capabilities.tasks import TASKS_EXTENSION, TaskStore
 from mcp_sim.capabilities.tools import TaskSupport, ToolDefinition, tool_from_function
+from mcp_sim.protocol.lifecycle import has_capability
 from mcp_sim.protocol.revisions import REVISIONS, get_revision
 from mcp_sim.transports.base import AuthInfo
 
@@ -109,6 +110,10 @@ class Server:
         self.sessions: set[ServerSession] = set()
         """The connections being served right now (so a change can reach each of them)."""
         self._counters: dict[str, int] = {}
+        self._eras: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None = None
+        self._declared: dict[tuple[Any, ...], bool] = {}
+        """(revision, capability path, settings) -> declared? (see :meth:`declares`); emptied on each change."""
+        self._info: dict[tuple[Any, ...], dict[str, Any]] = {}
         self._offered: set[str] = set()
         """Kinds (tools, resources, prompts) ever offered: a capability, once declared, stays declared
         even if the last tool is removed, so clients keep hearing about changes."""
@@ -120,11 +125,22 @@ class Server:
     # -- versions ---------------------------------------------------------------------------------
     @property
     def legacy_versions(self) -> list[str]:
-        return [v for v in self.supported_versions if get_revision(v).era == "legacy"]
+        return list(self.versions_by_era()[0])
 
     @property
     def modern_versions(self) -> list[str]:
-        return [v for v in self.supported_versions if get_revision(v).era == "modern"]
+        return list(self.versions_by_era()[1])
+
+    def versions_by_era(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(legacy, modern) of :attr:`supported_versions`, oldest first. Every request asks, so the split
+        is kept until ``supported_versions`` is given a new value."""
+        known = self._eras
+        if known is None or known[0] is not self.supported_versions:
+            versions = self.supported_versions
+            known = (versions, tuple(v for v in versions if get_revision(v).era == "legacy"),
+                     tuple(v for v in versions if get_revision(v).era == "modern"))
+            self._eras = known
+        return known[1], known[2]
 
     def next_number(self, name: str) -> int:
         """1, 2, 3 … per ``name``: deterministic ids for sessions, tasks, elicitations."""
@@ -249,6 +265,7 @@ class Server:
         if argument not in names:
             raise ValueError(f"{prompt or template} has no argument {argument!r}")
         target[argument] = completer
+        self._declared.clear()  # the first completer declares ``completions``
 
     def set_resource(self, uri: str, content: Any) -> None:
         """Replace a fixed resource's contents and tell its subscribers it was updated."""
@@ -261,6 +278,7 @@ class Server:
 
     def notify_change(self, change: Change) -> None:
         """Pass ``change`` to every connection; each decides what (if anything) its client hears."""
+        self._declared.clear()  # what is registered changed, so the capabilities may have too
         for session in list(self.sessions):
             session.on_change(change)
 
@@ -310,12 +328,29 @@ class Server:
                 caps["extensions"] = {TASKS_EXTENSION: {}}
         return {k: v for k, v in caps.items() if k in rev.server_capabilities}
 
+    def declares(self, revision: str, path: str) -> bool:
+        """Does :meth:`capabilities_for` ``revision`` declare ``path`` (``"tools"``, ``"resources.subscribe"``)?
+
+        Every request is checked against the server's capabilities, so the answer is kept until
+        something is added or removed (or one of the server's settings is given a new value)."""
+        key = (revision, path, id(self.declared_capabilities), self.logging, self.list_changed, self.subscribe,
+               self.tasks_extension_enabled)
+        answer = self._declared.get(key)
+        if answer is None:
+            answer = self._declared[key] = has_capability(self.capabilities_for(revision), path)
+        return answer
+
     def completions_offered(self) -> bool:
         return any(p.completions for p in self.prompts.values()) or \
             any(t.completions for t in self.templates.values())
 
     def server_info(self, revision: str) -> dict[str, Any]:
-        """The ``Implementation`` object naming this server, as ``revision`` spells it."""
-        return for_revision("Implementation", {
-            "name": self.name, "title": self.title, "version": self.version, "description": self.description,
-            "icons": self.icons, "websiteUrl": self.website_url}, revision)
+        """The ``Implementation`` object naming this server, as ``revision`` spells it (every modern
+        result carries it, so it is built once per revision and copied)."""
+        key = (revision, self.name, self.title, self.version, self.description, id(self.icons), self.website_url)
+        info = self._info.get(key)
+        if info is None:
+            info = self._info[key] = for_revision("Implementation", {
+                "name": self.name, "title": self.title, "version": self.version, "description": self.description,
+                "icons": self.icons, "websiteUrl": self.website_url}, revision)
+        return dict(info)

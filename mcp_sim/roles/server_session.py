@@ -398,21 +398,22 @@ class ServerSession:
     def _prepare(self, request: JSONRPCRequest) -> tuple[Context, Handler]:
         """Decide the request's era, check it is allowed, and build its context."""
         params = request.params or {}
-        if self.lifecycle is not None or request.method == "initialize" or not self.server.modern_versions:
+        if self.lifecycle is not None or request.method == "initialize" or not self.server.versions_by_era()[1]:
             return self._prepare_legacy(request, params)
         return self._prepare_modern(request, params)
 
     def _prepare_legacy(self, request: JSONRPCRequest, params: Mapping[str, Any]) -> tuple[Context, Handler]:
         method = request.method
+        legacy_versions = self.server.versions_by_era()[0]
         # A connection that has a negotiated revision was opened with a legacy one.
-        if self.legacy_revision is None and not self.server.legacy_versions:
+        if self.legacy_revision is None and not legacy_versions:
             raise method_not_found(method, revision=self.server.supported_versions[-1],
                                    why="This server speaks only the modern era: no initialize, every request "
                                        "carries its version in _meta.")
         if method == "initialize":
-            return Context(self, request.id, method, params, max(self.server.legacy_versions)), self._initialize
+            return Context(self, request.id, method, params, max(legacy_versions)), self._initialize
         lifecycle = self.lifecycle or LegacyLifecycle("server")
-        revision = get_revision(self.legacy_revision or max(self.server.legacy_versions))
+        revision = get_revision(self.legacy_revision or max(legacy_versions))
         info = revision.method(method)
         if info is None or info.direction == "server→client":
             raise method_not_found(method, revision=revision.version)
@@ -425,7 +426,8 @@ class ServerSession:
 
     def _prepare_modern(self, request: JSONRPCRequest, params: Mapping[str, Any]) -> tuple[Context, Handler]:
         method = request.method
-        revision = get_revision(self.server.modern_versions[-1])
+        modern_versions = self.server.versions_by_era()[1]
+        revision = get_revision(modern_versions[-1])
         info = revision.method(method)
         if info is None and self.server.tasks_extension:
             info = EXTENSION_METHODS.get(method)
@@ -436,7 +438,7 @@ class ServerSession:
             meta = ModernRequestMeta(revision.version, {})
         else:
             try:
-                meta = check_modern_request(params, self.server.modern_versions)
+                meta = check_modern_request(params, modern_versions)
             except McpError as exc:
                 if exc.code == UNSUPPORTED_PROTOCOL_VERSION:
                     raise unsupported_version(exc.data["requested"], self.server.supported_versions) from None
@@ -459,7 +461,7 @@ class ServerSession:
     def _require_server_capability(self, info: MethodInfo, revision: str) -> None:
         if info.capability is None or info.direction != "client→server":
             return
-        if not has_capability(self.server.capabilities_for(revision), info.capability):
+        if not self.server.declares(revision, info.capability):
             raise method_not_found(info.method, revision=revision,
                                    why=f"The server did not advertise the '{info.capability}' capability, so "
                                        f"{info.method} is not available (-32601).")

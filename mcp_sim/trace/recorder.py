@@ -184,6 +184,21 @@ def _new_event(**values: Any) -> TraceEvent:
     return event
 
 
+def _event_of(seq: int, t_ms: float, link: str, sender: str, receiver: str, kind: str, message: Any,
+              raw: str | None, revision: str | None, transport: str, framing: dict[str, Any], method: str | None,
+              request_id: Any, layer: str, capability: str | None, caption: Any, marks: tuple[str, ...],
+              text: str | None) -> TraceEvent:
+    """A :class:`TraceEvent` from every field, in declaration order: what the recorder's hot path
+    uses (one dict, no keyword juggling); :func:`_new_event` is the readable form of the same thing."""
+    event = object.__new__(TraceEvent)
+    object.__setattr__(event, "__dict__", {
+        "seq": seq, "t_ms": t_ms, "link": link, "sender": sender, "receiver": receiver, "kind": kind,
+        "message": message, "raw": raw, "revision": revision, "transport": transport, "framing": framing,
+        "method": method, "request_id": request_id, "layer": layer, "capability": capability,
+        "caption": caption, "marks": marks, "text": text})
+    return event
+
+
 _current_simulation: Callable[[], Any] | None = None
 
 Captioner = Callable[[TraceEvent], str]
@@ -235,12 +250,14 @@ class Recorder:
         # The event is still private to this method, so its derived fields are filled in place (the
         # way a frozen dataclass's __post_init__ does) rather than by copying it: recording is hot.
         # The caption is written the first time someone reads it (see _Later).
-        object.__setattr__(event, "layer", layer)
-        object.__setattr__(event, "capability", capability)
-        object.__setattr__(event, "caption", self._later_caption)
+        state = event.__dict__
+        state["layer"] = layer
+        state["capability"] = capability
+        state["caption"] = self._later_caption
         self.events.append(event)
-        for listener in self._listeners:
-            listener(event)
+        if self._listeners:
+            for listener in self._listeners:
+                listener(event)
         return event
 
     def record_message(self, *, link: str, sender: str, receiver: str, raw: str | None = None,
@@ -318,13 +335,14 @@ class Recorder:
         else:
             request_id = sent.id
             method = self._pending.get((link, receiver, request_id)) if request_id is not None else None
-        all_marks = (*self._marks, *marks) if self._marks else tuple(marks)
-        self._marks.clear()
-        event = _new_event(
-            seq=len(self.events) + 1, t_ms=self._now() if t_ms is None else t_ms, link=link, sender=sender,
-            receiver=receiver, kind=kind, message=_MESSAGE_OF_RAW, raw=raw, revision=revision,  # type: ignore[arg-type]
-            transport=transport, framing=framing or {}, method=method, request_id=request_id, marks=all_marks,
-        )
+        if self._marks:
+            all_marks = (*self._marks, *marks)
+            self._marks.clear()
+        else:
+            all_marks = tuple(marks)
+        event = _event_of(len(self.events) + 1, self._now() if t_ms is None else t_ms, link, sender, receiver, kind,
+                          _MESSAGE_OF_RAW, raw, revision, transport, framing or {}, method, request_id,
+                          "transports", None, "", all_marks, None)
         return self._add(event)
 
     def record_app(self, *, sender: str, receiver: str, text: str, link: str = "app",
@@ -333,9 +351,8 @@ class Recorder:
         """Record talk that is not MCP: user → host, host → model, host → user (approval) …"""
         if not self.enabled:
             return None
-        t_ms = self._now() if t_ms is None else t_ms
-        event = _new_event(seq=len(self.events) + 1, t_ms=t_ms, link=link, sender=sender, receiver=receiver,
-                           kind="app", message=data, text=text, transport="app", marks=marks)
+        event = _event_of(len(self.events) + 1, self._now() if t_ms is None else t_ms, link, sender, receiver, "app",
+                          data, None, None, "app", {}, None, None, "transports", None, "", marks, text)
         return self._add(event)
 
     def record_event(self, *, kind: str, link: str, sender: str, receiver: str, text: str,
