@@ -17,10 +17,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from sim_server import build
 
-from mcp_sim.bridge import http_rules as H
-from mcp_sim.bridge.http_server import HttpServerHandle, check_loopback, serve_http
+from mcp_sim.bridge.http_server import HttpServerHandle, check_loopback, origin_allowed, serve_http
 from mcp_sim.bridge.real import connect_real
-from mcp_sim.bridge.sse import SSEParser, format_event
+from mcp_sim.transports import http as H
+from mcp_sim.transports.sse import SseEvent, SseParser
 from mcp_sim.wire.jsonrpc import JSONRPCRequest
 
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
@@ -56,7 +56,7 @@ def test_modern_status_codes_and_header_checks() -> None:
         ok = await http.post(url, content=body(1, "tools/call", name="get_forecast", arguments={"city": "Oslo"},
                                                _meta=META), headers=modern_headers("tools/call", "get_forecast"))
         assert ok.status_code == 200 and ok.json()["result"]["resultType"] == "complete"
-        assert H.SESSION_ID_HEADER.lower() not in ok.headers  # no sessions in 2026-07-28
+        assert H.MCP_SESSION_ID.lower() not in ok.headers  # no sessions in 2026-07-28
 
         # Headers must repeat the body: missing or different → 400 with -32020, the request's id kept.
         for headers in (modern_headers("tools/list", "get_forecast"),           # wrong Mcp-Method
@@ -118,9 +118,9 @@ def test_legacy_session_lifecycle_over_http() -> None:
                     clientInfo={"name": "raw", "version": "0"})
         r = await http.post(url, content=init, headers=ACCEPT)
         assert r.status_code == 200 and r.json()["result"]["protocolVersion"] == "2025-11-25"
-        session = r.headers[H.SESSION_ID_HEADER]
+        session = r.headers[H.MCP_SESSION_ID]
         assert len(session) >= 32 and all(0x21 <= ord(c) <= 0x7E for c in session)
-        legacy = {**ACCEPT, H.SESSION_ID_HEADER: session, "MCP-Protocol-Version": "2025-11-25"}
+        legacy = {**ACCEPT, H.MCP_SESSION_ID: session, "MCP-Protocol-Version": "2025-11-25"}
         r = await http.post(url, content=body(None, "notifications/initialized"), headers=legacy)
         assert r.status_code == 202
         r = await http.post(url, content=body(2, "tools/list"), headers=legacy)
@@ -142,7 +142,7 @@ def test_legacy_session_lifecycle_over_http() -> None:
             async with http.stream("POST", url, content=body(5, "tools/call", name="confirm_delete",
                                                              arguments={"name": "x"}), headers=legacy) as post:
                 assert post.headers["content-type"].startswith("text/event-stream")
-                parser, events = SSEParser(), []
+                parser, events = SseParser(), []
                 async for line in post.aiter_lines():
                     event = parser.feed_line(line)
                     if event is None:
@@ -160,7 +160,7 @@ def test_legacy_session_lifecycle_over_http() -> None:
         assert [m.get("method") for m in events] == ["elicitation/create", None]
         assert events[-1]["result"]["content"][0]["text"] == "deleted x"
         # Sessions: missing → 400 for a legacy-only request; unknown → 404; DELETE ends one.
-        assert (await http.delete(url, headers={H.SESSION_ID_HEADER: session})).status_code == 200
+        assert (await http.delete(url, headers={H.MCP_SESSION_ID: session})).status_code == 200
         r = await http.post(url, content=body(6, "tools/list"), headers=legacy)
         assert r.status_code == 404
         assert (await http.get(url, headers={**legacy, "Accept": "text/event-stream"})).status_code == 404
@@ -203,16 +203,16 @@ def test_simulated_client_over_real_http_records_frames(era: str) -> None:
 
 
 def test_sans_io_pieces() -> None:
-    parser = SSEParser()
-    lines = format_event('{"a":1}', id="7").decode().split("\n")
+    parser = SseParser()
+    lines = SseEvent('{"a":1}', id="7").encode().split("\n")
     events = [e for e in (parser.feed_line(line) for line in [": ping", *lines]) if e is not None]
     assert len(events) == 1 and events[0].data == '{"a":1}' and events[0].id == "7"
     request = JSONRPCRequest(1, "resources/read", {"uri": "weather://stations", "_meta": META})
     assert H.modern_request_headers(request, "2026-07-28") == {
         "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "resources/read", "Mcp-Name": "weather://stations"}
     assert H.check_modern_headers(httpx.Headers(H.modern_request_headers(request, "2026-07-28")), request) is None
-    assert [H.modern_status(c) for c in (None, -32601, -32602, -32021, -32022, -32603)] == [200, 404, 400, 400, 400, 200]
-    assert H.origin_allowed(None) and H.origin_allowed("http://127.0.0.1:9") and H.origin_allowed("http://[::1]:80")
-    assert not H.origin_allowed("http://localhost.evil.example") and not H.origin_allowed("null")
+    assert [H.modern_status_for(c) for c in (None, -32601, -32602, -32021, -32022, -32603)] == [200, 404, 400, 400, 400, 200]
+    assert origin_allowed(None) and origin_allowed("http://127.0.0.1:9") and origin_allowed("http://[::1]:80")
+    assert not origin_allowed("http://localhost.evil.example") and not origin_allowed("null")
     with pytest.raises(ValueError):
         check_loopback("0.0.0.0")

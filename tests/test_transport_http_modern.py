@@ -19,6 +19,14 @@ from mcp_sim.transports import (
     SimulatedHttpServer,
     static_tokens,
 )
+from mcp_sim.transports.http import (
+    check_modern_headers,
+    is_modern_version,
+    modern_request_headers,
+    modern_status_for,
+    refuse_content,
+)
+from mcp_sim.transports.sse import SseEvent, SseParser, comment, parse_sse
 from mcp_sim.wire.jsonrpc import (
     JSONRPCErrorResponse,
     JSONRPCNotification,
@@ -98,7 +106,7 @@ def test_header_mismatch_is_400_with_32020(method: str, params: dict[str, Any], 
         client = MiniClient(sim, stream, tg)
         answer = await client.request(method, modern_params(params))
         assert answer.to_dict() == {"jsonrpc": "2.0", "id": 1, "error": {
-            "code": -32020, "message": "Header mismatch", "data": {"reason": reason}}}
+            "code": -32020, "message": "Header mismatch", "data": {"reason": reason, "header": header}}}
         await stream.aclose()
 
     sim, peer = run(22, body)
@@ -270,3 +278,36 @@ def test_a_dual_era_server_serves_both_eras_at_once() -> None:
 
     _, peer = run(31, body)
     assert sorted(m for _, m, _ in peer.handled) == ["initialize", "server/discover", "tools/list"]
+
+
+def test_the_shared_rulebook() -> None:
+    """The sans-IO rules in mcp_sim.transports.http, which the real wire (mcp_sim.bridge) uses too."""
+    task_get = JSONRPCRequest(1, "tasks/get", {"taskId": "t-1", "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN}})
+    headers = modern_request_headers(task_get, MODERN)
+    assert headers == {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tasks/get", "Mcp-Name": "t-1"}
+    assert check_modern_headers(Headers(headers), task_get) is None
+    missing = check_modern_headers(Headers({**headers, "Mcp-Name": "t-2"}), task_get)
+    assert missing is not None and missing.code == -32020 and missing.data == {
+        "reason": "Mcp-Name is 't-2' but params.taskId is 't-1'", "header": "Mcp-Name"}
+    assert [modern_status_for(c) for c in (None, -32700, -32600, -32601, -32020, -32603)] == [200, 400, 400, 404, 400, 200]
+
+    def refused(method: str, **headers: str) -> int | None:
+        verdict = refuse_content(method, Headers({k.replace("_", "-"): v for k, v in headers.items()}))
+        return verdict[0] if verdict is not None else None
+
+    assert refused("POST", Accept="*/*", Content_Type="application/json; charset=utf-8") is None
+    assert refused("POST", Content_Type="application/json") == 406  # MCP: the client MUST send Accept
+    assert refused("POST", Accept="application/json, text/*") == 415
+    assert refused("GET", Accept="application/json") == 406
+    assert is_modern_version("2026-07-28") and is_modern_version("2099-01-01") and not is_modern_version("2025-11-25")
+
+
+def test_one_sse_codec() -> None:
+    events = [SseEvent("", "1-1", retry=500), SseEvent('{"a":1}', "1-2"), SseEvent('{"b":2}')]
+    text = "".join(e.encode() for e in events) + comment()
+    parsed = parse_sse(text)
+    assert [(e.data, e.retry) for e in parsed] == [("", 500), ('{"a":1}', None), ('{"b":2}', None)]
+    # The last event id carries over to an event without one: it is where a client would resume.
+    assert [e.id for e in parsed] == ["1-1", "1-2", "1-2"]
+    parser = SseParser()
+    assert [parser.feed_line(line) for line in (": ping", "data: x", "")][-1] == SseEvent("x")

@@ -6,7 +6,8 @@ loop (wall-clock time), recording every frame in a trace of the same format:
 
 * :mod:`~mcp_sim.bridge.stdio` — newline-delimited JSON over a process's stdin/stdout, both ends;
 * :mod:`~mcp_sim.bridge.http_server` / :mod:`~mcp_sim.bridge.http_client` — Streamable HTTP on
-  127.0.0.1, legacy sessions and 2026-07-28 per-request POSTs (rules in :mod:`~mcp_sim.bridge.http_rules`);
+  127.0.0.1, legacy sessions and 2026-07-28 per-request POSTs (the rules, shared with the simulated
+  transport, in :mod:`mcp_sim.transports.http` and :mod:`mcp_sim.transports.sse`);
 * :mod:`~mcp_sim.bridge.real` — ``connect_real``, ``RealServer``, ``run_real``;
 * :mod:`~mcp_sim.bridge.commands` — ``mcp-sim serve`` and ``mcp-sim connect``.
 

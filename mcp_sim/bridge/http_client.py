@@ -7,7 +7,9 @@ ending with the response — is read by a task of the stream's own task group an
 :meth:`~HttpClientStream.receive`. The headers follow the era of each message:
 
 * a modern request (its ``params._meta`` names 2026-07-28) carries ``MCP-Protocol-Version``,
-  ``Mcp-Method`` and, for ``tools/call``/``prompts/get``/``resources/read``, ``Mcp-Name``;
+  ``Mcp-Method`` and, for ``tools/call``/``prompts/get``/``resources/read`` (and ``tasks/*``),
+  ``Mcp-Name`` — built by :func:`~mcp_sim.transports.http.modern_request_headers`, the rulebook the
+  simulated client uses too;
 * in a legacy session, the ``Mcp-Session-Id`` the server returned with ``InitializeResult`` and the
   negotiated ``MCP-Protocol-Version`` go on every later POST; after ``notifications/initialized``
   a GET stream is opened for server messages unrelated to any request, and leaving the block ends
@@ -30,12 +32,12 @@ import anyio
 import anyio.abc
 import httpx
 
-from mcp_sim.bridge import http_rules as H
 from mcp_sim.bridge.recording import WallClockRecorder, stamp
-from mcp_sim.bridge.sse import SSEParser
-from mcp_sim.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND
+from mcp_sim.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST
 from mcp_sim.trace.recorder import Recorder
+from mcp_sim.transports import http as H
 from mcp_sim.transports.base import AuthInfo, LinkInfo, SessionExpired, TransportClosed
+from mcp_sim.transports.sse import SseParser
 from mcp_sim.wire.jsonrpc import (
     Batch,
     InvalidMessage,
@@ -51,8 +53,6 @@ from mcp_sim.wire.jsonrpc import (
 )
 
 logger = logging.getLogger(__name__)
-
-_STATUS_CODES = {404: METHOD_NOT_FOUND, 400: INVALID_REQUEST, 405: METHOD_NOT_FOUND}
 
 Received = JSONRPCMessage | InvalidMessage | SessionExpired
 
@@ -81,17 +81,17 @@ class HttpClientStream:
     # -- sending ---------------------------------------------------------------------------------
     def headers_for(self, message: JSONRPCMessage) -> dict[str, str]:
         """The HTTP headers of the POST that carries ``message``."""
-        headers = {"Accept": f"{H.JSON}, {H.EVENT_STREAM}", "Content-Type": H.JSON, **self._headers}
+        headers = {"Accept": H.ACCEPT_BOTH, "Content-Type": H.JSON, **self._headers}
         version = H.message_version(message)
         if isinstance(message, (JSONRPCRequest, JSONRPCNotification)) and H.is_modern_version(version):
             assert version is not None
             headers.update(H.modern_request_headers(message, version))
             return headers
         if self.session_id is not None:
-            headers[H.SESSION_ID_HEADER] = self.session_id
+            headers[H.MCP_SESSION_ID] = self.session_id
         legacy_version = self.negotiated_version or (self.revision if not H.is_modern_version(self.revision) else None)
         if legacy_version is not None and not (isinstance(message, JSONRPCRequest) and message.method == "initialize"):
-            headers[H.PROTOCOL_VERSION_HEADER] = legacy_version
+            headers[H.MCP_PROTOCOL_VERSION] = legacy_version
         return headers
 
     async def send(self, message: JSONRPCMessage, *, related_request_id: RequestId | None = None) -> None:
@@ -143,10 +143,10 @@ class HttpClientStream:
         try:
             async with self._http.stream("POST", self.url, content=text.encode(), headers=headers) as response:
                 if isinstance(message, JSONRPCRequest) and message.id in self._initialize_ids:
-                    session = response.headers.get(H.SESSION_ID_HEADER)
+                    session = response.headers.get(H.MCP_SESSION_ID)
                     if session:
                         self.session_id = session
-                await self._read_response(response, request, sent_session=headers.get(H.SESSION_ID_HEADER))
+                await self._read_response(response, request, sent_session=headers.get(H.MCP_SESSION_ID))
         except httpx.HTTPError as exc:
             logger.warning("POST to %s failed: %s", self.url, exc)
             if request is not None:
@@ -165,7 +165,7 @@ class HttpClientStream:
                                        framing={"http": {"response": {"status": 202}}})
             return
         if content_type == H.EVENT_STREAM and status == 200:
-            parser = SSEParser()
+            parser = SseParser()
             async for line in response.aiter_lines():
                 event = parser.feed_line(line.rstrip("\r"))
                 if event is not None and event.event == "message" and event.data.strip():
@@ -188,22 +188,22 @@ class HttpClientStream:
                                    receiver=self.info.client, text=f"HTTP {status} {body[:200]}".strip(),
                                    transport="http", framing={"http": {"response": {"status": status}}})
         if request is not None:
-            code = _STATUS_CODES.get(status, INTERNAL_ERROR)
+            code = H.error_code_for_status(status)
             await self._fail(request, code, f"HTTP {status}: {body[:200] or response.reason_phrase}")
 
     async def _listen(self) -> None:
         """The legacy GET stream: server messages that belong to no request."""
         if self.session_id is None:
             return
-        headers = {"Accept": H.EVENT_STREAM, H.SESSION_ID_HEADER: self.session_id, **self._headers}
+        headers = {"Accept": H.EVENT_STREAM, H.MCP_SESSION_ID: self.session_id, **self._headers}
         if self.negotiated_version:
-            headers[H.PROTOCOL_VERSION_HEADER] = self.negotiated_version
+            headers[H.MCP_PROTOCOL_VERSION] = self.negotiated_version
         try:
             async with self._http.stream("GET", self.url, headers=headers,
                                          timeout=httpx.Timeout(10, read=None)) as response:
                 if response.status_code != 200:
                     return  # 405: this server offers no GET stream, which is allowed
-                parser = SSEParser()
+                parser = SseParser()
                 async for line in response.aiter_lines():
                     event = parser.feed_line(line.rstrip("\r"))
                     if event is not None and event.event == "message" and event.data.strip():
@@ -229,7 +229,7 @@ class HttpClientStream:
         if self.session_id is not None:
             with anyio.move_on_after(2, shield=True):
                 try:
-                    response = await self._http.delete(self.url, headers={H.SESSION_ID_HEADER: self.session_id,
+                    response = await self._http.delete(self.url, headers={H.MCP_SESSION_ID: self.session_id,
                                                                           **self._headers})
                     self.recorder.record_event(kind="transport", link=self.info.name, sender=self.info.client,
                                                receiver=self.info.server,

@@ -16,7 +16,10 @@ messages and hands them to the simulator's server session, ``serve(server, strea
   400). GET and DELETE get ``405``.
 
 For both: a browser ``Origin`` other than a loopback one gets ``403`` (the DNS-rebinding defence),
-and the endpoint only ever binds to a loopback address.
+and the endpoint only ever binds to a loopback address. Those two are this module's own (a real
+socket on this machine); every other rule — header names, header checks, content negotiation
+(``406``/``415``), the status table — comes from :mod:`mcp_sim.transports.http`, the same rulebook the
+simulated endpoint follows, and SSE events from :mod:`mcp_sim.transports.sse`.
 
 Which era a POST belongs to is read from it: a session id or an ``initialize`` body means legacy;
 anything else is treated as modern (its header checks then say what is missing). Every frame is
@@ -43,13 +46,13 @@ from starlette.datastructures import Headers
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from mcp_sim.bridge import http_rules as H
 from mcp_sim.bridge.recording import WallClockRecorder, stamp
-from mcp_sim.bridge.sse import format_event
 from mcp_sim.protocol.errors import INVALID_REQUEST
 from mcp_sim.protocol.revisions import REVISIONS
 from mcp_sim.trace.recorder import Recorder
+from mcp_sim.transports import http as H
 from mcp_sim.transports.base import AuthInfo, LinkInfo, TransportClosed
+from mcp_sim.transports.sse import SseEvent, comment
 from mcp_sim.wire.jsonrpc import (
     Batch,
     InvalidMessage,
@@ -70,6 +73,27 @@ ServeFunction = Callable[[Any, Any], Awaitable[None]]
 """``serve(server, stream)``: runs a server session over one stream until the stream ends."""
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+"""The only hosts a local MCP server listens on, and the only browser origins it trusts by default."""
+
+
+def origin_allowed(origin: str | None, allowed: tuple[str, ...] = ()) -> bool:
+    """The DNS-rebinding defence: a browser page on another site must not reach a local server.
+
+    No ``Origin`` (a non-browser client) is allowed; a loopback origin (any port) is allowed; so is
+    any origin listed in ``allowed``. Anything else gets ``403``."""
+    if origin is None or origin in allowed:
+        return True
+    scheme, sep, rest = origin.partition("://")
+    if not sep or scheme not in ("http", "https"):
+        return False
+    host = rest.split("/")[0]
+    host = host[1:host.index("]")] if host.startswith("[") and "]" in host else host.rsplit(":", 1)[0]
+    return host in LOOPBACK_HOSTS
+
+
+def _sse(text: str) -> bytes:
+    """One JSON-RPC message as an SSE ``message`` event, in bytes for the socket."""
+    return SseEvent(text).encode().encode()
 
 
 def _default_serve() -> ServeFunction:
@@ -80,8 +104,8 @@ def _default_serve() -> ServeFunction:
 
 def _mcp_headers(headers: Headers) -> dict[str, str]:
     """The request headers worth showing in a trace (no cookies or tokens)."""
-    keep = ("content-type", "accept", "origin", "mcp-protocol-version", "mcp-session-id", "mcp-method",
-            "mcp-name", "last-event-id")
+    keep = {name.lower() for name in ("Content-Type", "Accept", "Origin", H.MCP_PROTOCOL_VERSION, H.MCP_SESSION_ID,
+                                      H.MCP_METHOD, H.MCP_NAME, H.LAST_EVENT_ID)}
     return {k: v for k, v in headers.items() if k.lower() in keep}
 
 
@@ -215,7 +239,7 @@ class StreamableHTTPEndpoint:
     def _record_in(self, raw: str, headers: Headers, http_method: str = "POST") -> None:
         self.recorder.record_message(
             link=self.name, sender=self.info.client, receiver=self.info.server, raw=raw, transport="http",
-            revision=headers.get(H.PROTOCOL_VERSION_HEADER),
+            revision=headers.get(H.MCP_PROTOCOL_VERSION),
             framing={"http": {"request": {"method": http_method, "headers": _mcp_headers(headers)}}},
             t_ms=stamp(self.recorder))
 
@@ -250,7 +274,7 @@ class StreamableHTTPEndpoint:
     # -- ASGI entry --------------------------------------------------------------------------------
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = Headers(scope=scope)
-        if not H.origin_allowed(headers.get("origin"), self.allowed_origins):
+        if not origin_allowed(headers.get("origin"), self.allowed_origins):
             self._note(f"refused a request from Origin {headers.get('origin')!r} (403)", ("attack",))
             await self._reply(send, 403, b"Forbidden: invalid Origin", "text/plain")
             return
@@ -282,12 +306,11 @@ class StreamableHTTPEndpoint:
             return
         raw = body.decode("utf-8", errors="replace")
         self._record_in(raw, headers)
-        version_header = headers.get(H.PROTOCOL_VERSION_HEADER)
-        accepts_json, accepts_sse = H.accepts(headers.get("accept"))
-        if not (accepts_json and accepts_sse):
-            await self._reply_error(send, 406, JSONRPCErrorResponse(None, error_object(
-                INVALID_REQUEST, "Not Acceptable: the client must accept both application/json and "
-                "text/event-stream")), version_header)
+        version_header = headers.get(H.MCP_PROTOCOL_VERSION)
+        refused = H.refuse_content("POST", headers)
+        if refused is not None:
+            await self._reply_error(send, refused[0], JSONRPCErrorResponse(None, error_object(
+                INVALID_REQUEST, refused[1])), version_header)
             return
         message = decode(body)  # batches (2025-03-26 only) are refused here with -32600
         if isinstance(message, (InvalidMessage, Batch)):
@@ -295,7 +318,7 @@ class StreamableHTTPEndpoint:
                 JSONRPCErrorResponse(None, error_object(INVALID_REQUEST, "batches are not supported"))
             await self._reply_error(send, 400, reply, version_header)
             return
-        session_id = headers.get(H.SESSION_ID_HEADER)
+        session_id = headers.get(H.MCP_SESSION_ID)
         is_initialize = isinstance(message, JSONRPCRequest) and message.method == "initialize"
         if session_id is not None and self.legacy_allowed:
             session = self.sessions.get(session_id)
@@ -333,7 +356,7 @@ class StreamableHTTPEndpoint:
         self._note(f"legacy session {session_id[:8]}… opened")
         self._task_group.start_soon(run_session)
         await self._exchange(session, message, receive, send, modern=False,
-                             extra_headers={H.SESSION_ID_HEADER: session_id}, cancel_on_disconnect=False)
+                             extra_headers={H.MCP_SESSION_ID: session_id}, cancel_on_disconnect=False)
 
     async def _legacy_message(self, session: HttpServerStream, message: JSONRPCMessage, receive: Receive,
                               send: Send, version_header: str | None) -> None:
@@ -345,14 +368,14 @@ class StreamableHTTPEndpoint:
             return
         if isinstance(message, JSONRPCRequest):
             await self._exchange(session, message, receive, send, modern=False,
-                                 extra_headers={H.SESSION_ID_HEADER: session.session_id or ""},
+                                 extra_headers={H.MCP_SESSION_ID: session.session_id or ""},
                                  cancel_on_disconnect=False)
         else:
             await session.deliver(message)  # a notification, or the answer to a server request
             await self._reply(send, 202)
 
     async def _modern(self, message: JSONRPCMessage, receive: Receive, send: Send, headers: Headers) -> None:
-        version = headers.get(H.PROTOCOL_VERSION_HEADER)
+        version = headers.get(H.MCP_PROTOCOL_VERSION)
         if isinstance(message, (JSONRPCResultResponse, JSONRPCErrorResponse)):
             await self._reply_error(send, 400, JSONRPCErrorResponse(None, error_object(
                 INVALID_REQUEST, "a 2026-07-28 client never sends responses")), version)
@@ -415,7 +438,7 @@ class StreamableHTTPEndpoint:
                     revision = asked if isinstance(asked, str) else None
                 if isinstance(first, (JSONRPCResultResponse, JSONRPCErrorResponse)):
                     code = first.error.code if isinstance(first, JSONRPCErrorResponse) else None
-                    status = H.modern_status(code) if modern else 200
+                    status = H.modern_status_for(code) if modern else 200
                     text = encode(first)
                     answered = True
                     self._record_out(text, status, H.JSON, revision, base or None)
@@ -429,7 +452,7 @@ class StreamableHTTPEndpoint:
                     while True:
                         text = encode(message)
                         self._record_out(text, 200, H.EVENT_STREAM, revision)
-                        await send({"type": "http.response.body", "body": format_event(text), "more_body": True})
+                        await send({"type": "http.response.body", "body": _sse(text), "more_body": True})
                         if isinstance(message, (JSONRPCResultResponse, JSONRPCErrorResponse)):
                             answered = True
                             break
@@ -443,7 +466,7 @@ class StreamableHTTPEndpoint:
 
     # -- GET and DELETE ------------------------------------------------------------------------------
     async def _get(self, receive: Receive, send: Send, headers: Headers) -> None:
-        session_id = headers.get(H.SESSION_ID_HEADER)
+        session_id = headers.get(H.MCP_SESSION_ID)
         self.recorder.record_event(kind="transport", link=self.name, sender=self.info.client,
                                    receiver=self.info.server, text="GET (open a server-to-client stream)",
                                    transport="http", framing={"http": {"request": {
@@ -456,6 +479,10 @@ class StreamableHTTPEndpoint:
         if session is None:
             await self._reply(send, 404, b"Session not found", "text/plain")
             return
+        refused = H.refuse_content("GET", headers)
+        if refused is not None:
+            await self._reply(send, refused[0], refused[1].encode(), "text/plain")
+            return
         if session.get_stream_open:
             await self._reply(send, 409, b"Conflict: this session already has a GET stream", "text/plain")
             return
@@ -464,7 +491,7 @@ class StreamableHTTPEndpoint:
             await send({"type": "http.response.start", "status": 200, "headers": [
                 (b"content-type", H.EVENT_STREAM.encode()), (b"cache-control", b"no-cache"),
                 (b"mcp-session-id", session_id.encode())]})
-            await send({"type": "http.response.body", "body": b": stream open\n\n", "more_body": True})
+            await send({"type": "http.response.body", "body": comment("stream open").encode(), "more_body": True})
             async with anyio.create_task_group() as tg:
                 async def watch() -> None:
                     while (await receive())["type"] != "http.disconnect":
@@ -475,7 +502,7 @@ class StreamableHTTPEndpoint:
                 async for message in session.standalone:
                     text = encode(message)
                     self._record_out(text, 200, H.EVENT_STREAM, session.revision)
-                    await send({"type": "http.response.body", "body": format_event(text), "more_body": True})
+                    await send({"type": "http.response.body", "body": _sse(text), "more_body": True})
                 await send({"type": "http.response.body", "body": b""})
                 tg.cancel_scope.cancel()
         except (OSError, anyio.ClosedResourceError):
@@ -484,7 +511,7 @@ class StreamableHTTPEndpoint:
             session.get_stream_open = False
 
     async def _delete(self, send: Send, headers: Headers) -> None:
-        session_id = headers.get(H.SESSION_ID_HEADER)
+        session_id = headers.get(H.MCP_SESSION_ID)
         if session_id is None or not self.legacy_allowed:
             await self._reply(send, 405 if self.modern_allowed else 400, b"",
                               headers={"Allow": "POST"} if self.modern_allowed else None)

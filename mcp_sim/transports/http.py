@@ -17,6 +17,14 @@ Two eras share this vocabulary (see :mod:`~mcp_sim.transports.http_server` for t
 
 Header names are case-insensitive (RFC 9110); :class:`Headers` keeps the spelling it was given for
 display and compares names without case.
+
+The first half of this module is the rulebook, sans-IO: header names, which methods mirror a name
+in ``Mcp-Name``, the header checks, content negotiation and the status a JSON-RPC answer travels
+with. It is the one place these facts live: the simulated transport
+(:mod:`~mcp_sim.transports.http_server`, :mod:`~mcp_sim.transports.http_client`) and the real wire
+(:mod:`mcp_sim.bridge.http_server`, :mod:`mcp_sim.bridge.http_client`) both read them from here, so a
+learner who changes a rule sees it change in both. The second half (:class:`HttpExchange`) is the
+simulated network only.
 """
 
 from __future__ import annotations
@@ -31,22 +39,33 @@ import anyio
 
 from mcp_sim.protocol.errors import (
     HEADER_MISMATCH,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
+    PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
+    McpError,
 )
+from mcp_sim.protocol.meta import PROTOCOL_VERSION
+from mcp_sim.protocol.revisions import LATEST, REVISIONS
 from mcp_sim.sim.world import Simulation
 from mcp_sim.transports.base import LinkInfo, TransportClosed
 from mcp_sim.transports.faults import Wire
 from mcp_sim.transports.sse import SseEvent
-from mcp_sim.wire.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
+from mcp_sim.wire.jsonrpc import JSONRPCMessage, JSONRPCNotification, JSONRPCRequest
 
 __all__ = [
     "ACCEPT_BOTH",
+    "EVENT_STREAM",
+    "JSON",
     "LAST_EVENT_ID",
     "MCP_METHOD",
     "MCP_NAME",
     "MCP_PROTOCOL_VERSION",
     "MCP_SESSION_ID",
+    "MODERN_STATUS_FOR_ERROR",
     "NAMED_METHODS",
     "REASONS",
     "Headers",
@@ -54,18 +73,39 @@ __all__ = [
     "HttpRequest",
     "HttpResponse",
     "HttpStatusError",
+    "accepts",
+    "check_modern_headers",
+    "error_code_for_status",
+    "is_modern_version",
+    "message_version",
+    "modern_request_headers",
     "modern_status_for",
+    "name_of",
+    "refuse_content",
 ]
+
+# --- the rulebook (sans-IO) ----------------------------------------------------------------------
 
 MCP_SESSION_ID: Final = "Mcp-Session-Id"
 MCP_PROTOCOL_VERSION: Final = "MCP-Protocol-Version"
 MCP_METHOD: Final = "Mcp-Method"
 MCP_NAME: Final = "Mcp-Name"
 LAST_EVENT_ID: Final = "Last-Event-ID"
-ACCEPT_BOTH: Final = "application/json, text/event-stream"
+JSON: Final = "application/json"
+EVENT_STREAM: Final = "text/event-stream"
+ACCEPT_BOTH: Final = f"{JSON}, {EVENT_STREAM}"
 
-NAMED_METHODS: Final[Mapping[str, str]] = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
-"""2026-07-28: the requests whose ``params.name``/``params.uri`` is mirrored in the ``Mcp-Name`` header."""
+NAMED_METHODS: Final[Mapping[str, str]] = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    # The tasks extension (io.modelcontextprotocol/tasks) names its task the same way.
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
+"""2026-07-28: method → the ``params`` member mirrored in the ``Mcp-Name`` header, so a proxy can
+route a call by tool, prompt, resource or task without parsing the JSON body."""
 
 REASONS: Final[Mapping[int, str]] = {
     200: "OK", 202: "Accepted", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
@@ -73,18 +113,145 @@ REASONS: Final[Mapping[int, str]] = {
     415: "Unsupported Media Type", 500: "Internal Server Error",
 }
 
+MODERN_STATUS_FOR_ERROR: Final[Mapping[int, int]] = {
+    PARSE_ERROR: 400,
+    INVALID_REQUEST: 400,
+    INVALID_PARAMS: 400,
+    HEADER_MISMATCH: 400,
+    MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+    UNSUPPORTED_PROTOCOL_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
+}
+"""2026-07-28: the HTTP status of a JSON answer follows its JSON-RPC error code (any other error, and
+every result, travels with ``200``). Legacy endpoints answer every JSON-RPC message with ``200``."""
+
 
 def modern_status_for(error_code: int | None) -> int:
-    """2026-07-28: the HTTP status of a JSON response follows its JSON-RPC answer — ``-32601`` method
-    not found → 404; invalid params ``-32602``, missing client capability ``-32021``, unsupported
-    version ``-32022`` and header mismatch ``-32020`` → 400; any result or other error → 200."""
-    if error_code == METHOD_NOT_FOUND:
-        return 404
-    if error_code in (INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION,
-                      HEADER_MISMATCH):
-        return 400
-    return 200
+    """2026-07-28: the status of a JSON response — ``-32601`` method not found → 404; an unreadable or
+    invalid request, invalid params ``-32602``, header mismatch ``-32020``, missing client capability
+    ``-32021`` and unsupported version ``-32022`` → 400; a result (``None``) or any other error → 200."""
+    return 200 if error_code is None else MODERN_STATUS_FOR_ERROR.get(error_code, 200)
 
+
+_ERROR_FOR_STATUS: Final[Mapping[int, int]] = {400: INVALID_REQUEST, 404: METHOD_NOT_FOUND, 405: METHOD_NOT_FOUND}
+
+
+def error_code_for_status(status: int) -> int:
+    """The JSON-RPC code a client reports to its session when a request is refused with an HTTP error
+    that carries no JSON-RPC answer (the other direction of :func:`modern_status_for`): the session
+    always gets an answer to its request, even from a server that only spoke HTTP."""
+    return _ERROR_FOR_STATUS.get(status, INTERNAL_ERROR)
+
+
+_NEWEST_LEGACY: Final = max(v for v, r in REVISIONS.items() if not r.is_modern)
+
+
+def is_modern_version(version: str | None) -> bool:
+    """True for a version of the modern, stateless era (2026-07-28 …). A version this simulator does
+    not know counts as modern when it is dated after the newest legacy revision."""
+    if version is None:
+        return False
+    revision = REVISIONS.get(version)
+    return revision.is_modern if revision is not None else version > _NEWEST_LEGACY
+
+
+def message_version(message: JSONRPCMessage) -> str | None:
+    """The protocol version a modern request names in ``params._meta`` (``None`` if it names none)."""
+    params = getattr(message, "params", None)
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    version = meta.get(PROTOCOL_VERSION) if isinstance(meta, dict) else None
+    return version if isinstance(version, str) else None
+
+
+def name_of(message: JSONRPCRequest | JSONRPCNotification) -> str | None:
+    """The value a modern client puts in ``Mcp-Name`` (``None`` for methods that name nothing)."""
+    member = NAMED_METHODS.get(message.method)
+    if member is None or not isinstance(message.params, dict):
+        return None
+    value = message.params.get(member)
+    return value if isinstance(value, str) else None
+
+
+def modern_request_headers(message: JSONRPCRequest | JSONRPCNotification, version: str) -> dict[str, str]:
+    """The routing headers a 2026-07-28 client sends with ``message``: they repeat what the body says."""
+    headers = {MCP_PROTOCOL_VERSION: version, MCP_METHOD: message.method}
+    name = name_of(message)
+    if name is not None:
+        headers[MCP_NAME] = name
+    return headers
+
+
+_HEADER_RULE: Final = ("2026-07-28 Streamable HTTP: MCP-Protocol-Version, Mcp-Method and (for tools/call, "
+                       "prompts/get, resources/read and tasks/*) Mcp-Name MUST be present and match the "
+                       "body; otherwise 400 with -32020.")
+
+
+def _header_mismatch(headers: Headers | Mapping[str, str],
+                     message: JSONRPCRequest | JSONRPCNotification) -> tuple[str, str] | None:
+    version = headers.get(MCP_PROTOCOL_VERSION)
+    if version is None:
+        return MCP_PROTOCOL_VERSION, f"the {MCP_PROTOCOL_VERSION} header is required"
+    meta_version = message_version(message)
+    if meta_version is not None and meta_version != version:
+        return MCP_PROTOCOL_VERSION, f"{MCP_PROTOCOL_VERSION} is {version!r} but _meta says {meta_version!r}"
+    method = headers.get(MCP_METHOD)
+    if method is None:
+        return MCP_METHOD, f"the {MCP_METHOD} header is required"
+    if method != message.method:
+        return MCP_METHOD, f"{MCP_METHOD} is {method!r} but the body's method is {message.method!r}"
+    member = NAMED_METHODS.get(message.method)
+    if member is not None:
+        name = headers.get(MCP_NAME)
+        if name is None:
+            return MCP_NAME, f"the {MCP_NAME} header is required for {message.method}"
+        params = message.params if isinstance(message.params, dict) else {}
+        if name != params.get(member):
+            return MCP_NAME, f"{MCP_NAME} is {name!r} but params.{member} is {params.get(member)!r}"
+    return None
+
+
+def check_modern_headers(headers: Headers | Mapping[str, str],
+                         message: JSONRPCRequest | JSONRPCNotification) -> McpError | None:
+    """Compare a 2026-07-28 POST's headers with its body (``headers`` must compare names without
+    case, as :class:`Headers`, Starlette's and httpx's do): the ``-32020`` error to answer with status
+    400 (``data.reason`` says what is wrong, ``data.header`` which header), or ``None`` if they agree.
+    A server checks this before its program sees the request."""
+    found = _header_mismatch(headers, message)
+    if found is None:
+        return None
+    header, reason = found
+    return McpError(HEADER_MISMATCH, "Header mismatch", {"reason": reason, "header": header},
+                    rule=_HEADER_RULE, revision=LATEST)
+
+
+def accepts(accept: str | None, media_type: str) -> bool:
+    """Does an ``Accept`` header accept ``media_type``? Wildcards (``*/*``, ``text/*``) count; a
+    request without ``Accept`` accepts nothing here, because MCP requires the client to send one."""
+    if not accept:
+        return False
+    types = {part.split(";")[0].strip().lower() for part in accept.split(",")}
+    return bool({media_type, f"{media_type.split('/')[0]}/*", "*/*"} & types)
+
+
+def refuse_content(method: str, headers: Headers | Mapping[str, str]) -> tuple[int, str] | None:
+    """Content negotiation, both eras: the status and reason to refuse a request with, or ``None``.
+
+    A POST must accept both ``application/json`` and ``text/event-stream`` (the server chooses which
+    one answers) and carry a JSON body (``406``/``415``); a GET, which opens a stream, must accept
+    ``text/event-stream`` (``406``)."""
+    accept = headers.get("Accept")
+    if method == "POST":
+        if not (accepts(accept, JSON) and accepts(accept, EVENT_STREAM)):
+            return 406, f"Not Acceptable: a POST must accept {ACCEPT_BOTH}"
+        content_type = (headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        if content_type != JSON:
+            return 415, f"Unsupported Media Type: the body must be {JSON}"
+    elif method == "GET" and not accepts(accept, EVENT_STREAM):
+        return 406, f"Not Acceptable: GET must accept {EVENT_STREAM}"
+    return None
+
+
+# --- requests and responses as data --------------------------------------------------------------
 
 class Headers:
     """An ordered, case-insensitive set of HTTP headers (one value per name is all MCP needs)."""

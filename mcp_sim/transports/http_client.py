@@ -10,7 +10,8 @@ sends and receives JSON-RPC messages and this class turns each one into HTTP, ex
   legacy ``revision``): ``Mcp-Session-Id`` once the server issued one, ``MCP-Protocol-Version`` after
   initialization. **Modern** (``_meta["io.modelcontextprotocol/protocolVersion"]`` is 2026-07-28+):
   ``MCP-Protocol-Version`` (copied from ``_meta``, so they always agree), ``Mcp-Method`` and, for
-  ``tools/call``/``resources/read``/``prompts/get``, ``Mcp-Name``.
+  ``tools/call``/``resources/read``/``prompts/get`` (and ``tasks/*``), ``Mcp-Name`` — see
+  :func:`~mcp_sim.transports.http.modern_request_headers`, which the real client uses too.
 * ``send`` of a request returns once the server has accepted it; the answer — one JSON body or the
   events of an SSE stream — arrives through ``receive``. Transport-level refusals raise from ``send``:
   :class:`~mcp_sim.transports.base.SessionExpired` for a legacy ``404`` (start again with
@@ -37,24 +38,24 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from anyio.abc import TaskGroup
 
-from mcp_sim.protocol.meta import PROTOCOL_VERSION
 from mcp_sim.transports.base import AuthInfo, LinkInfo, SessionExpired, TransportClosed
 from mcp_sim.transports.faults import Faults, LinkFaults, Shipment, Wire, decode_frame
 from mcp_sim.transports.http import (
     ACCEPT_BOTH,
+    EVENT_STREAM,
+    JSON,
     LAST_EVENT_ID,
-    MCP_METHOD,
-    MCP_NAME,
     MCP_PROTOCOL_VERSION,
     MCP_SESSION_ID,
-    NAMED_METHODS,
     Headers,
     HttpExchange,
     HttpRequest,
     HttpResponse,
     HttpStatusError,
+    is_modern_version,
+    message_version,
+    modern_request_headers,
 )
-from mcp_sim.transports.http_server import _is_modern_version
 from mcp_sim.transports.sse import SseEvent, parse_event_id
 from mcp_sim.wire.jsonrpc import (
     PARSE_ERROR,
@@ -140,8 +141,7 @@ class HttpClientStream:
         if self.closed:
             return
         if self.session_id is not None and not self.expired:
-            request = HttpRequest("DELETE", self.server.path, self._base_headers(accept="application/json, "
-                                                                                 "text/event-stream"))
+            request = HttpRequest("DELETE", self.server.path, self._base_headers(accept=ACCEPT_BOTH))
             request.headers[MCP_SESSION_ID] = self.session_id
             if self.protocol_version:
                 request.headers[MCP_PROTOCOL_VERSION] = self.protocol_version
@@ -181,11 +181,8 @@ class HttpClientStream:
 
     # -- building requests ------------------------------------------------------------------------
     def _is_modern(self, message: JSONRPCMessage) -> bool:
-        params = getattr(message, "params", None)
-        meta = params.get("_meta") if isinstance(params, dict) else None
-        if isinstance(meta, dict) and PROTOCOL_VERSION in meta:
-            return _is_modern_version(meta[PROTOCOL_VERSION])
-        return _is_modern_version(self.revision)
+        version = message_version(message)
+        return is_modern_version(version if version is not None else self.revision)
 
     def _base_headers(self, *, accept: str) -> Headers:
         headers = Headers({"Accept": accept})
@@ -197,20 +194,14 @@ class HttpClientStream:
 
     def _post_headers(self, message: JSONRPCMessage, modern: bool) -> Headers:
         headers = self._base_headers(accept=ACCEPT_BOTH)
-        headers["Content-Type"] = "application/json"
+        headers["Content-Type"] = JSON
         if modern:
-            params = getattr(message, "params", None) or {}
-            meta = params.get("_meta")
-            version = (meta.get(PROTOCOL_VERSION) if isinstance(meta, dict) else None) or self.revision
-            if version:
+            version = message_version(message) or self.revision
+            if version and isinstance(message, (JSONRPCRequest, JSONRPCNotification)):
+                for header, text in modern_request_headers(message, version).items():
+                    headers[header] = text
+            elif version:
                 headers[MCP_PROTOCOL_VERSION] = version
-            method = getattr(message, "method", None)
-            if method is not None:
-                headers[MCP_METHOD] = method
-                field = NAMED_METHODS.get(method)
-                value = params.get(field) if field is not None else None
-                if isinstance(value, str):
-                    headers[MCP_NAME] = value
         else:
             if self.session_id is not None:
                 headers[MCP_SESSION_ID] = self.session_id
@@ -226,7 +217,7 @@ class HttpClientStream:
         return headers
 
     def _stream_headers(self, last_event_id: str | None) -> Headers:
-        headers = self._base_headers(accept="text/event-stream")
+        headers = self._base_headers(accept=EVENT_STREAM)
         if self.session_id is not None:
             headers[MCP_SESSION_ID] = self.session_id
         version = self.protocol_version or self.revision

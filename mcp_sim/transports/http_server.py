@@ -26,10 +26,10 @@ hands the JSON-RPC messages inside to the server program, ``main(stream)``, thro
   the stream carries that one request and its answer.
 * Required headers: ``MCP-Protocol-Version`` equal to ``_meta``'s protocolVersion, ``Mcp-Method`` equal
   to the method, ``Mcp-Name`` equal to ``params.name``/``params.uri`` for ``tools/call``,
-  ``resources/read`` and ``prompts/get``. Missing or different → ``400`` with JSON-RPC ``-32020``,
-  answered here, before ``main`` sees anything.
+  ``resources/read`` and ``prompts/get`` (``params.taskId`` for ``tasks/*``). Missing or different →
+  ``400`` with JSON-RPC ``-32020``, answered here, before ``main`` sees anything.
 * A JSON answer's status follows the JSON-RPC answer (``-32601`` → 404; ``-32602``, ``-32021``,
-  ``-32022`` → 400); a notification → ``202``. If the handler sends progress or log notifications
+  ``-32022`` → 400; see :func:`~mcp_sim.transports.http.modern_status_for`); a notification → ``202``. If the handler sends progress or log notifications
   first, the answer becomes a request-scoped SSE stream ending with the response.
 * The client cancels by closing the response stream: the server cancels that request's handler.
   ``subscriptions/listen`` is simply a request whose SSE stream stays open. No session ids, no
@@ -40,6 +40,9 @@ defence); with a ``token_validator``, a missing or invalid bearer token → ``40
 ``WWW-Authenticate: Bearer resource_metadata="…"`` and a token without the ``required_scopes`` →
 ``403`` with ``WWW-Authenticate: Bearer error="insufficient_scope"…``. The validated
 :class:`~mcp_sim.transports.base.AuthInfo` is the server stream's ``auth``.
+
+The rules themselves — header names, the header checks, content negotiation, the status table —
+live in :mod:`mcp_sim.transports.http`, shared with the real endpoint in :mod:`mcp_sim.bridge`.
 
 A server configured with versions of both eras is *dual-era*: ``POST`` requests whose
 ``MCP-Protocol-Version`` names a 2026-07-28+ version take the modern path, the rest the legacy one.
@@ -56,24 +59,24 @@ import anyio
 import anyio.lowlevel
 from anyio.abc import TaskGroup
 
-from mcp_sim.protocol.errors import HEADER_MISMATCH
 from mcp_sim.protocol.meta import PROTOCOL_VERSION
 from mcp_sim.protocol.revisions import REVISIONS
 from mcp_sim.sim.world import Simulation
 from mcp_sim.transports.base import AuthInfo, LinkInfo, MessageStream, TransportClosed
 from mcp_sim.transports.faults import Faults, LinkFaults, decode_frame
 from mcp_sim.transports.http import (
-    ACCEPT_BOTH,
+    EVENT_STREAM,
+    JSON,
     LAST_EVENT_ID,
-    MCP_METHOD,
-    MCP_NAME,
     MCP_PROTOCOL_VERSION,
     MCP_SESSION_ID,
-    NAMED_METHODS,
     Headers,
     HttpExchange,
     HttpResponse,
+    check_modern_headers,
+    is_modern_version,
     modern_status_for,
+    refuse_content,
 )
 from mcp_sim.transports.sse import SseStreamLog, parse_event_id
 from mcp_sim.wire.jsonrpc import (
@@ -118,13 +121,6 @@ def static_tokens(tokens: dict[str, AuthInfo]) -> TokenValidator:
     return tokens.get
 
 
-def _is_modern_version(version: str | None) -> bool:
-    if version is None:
-        return False
-    revision = REVISIONS.get(version)
-    return revision.is_modern if revision is not None else version > "2025-11-25"
-
-
 def _error_body(code: int, message: str, data: Any = None, id: RequestId | None = None) -> str:
     return encode(JSONRPCErrorResponse(id, error_object(code, message, data)))
 
@@ -151,7 +147,7 @@ class _ResponseChannel:
 
     def open_stream(self) -> None:
         self.mode = "sse"
-        headers = Headers({"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        headers = Headers({"Content-Type": EVENT_STREAM, "Cache-Control": "no-cache"})
         if self.modern:
             headers["X-Accel-Buffering"] = "no"
         for name, value in self.extra_headers.items():
@@ -171,7 +167,7 @@ class _ResponseChannel:
                 self.mode = "json"
                 self.done = True
                 status = modern_status_for(error_code) if self.modern else 200
-                headers = Headers({"Content-Type": "application/json", **self.extra_headers})
+                headers = Headers({"Content-Type": JSON, **self.extra_headers})
                 self.exchange.respond(HttpResponse(status, headers, text))
                 return
             if self.response_mode == "json":
@@ -190,7 +186,7 @@ class _ResponseChannel:
             return
         self.done = True
         if self.mode is None:
-            self.exchange.respond(HttpResponse(500, Headers({"Content-Type": "application/json"}),
+            self.exchange.respond(HttpResponse(500, Headers({"Content-Type": JSON}),
                                                None))
         else:
             self.log.finish()
@@ -390,11 +386,11 @@ class SimulatedHttpServer:
 
     @property
     def supports_legacy(self) -> bool:
-        return any(not _is_modern_version(v) for v in self.versions)
+        return any(not is_modern_version(v) for v in self.versions)
 
     @property
     def supports_modern(self) -> bool:
-        return any(_is_modern_version(v) for v in self.versions)
+        return any(is_modern_version(v) for v in self.versions)
 
     # -- clients ----------------------------------------------------------------------------------
     def connect(self, name: str | None = None, *, faults: Faults | LinkFaults | None = None,
@@ -418,12 +414,12 @@ class SimulatedHttpServer:
         a body whose ``_meta`` names a modern version (so that the modern path can answer ``-32020``)."""
         version = headers.get(MCP_PROTOCOL_VERSION)
         if version is not None:
-            return _is_modern_version(version)
+            return is_modern_version(version)
         if PROTOCOL_VERSION not in body:
             return False
         try:
             params = json.loads(body).get("params") or {}
-            return _is_modern_version(params.get("_meta", {}).get(PROTOCOL_VERSION))
+            return is_modern_version(params.get("_meta", {}).get(PROTOCOL_VERSION))
         except (ValueError, AttributeError):
             return False
 
@@ -451,7 +447,7 @@ class SimulatedHttpServer:
 
     def _reply(self, exchange: HttpExchange, status: int, body: str | None,
                headers: dict[str, str] | None = None) -> Verdict:
-        head = Headers({"Content-Type": "application/json"} if body is not None else {})
+        head = Headers({"Content-Type": JSON} if body is not None else {})
         for name, value in (headers or {}).items():
             head[name] = value
         exchange.respond(HttpResponse(status, head, body))
@@ -476,11 +472,6 @@ class SimulatedHttpServer:
                 {"WWW-Authenticate": f'Bearer error="insufficient_scope", scope="{scope}", {metadata}'}))
         return auth, None
 
-    @staticmethod
-    def _accepts(headers: Headers, *types: str) -> bool:
-        accept = headers.get("Accept") or ""
-        return all(t in accept for t in types) or "*/*" in accept
-
     def _note(self, exchange: HttpExchange, text: str, marks: tuple[str, ...] = ()) -> None:
         info = exchange.link.info
         self.sim.recorder.record_event(kind="transport", link=info.name, sender=info.server, receiver=info.client,
@@ -488,13 +479,9 @@ class SimulatedHttpServer:
 
     def _decode_post(self, exchange: HttpExchange) -> JSONRPCMessage | Verdict:
         """Content negotiation and the body: 406/415, or a parse error answered at once (400)."""
-        headers = exchange.request.headers
-        if not self._accepts(headers, "application/json", "text/event-stream"):
-            return self._reply(exchange, 406, _error_body(
-                INVALID_REQUEST, f"Not Acceptable: a POST must accept {ACCEPT_BOTH}"))
-        if not (headers.get("Content-Type") or "").startswith("application/json"):
-            return self._reply(exchange, 415, _error_body(
-                INVALID_REQUEST, "Unsupported Media Type: the body must be application/json"))
+        refused = refuse_content("POST", exchange.request.headers)
+        if refused is not None:
+            return self._reply(exchange, refused[0], _error_body(INVALID_REQUEST, refused[1]))
         decoded = decode(exchange.request.body)
         if isinstance(decoded, InvalidMessage):
             return self._reply(exchange, 400, encode(decoded.reply))
@@ -589,9 +576,9 @@ class SimulatedHttpServer:
             return found
         session = found
         headers = exchange.request.headers
-        if not self._accepts(headers, "text/event-stream"):
-            return self._reply(exchange, 406, _error_body(INVALID_REQUEST, "Not Acceptable: GET must accept "
-                                                                            "text/event-stream"))
+        refused = refuse_content("GET", headers)
+        if refused is not None:
+            return self._reply(exchange, refused[0], _error_body(INVALID_REQUEST, refused[1]))
         last_event_id = headers.get(LAST_EVENT_ID)
         if last_event_id is not None:
             parsed = parse_event_id(last_event_id)
@@ -609,7 +596,7 @@ class SimulatedHttpServer:
 
     def _attach(self, session: _LegacySession, exchange: HttpExchange, log: SseStreamLog, after: int | None,
                 *, resumed: bool) -> Verdict:
-        head = Headers({"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        head = Headers({"Content-Type": EVENT_STREAM, "Cache-Control": "no-cache"})
         exchange.open_sse(HttpResponse(200, head))
         session.exchanges.add(exchange)
         missed = log.attach(exchange.send_event, exchange.end, after=after)
@@ -636,29 +623,6 @@ class SimulatedHttpServer:
         return self._reply(exchange, 200, None)
 
     # -- modern ------------------------------------------------------------------------------------
-    def _header_mismatch(self, headers: Headers, message: JSONRPCRequest | JSONRPCNotification) -> str | None:
-        version = headers.get(MCP_PROTOCOL_VERSION)
-        params = message.params or {}
-        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
-        if version is None:
-            return "the MCP-Protocol-Version header is required"
-        meta_version = meta.get(PROTOCOL_VERSION) if isinstance(meta, dict) else None
-        if meta_version is not None and meta_version != version:
-            return f"MCP-Protocol-Version is {version!r} but _meta says {meta_version!r}"
-        method = headers.get(MCP_METHOD)
-        if method is None:
-            return "the Mcp-Method header is required"
-        if method != message.method:
-            return f"Mcp-Method is {method!r} but the body's method is {message.method!r}"
-        field = NAMED_METHODS.get(message.method)
-        if field is not None:
-            name = headers.get(MCP_NAME)
-            if name is None:
-                return f"the Mcp-Name header is required for {message.method}"
-            if name != params.get(field):
-                return f"Mcp-Name is {name!r} but params.{field} is {params.get(field)!r}"
-        return None
-
     async def _modern_post(self, exchange: HttpExchange, auth: AuthInfo | None) -> Verdict:
         decoded = self._decode_post(exchange)
         if isinstance(decoded, str):
@@ -667,11 +631,10 @@ class SimulatedHttpServer:
         if not isinstance(message, (JSONRPCRequest, JSONRPCNotification)):
             return self._reply(exchange, 400, _error_body(
                 INVALID_REQUEST, "2026-07-28: clients MUST NOT send JSON-RPC responses over HTTP"))
-        mismatch = self._header_mismatch(exchange.request.headers, message)
+        mismatch = check_modern_headers(exchange.request.headers, message)
         if mismatch is not None:
             request_id = message.id if isinstance(message, JSONRPCRequest) else None
-            return self._reply(exchange, 400, _error_body(HEADER_MISMATCH, "Header mismatch", {"reason": mismatch},
-                                                          id=request_id))
+            return self._reply(exchange, 400, encode(JSONRPCErrorResponse(request_id, mismatch.to_error_object())))
         version = exchange.request.headers.get(MCP_PROTOCOL_VERSION)
         channel = None
         if isinstance(message, JSONRPCRequest):

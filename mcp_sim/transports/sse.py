@@ -15,8 +15,15 @@ the *priming event*: an event with an ``id`` and empty ``data``, sent first so t
 cursor even before any message. The 2026-07-28 revision has no resumption at all: its events carry no
 ``id``, and a broken stream loses its request.
 
-:class:`SseStreamLog` is the server's memory of one stream: the events written so far, whether the
-stream has finished, and which connection (if any) is currently reading it.
+A line starting with ``:`` is a comment, which a client ignores: servers send one now and then to
+keep an idle connection open.
+
+This module is sans-IO and is the only SSE code in the package: :meth:`SseEvent.encode` writes an
+event, :class:`SseParser` reads one line at a time (what a real HTTP client gets from the socket),
+:func:`parse_sse` reads a whole body. The simulated transport and the real wire
+(:mod:`mcp_sim.bridge`) both use them. :class:`SseStreamLog` is the simulated server's memory of one
+stream: the events written so far, whether the stream has finished, and which connection (if any) is
+currently reading it.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SseEvent", "SseStreamLog", "parse_event_id", "parse_sse"]
+__all__ = ["SseEvent", "SseParser", "SseStreamLog", "comment", "parse_event_id", "parse_sse"]
 
 
 @dataclass(frozen=True)
@@ -61,26 +68,52 @@ class SseEvent:
         return out
 
 
+def comment(text: str = "keep-alive") -> str:
+    """A comment: ignored by the client, it only keeps an idle connection open."""
+    return f": {text}\n\n"
+
+
+class SseParser:
+    """Reads an event stream one line at a time (without its line ending), as the HTML standard's
+    event-stream interpretation does: :meth:`feed_line` returns each event when its blank line arrives.
+
+    ``event`` defaults to ``message``; ``id`` is the *last event id* so far, which carries over to later
+    events that name none (it is what a client sends back in ``Last-Event-ID`` to resume)."""
+
+    def __init__(self) -> None:
+        self._data: list[str] = []
+        self._event = "message"
+        self._id: str | None = None
+        self._retry: int | None = None
+
+    def feed_line(self, line: str) -> SseEvent | None:
+        if line == "":
+            if not self._data:  # nothing to dispatch (a block of comments, or an id alone)
+                self._event, self._retry = "message", None
+                return None
+            event = SseEvent("\n".join(self._data), self._id, self._event, self._retry)
+            self._data, self._event, self._retry = [], "message", None
+            return event
+        if line.startswith(":"):
+            return None  # a comment (keep-alive)
+        name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value or "message"
+        elif name == "id":
+            self._id = value
+        elif name == "retry" and value.isdigit():
+            self._retry = int(value)
+        return None
+
+
 def parse_sse(text: str) -> list[SseEvent]:
-    """Parse a ``text/event-stream`` body into events (the client side of :meth:`SseEvent.encode`)."""
-    events: list[SseEvent] = []
-    for block in text.split("\n\n"):
-        if not block.strip():
-            continue
-        fields: dict[str, str] = {}
-        data: list[str] = []
-        for line in block.split("\n"):
-            if line.startswith(":"):
-                continue  # a comment (keep-alive)
-            name, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
-            if name == "data":
-                data.append(value)
-            else:
-                fields[name] = value
-        events.append(SseEvent("\n".join(data), fields.get("id"), fields.get("event"),
-                               int(fields["retry"]) if "retry" in fields else None))
-    return events
+    """Parse a whole ``text/event-stream`` body into events (the client side of :meth:`SseEvent.encode`)."""
+    parser = SseParser()
+    lines = text.replace("\r\n", "\n").split("\n")
+    return [event for event in map(parser.feed_line, [*lines, ""]) if event is not None]
 
 
 def parse_event_id(event_id: str) -> tuple[int, int] | None:
