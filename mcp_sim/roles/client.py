@@ -153,6 +153,10 @@ class RequestTimeout(TimeoutError):
         self.seconds = seconds
 
 
+MAX_RESTARTS_PER_REQUEST: Final = 2
+"""A request that keeps crashing its server is not retried forever."""
+
+
 class ConnectionLost(TransportClosed):
     """The link to the server ended while a request waited for its response."""
 
@@ -211,11 +215,14 @@ class Subscription:
     received: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     closed: bool = False
     acknowledged: anyio.Event = field(default_factory=anyio.Event)
+    ended_by_client: bool = False
+    """True once the client itself closed it (a crash of the server does not end what the client wants)."""
     _client: Client | None = field(default=None, repr=False)
 
     async def close(self) -> None:
         """End the subscription: ``notifications/cancelled`` for the listen request (stdio; on HTTP
         the transport turns that into closing the stream)."""
+        self.ended_by_client = True
         if self.closed or self._client is None:
             return
         self.closed = True
@@ -247,6 +254,7 @@ class Client:
                  auth: AuthInfo | None = None,
                  log_level: str | None = None,
                  max_input_rounds: int = MAX_INPUT_ROUNDS,
+                 restart_on_crash: bool = True,
                  sim: Simulation | None = None) -> None:
         if not versions:
             raise ValueError("a client must speak at least one protocol version")
@@ -262,6 +270,13 @@ class Client:
         self.auth = auth
         self.log_level = log_level
         self.max_input_rounds = max_input_rounds
+        self.restart_on_crash = restart_on_crash
+        """stdio only: when the server process dies, start a new one, re-open the session, re-subscribe
+        and retry the requests that were lost (see :meth:`restart_server`)."""
+        self.restarts = 0
+        """How many times the server process was restarted."""
+        self._task_group: TaskGroup | None = None
+        self._restart_lock = anyio.Lock()
         self._sim = sim
         self.cache = cache
 
@@ -350,6 +365,7 @@ class Client:
                 f"exactly one server (the 1:1 rule): the Host creates one Client per Server, so connect "
                 f"{stream.info.name!r} with a new Client.")
         self._stream = stream
+        self._task_group = task_group
         if self._sim is None:
             self._sim = maybe_current_simulation()
         started = anyio.Event()
@@ -504,6 +520,64 @@ class Client:
         self._set_version(chosen)
         self.supported_versions = tuple(supported)
         return _era_of_version(chosen)
+
+    # ---------------------------------------------------------------------------------------------
+    # restarting a crashed stdio server
+    # ---------------------------------------------------------------------------------------------
+    def _server_process_died(self) -> bool:
+        """True when this is a stdio link whose server process has exited and may be restarted."""
+        if not self.restart_on_crash or self.closed_reason == "closed by the host":
+            return False
+        process = getattr(self._stream, "process", None)
+        return hasattr(self._stream, "restart") and getattr(process, "returncode", None) is not None
+
+    async def restart_server(self, *, after_generation: int | None = None) -> None:
+        """Start a fresh server process after the old one died, and pick up where the client was.
+
+        The stdio transport page of 2026-07-28 says what a client SHOULD do when its server exits
+        unexpectedly: restart it; requests that were in flight are lost (their callers send them
+        again, with new ids); subscriptions are re-established, because the new process knows nothing
+        of the old one. The session is opened again from scratch — a legacy ``initialize`` or a
+        modern discovery — since a new process is a new server. Several requests may notice the
+        crash at once; ``after_generation`` makes sure the server is restarted only once for them."""
+        async with self._restart_lock:
+            if after_generation is not None and self.restarts != after_generation:
+                return  # another waiter already restarted it
+            stream = self._stream
+            restart = getattr(stream, "restart", None)
+            if stream is None or restart is None or self._task_group is None:
+                raise ConnectionLost(f"{self.server_name} is gone and this transport cannot restart it")
+            old = getattr(stream, "process", None)
+            self._note("transport", f"{self.participant} restarts {self.server_name}: the server process exited "
+                       f"(code {getattr(old, 'returncode', '?')})", marks=("restart",))
+            await restart()
+            self.restarts += 1
+            self._closed = anyio.Event()
+            self.closed_reason = None
+            self.lifecycle = LegacyLifecycle("client")
+            self.server_capabilities = None
+            if self.era == "legacy":
+                self.protocol_version = None
+            started = anyio.Event()
+            self._task_group.start_soon(self._run_receive_loop, started, name=f"{stream.info.client} receive loop")
+            await started.wait()
+            await self._open()
+        await self._resubscribe()
+
+    async def _resubscribe(self) -> None:
+        """Ask the new server process for every subscription the client still wants."""
+        for uri in sorted(self._resource_subscriptions):
+            await self.request("resources/subscribe", {"uri": uri})
+        wanted = [sub for sub in self._subscriptions.values() if not sub.ended_by_client]
+        self._subscriptions.clear()
+        for sub in wanted:
+            rid = self._new_id()
+            sub.id, sub.accepted, sub.closed, sub.acknowledged = rid, {}, False, anyio.Event()
+            self._subscriptions[rid] = sub
+            await self._send(JSONRPCRequest(rid, "subscriptions/listen",
+                                            self._with_meta({"notifications": dict(sub.requested)})))
+            with anyio.move_on_after(self.timeout):
+                await sub.acknowledged.wait()
 
     # ---------------------------------------------------------------------------------------------
     # closing
@@ -703,7 +777,12 @@ class Client:
         if self.cache is not None:
             self.cache.on_notification(self.server_name, method, params)
         if self.callbacks.on_notification is not None:
-            self.callbacks.on_notification(self.server_name, method, params)
+            try:
+                self.callbacks.on_notification(self.server_name, method, params)
+            except Exception as exc:  # a broken handler must not stop the client from reading
+                self._note("transport", f"{self.participant}: the notification handler failed on {method}: "
+                           f"{type(exc).__name__}: {exc}", marks=("handler-error",))
+                log.warning("%s: notification handler failed on %s: %r", self.participant, method, exc)
 
     # ---------------------------------------------------------------------------------------------
     # requests from the server (legacy only)
@@ -831,6 +910,7 @@ class Client:
         declared = dict(capabilities) if capabilities is not None else None
         renegotiated = False
         rounds = 0
+        crashes = 0
         retry_params = original
         mrtr_retry = False
         while True:
@@ -841,6 +921,7 @@ class Client:
                 wire_params: dict[str, Any] = self._with_meta(retry_params, declared_now)
             else:
                 wire_params = retry_params  # legacy capabilities were declared once, at initialize
+            generation = self.restarts
             try:
                 response = await self._exchange(method, wire_params or None,
                                                 timeout=self.timeout if timeout is None else timeout,
@@ -852,6 +933,16 @@ class Client:
                 self._note("transport", f"{self.participant} re-initializes: the server ended the session",
                            marks=("session-expired",))
                 await self._initialize()
+                continue
+            except TransportClosed:
+                if not self._server_process_died():
+                    raise
+                # stdio: the server process exited with our request in flight. The request is lost;
+                # start a new process (once, however many requests were waiting) and send it again.
+                crashes += 1
+                if crashes > MAX_RESTARTS_PER_REQUEST:
+                    raise
+                await self.restart_server(after_generation=generation)
                 continue
             if isinstance(response, JSONRPCErrorResponse):
                 error = McpError.from_error_object(response.error, revision=self.protocol_version)
