@@ -13,7 +13,8 @@ by the era it speaks:
   is answered with an ``InputRequiredResult``; change notifications flow only on
   ``subscriptions/listen`` streams.
 
-Requests run concurrently, each in its own cancel scope, so ``notifications/cancelled`` can stop one.
+Requests run concurrently, each in a cancel scope of its own while it runs, so ``notifications/cancelled``
+can stop one.
 They run in the session's *workers*: a worker answers one request at a time and, when it is done,
 waits for the next one rather than ending, so a busy connection reuses a few tasks instead of starting
 one per request (starting a task costs several times more than waking one). A request that arrives
@@ -213,18 +214,38 @@ class ServerSession:
             self._work.start_soon(self._worker, request)
 
     async def _worker(self, request: JSONRPCRequest | None) -> None:
-        """Answer requests, one at a time, until the connection ends."""
-        while request is not None:
-            await self._answer(request)
-            if self._closed:
-                return
-            next_request: asyncio.Future[JSONRPCRequest | None] = asyncio.get_running_loop().create_future()
-            self._idle_workers.append(next_request)
-            try:
-                request = await next_request
-            finally:
-                if next_request in self._idle_workers:
-                    self._idle_workers.remove(next_request)
+        """Answer requests, one at a time, until the connection ends.
+
+        The worker's cancel scope is the scope of the request it is answering: ``_in_flight`` maps
+        that request's id to it, and only while the handler runs. Cancelling it (the client sent
+        ``notifications/cancelled``) stops that one request and, with it, this worker — a cancelled
+        scope is spent — so the next request gets a fresh worker. Cancelling is rare; entering a scope
+        for every request would cost each of them more than starting a worker costs once."""
+        with anyio.CancelScope() as scope:
+            while request is not None:
+                self._in_flight[request.id] = scope
+                try:
+                    response = await self.handle(request)
+                finally:
+                    self._in_flight.pop(request.id, None)
+                if scope.cancel_called:
+                    # Cancelled just as the handler finished: the answer still goes out, as it would
+                    # have without the cancellation, and this worker (its scope spent) ends.
+                    with anyio.CancelScope(shield=True):
+                        if response is not None:
+                            await self._send(response)
+                    return
+                if response is not None:  # None: no response is due (a listen stream the client closed)
+                    await self._send(response)
+                if self._closed:
+                    return
+                next_request: asyncio.Future[JSONRPCRequest | None] = asyncio.get_running_loop().create_future()
+                self._idle_workers.append(next_request)
+                try:
+                    request = await next_request
+                finally:
+                    if next_request in self._idle_workers:
+                        self._idle_workers.remove(next_request)
 
     def _end_of_stream(self) -> None:
         """The client closed the connection: end listen streams, fail what waits on the client."""

@@ -29,6 +29,12 @@ class _VirtualSelector(selectors.DefaultSelector):
         self._loop = loop
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        if timeout == 0 and len(self.get_map()) <= 1:
+            # Callbacks are ready to run and the only file registered is the loop's own wake-up pipe
+            # (the simulation does no I/O): asking the kernel would cost a system call per turn of the
+            # loop and tell nothing new, because a thread's ``call_soon_threadsafe`` has already put
+            # its callback in the ready queue. The pipe is read the next time the loop would wait.
+            return []
         ready = super().select(0)
         if ready:
             return ready
