@@ -32,7 +32,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import typing_extensions as te
 from pydantic import BaseModel, ConfigDict, TypeAdapter, create_model
 
+from mcp_sim.capabilities import tasks  # tasks builds on tools (start_tool_task), never the reverse
 from mcp_sim.capabilities.fields import for_revision
+from mcp_sim.capabilities.mrtr import ClientInputUnavailable, InputRequired
 from mcp_sim.capabilities.pagination import paginate
 from mcp_sim.capabilities.signatures import HandlerSignature, first_doc_paragraph, read_signature
 from mcp_sim.protocol.errors import McpError, invalid_params
@@ -101,13 +103,18 @@ def _has_type(value: Any, name: str) -> bool:
     return value is None  # "null"
 
 
+_PLAIN_TYPES: dict[str, type] = {"string": str, "object": dict, "array": list}
+"""JSON types that are exactly one Python type (``integer`` and ``number`` must also exclude ``bool``)."""
+
+
 def surely_valid(schema: dict[str, Any], value: Any) -> bool:
     """True when ``value`` certainly satisfies ``schema`` (a plain schema, see :func:`is_plain_schema`).
     False means "not sure": the caller asks ``jsonschema``, which also explains what is wrong."""
     for key, expected in schema.items():
         if key == "type":
             if isinstance(expected, str):
-                if not _has_type(value, expected):
+                plain = _PLAIN_TYPES.get(expected)  # the common case, one isinstance; else the full rule
+                if not (isinstance(value, plain) if plain is not None else _has_type(value, expected)):
                     return False
             elif not any(_has_type(value, t) for t in expected):
                 return False
@@ -373,9 +380,6 @@ def find_tool(ctx: Context, name: Any) -> ToolDefinition:
 
 async def call_tool(ctx: Context) -> dict[str, Any]:
     """``tools/call``: validate the arguments, run the tool, report failures as ``isError`` results."""
-    from mcp_sim.capabilities import tasks  # tasks builds on tools; imported here to keep layers simple
-    from mcp_sim.capabilities.mrtr import ClientInputUnavailable, InputRequired
-
     tool = find_tool(ctx, ctx.params.get("name"))
     arguments = ctx.params.get("arguments")
     if arguments is None:

@@ -51,9 +51,13 @@ LAYERS = ("roles", "lifecycle", "capabilities", "transports")
 def classify(event: Any) -> tuple[str, str | None]:
     """(layer, capability) for an event: ``roles`` for app talk, ``transports`` for framing events,
     ``lifecycle`` for the handshake/discovery, ``capabilities`` for the rest."""
-    if event.kind == "app":
+    return classify_kind(event.kind, event.method)
+
+
+def classify_kind(kind: str, method: str | None) -> tuple[str, str | None]:
+    """:func:`classify` from the only two things it looks at: the event's kind and method."""
+    if kind == "app":
         return "roles", None
-    method = event.method
     if method is None:
         return "transports", None
     if method in _LIFECYCLE:

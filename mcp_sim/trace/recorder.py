@@ -11,11 +11,14 @@ Participants are named by role: ``"user"``, ``"host"``, ``"model"``, ``"client/<
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mcp_sim.trace.captions import classify as _classify
+from mcp_sim.trace.captions import classify_kind
 from mcp_sim.wire.jsonrpc import (
     JSONRPCErrorResponse,
     JSONRPCMessage,
@@ -54,9 +57,17 @@ def _kind_of_sent(message: JSONRPCMessage) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class TraceEvent:
-    """One thing that crossed a boundary, with everything needed to draw and explain it."""
+    """One thing that crossed a boundary, with everything needed to draw and explain it.
+
+    An event reads like a frozen dataclass — every field below is an attribute, events compare by
+    value, ``dataclasses.replace`` works — but it is stored compactly: a recorder keeps tens of
+    thousands of them, and Python's garbage collector visits every container object it holds. So the
+    plain fields live in one tuple (see :data:`FIELDS`), and ``message`` and ``caption``, which the
+    recorder may leave to be worked out on first reading (see :class:`_Later`), in two slots."""
+
+    __slots__ = ("_caption", "_message", "_values")
 
     seq: int
     t_ms: float
@@ -85,6 +96,17 @@ class TraceEvent:
     """Labels such as ``attack``, ``timeout``, ``dropped``, ``duplicate``, ``late`` for drawing."""
     text: str | None = None
     """For app/log/transport events: what was said or what happened."""
+
+    def __init__(self, seq: int, t_ms: float, link: str, sender: str, receiver: str, kind: str,
+                 message: dict[str, Any] | None, raw: str | None = None, revision: str | None = None,
+                 transport: str = "memory", framing: dict[str, Any] | None = None, method: str | None = None,
+                 request_id: Any = None, layer: str = "transports", capability: str | None = None,
+                 caption: str = "", marks: tuple[str, ...] = (), text: str | None = None) -> None:
+        _set_values(self, (seq, t_ms, link, sender, receiver, kind, raw, revision, transport,
+                           {} if framing is None else framing, method, request_id, layer, capability,
+                           marks, text))
+        _set_message(self, message)
+        _set_caption(self, caption)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON Lines form: ``t_ms``, ``from``, ``to``, ``revision``, ``message`` and the rest."""
@@ -133,33 +155,80 @@ class _Later:
         self.compute = compute
 
 
-class _ReadWhenNeeded:
-    """The attribute behind a field that may hold a :class:`_Later` (installed on ``TraceEvent``)."""
+# The three slots behind the fields, read and written by their descriptors (the class itself is frozen).
+_get_values = TraceEvent._values.__get__  # type: ignore[attr-defined]
+_set_values = TraceEvent._values.__set__  # type: ignore[attr-defined]
+_set_message = TraceEvent._message.__set__  # type: ignore[attr-defined]
+_set_caption = TraceEvent._caption.__set__  # type: ignore[attr-defined]
 
-    def __init__(self, name: str) -> None:
-        self.name = name
+FIELDS = ("seq", "t_ms", "link", "sender", "receiver", "kind", "raw", "revision", "transport", "framing",
+          "method", "request_id", "layer", "capability", "marks", "text")
+"""The fields kept in an event's tuple, in the tuple's order (``message`` and ``caption`` have slots)."""
+
+
+class _Field:
+    """The attribute behind one field kept in the event's tuple."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
 
     def __get__(self, event: TraceEvent | None, owner: type | None = None) -> Any:
         if event is None:
             return self
-        value = event.__dict__[self.name]
+        return _get_values(event)[self.index]
+
+
+class _Framing(_Field):
+    """The attribute behind ``framing``. The recorder stores ``None`` for "no transport detail" and
+    this reads it as an empty dict: a tuple holding a dict, even an empty one, is one the garbage
+    collector must keep visiting, while a tuple of strings and numbers it stops watching."""
+
+    __slots__ = ()
+
+    def __get__(self, event: TraceEvent | None, owner: type | None = None) -> Any:
+        if event is None:
+            return self
+        framing = _get_values(event)[self.index]
+        return {} if framing is None else framing
+
+
+class _ReadWhenNeeded:
+    """The attribute behind ``message`` or ``caption``: a slot that may hold a :class:`_Later`."""
+
+    __slots__ = ("slot",)
+
+    def __init__(self, slot: Any) -> None:
+        self.slot = slot
+
+    def __get__(self, event: TraceEvent | None, owner: type | None = None) -> Any:
+        if event is None:
+            return self
+        value = self.slot.__get__(event)
         if type(value) is _Later:
             value = value.compute(event)
-            event.__dict__[self.name] = value
+            self.slot.__set__(event, value)
         return value
 
-    def __set__(self, event: TraceEvent, value: Any) -> None:
-        event.__dict__[self.name] = value
 
-
-def _getstate(event: TraceEvent) -> dict[str, Any]:
+def _getstate(event: TraceEvent) -> tuple[Any, ...]:
     """Copies and pickles carry the values, never the recipe for them."""
-    return {name: getattr(event, name) for name in event.__dict__}
+    return (_get_values(event), event.message, event.caption)
 
 
-for _name in ("message", "caption"):
-    setattr(TraceEvent, _name, _ReadWhenNeeded(_name))
+def _setstate(event: TraceEvent, state: tuple[Any, ...]) -> None:
+    _set_values(event, state[0])
+    _set_message(event, state[1])
+    _set_caption(event, state[2])
+
+
+for _index, _name in enumerate(FIELDS):
+    setattr(TraceEvent, _name, _Framing(_index) if _name == "framing" else _Field(_index))
+TraceEvent.message = _ReadWhenNeeded(TraceEvent._message)  # type: ignore[attr-defined, assignment]
+TraceEvent.caption = _ReadWhenNeeded(TraceEvent._caption)  # type: ignore[attr-defined, assignment]
 TraceEvent.__getstate__ = _getstate  # type: ignore[method-assign, assignment]
+TraceEvent.__setstate__ = _setstate  # type: ignore[attr-defined]
 
 
 def _message_of_raw(event: TraceEvent) -> Any:
@@ -170,36 +239,28 @@ _MESSAGE_OF_RAW = _Later(_message_of_raw)
 """``message`` of a frame whose text a transport encoded from a message object: the same JSON, read
 back from ``raw`` only if someone looks (the recorder never hands out the sender's own dicts)."""
 
-_DEFAULTS = {f.name: f.default for f in fields(TraceEvent) if f.default is not MISSING}
-
-
-def _new_event(**values: Any) -> TraceEvent:
-    """``TraceEvent(**values)``, the quick way: the same event with its fields set in one step (a
-    frozen dataclass's ``__init__`` sets them one at a time, and every recorded frame pays for it)."""
-    event = object.__new__(TraceEvent)
-    state = {**_DEFAULTS, **values}
-    if "framing" not in values:
-        state["framing"] = {}
-    object.__setattr__(event, "__dict__", state)
-    return event
+_new = object.__new__
 
 
 def _event_of(seq: int, t_ms: float, link: str, sender: str, receiver: str, kind: str, message: Any,
-              raw: str | None, revision: str | None, transport: str, framing: dict[str, Any], method: str | None,
-              request_id: Any, layer: str, capability: str | None, caption: Any, marks: tuple[str, ...],
-              text: str | None) -> TraceEvent:
-    """A :class:`TraceEvent` from every field, in declaration order: what the recorder's hot path
-    uses (one dict, no keyword juggling); :func:`_new_event` is the readable form of the same thing."""
-    event = object.__new__(TraceEvent)
-    object.__setattr__(event, "__dict__", {
-        "seq": seq, "t_ms": t_ms, "link": link, "sender": sender, "receiver": receiver, "kind": kind,
-        "message": message, "raw": raw, "revision": revision, "transport": transport, "framing": framing,
-        "method": method, "request_id": request_id, "layer": layer, "capability": capability,
-        "caption": caption, "marks": marks, "text": text})
+              raw: str | None, revision: str | None, transport: str, framing: dict[str, Any] | None,
+              method: str | None, request_id: Any, layer: str, capability: str | None, caption: Any,
+              marks: tuple[str, ...], text: str | None) -> TraceEvent:
+    """``TraceEvent(...)`` from every field, in declaration order, the quick way the recorder's hot
+    path uses: one tuple and two slots, no keyword juggling (``caption`` may be a :class:`_Later`,
+    ``framing`` ``None`` for an empty dict)."""
+    event = _new(TraceEvent)
+    _set_values(event, (seq, t_ms, link, sender, receiver, kind, raw, revision, transport, framing, method,
+                        request_id, layer, capability, marks, text))
+    _set_message(event, message)
+    _set_caption(event, caption)
     return event
 
 
 _current_simulation: Callable[[], Any] | None = None
+
+_layer_of = functools.lru_cache(maxsize=4096)(classify_kind)
+"""The course's (layer, capability) of a kind and method, remembered: a trace repeats a few methods."""
 
 Captioner = Callable[[TraceEvent], str]
 Classifier = Callable[[TraceEvent], tuple[str, str | None]]
@@ -238,7 +299,11 @@ class Recorder:
         sim = _current_simulation()
         return sim.now_ms() if sim is not None else 0.0
 
-    def _add(self, event: TraceEvent) -> TraceEvent:
+    def _add(self, t_ms: float | None, link: str, sender: str, receiver: str, kind: str, message: Any,
+             raw: str | None, revision: str | None, transport: str, framing: dict[str, Any] | None,
+             method: str | None, request_id: Any, marks: tuple[str, ...], text: str | None) -> TraceEvent:
+        """Make the next event from its fields, classify it (layer, capability), append it and tell
+        the listeners. The caption is written the first time someone reads it (see _Later)."""
         if self._classifier is None or self._captioner is None:
             from mcp_sim.trace import captions
 
@@ -246,14 +311,18 @@ class Recorder:
             self._captioner = self._captioner or captions.caption
         if self._later_caption is None or self._later_caption.compute is not self._captioner:
             self._later_caption = _Later(self._captioner)
-        layer, capability = self._classifier(event)
-        # The event is still private to this method, so its derived fields are filled in place (the
-        # way a frozen dataclass's __post_init__ does) rather than by copying it: recording is hot.
-        # The caption is written the first time someone reads it (see _Later).
-        state = event.__dict__
-        state["layer"] = layer
-        state["capability"] = capability
-        state["caption"] = self._later_caption
+        seq = len(self.events) + 1
+        if t_ms is None:
+            t_ms = self._now()
+        if self._classifier is _classify:
+            # The course's classifier looks at nothing but the kind and the method.
+            layer, capability = _layer_of(kind, method)
+        else:
+            layer, capability = self._classifier(_event_of(
+                seq, t_ms, link, sender, receiver, kind, message, raw, revision, transport, framing, method,
+                request_id, "transports", None, "", marks, text))
+        event = _event_of(seq, t_ms, link, sender, receiver, kind, message, raw, revision, transport, framing,
+                          method, request_id, layer, capability, self._later_caption, marks, text)
         self.events.append(event)
         if self._listeners:
             for listener in self._listeners:
@@ -315,12 +384,8 @@ class Recorder:
             request_id = rid if isinstance(rid, (str, int)) and not isinstance(rid, bool) else None
         all_marks = (*self._marks, *marks)
         self._marks.clear()
-        event = _new_event(
-            seq=len(self.events) + 1, t_ms=self._now() if t_ms is None else t_ms, link=link, sender=sender,
-            receiver=receiver, kind=kind, message=message, raw=raw, revision=revision, transport=transport,
-            framing=framing or {}, method=method, request_id=request_id, marks=all_marks,
-        )
-        return self._add(event)
+        return self._add(t_ms, link, sender, receiver, kind, message, raw, revision, transport, framing or None,
+                         method, request_id, all_marks, None)
 
     def _record_sent(self, sent: JSONRPCMessage, kind: str, link: str, sender: str, receiver: str, raw: str,
                      revision: str | None, transport: str, framing: dict[str, Any] | None,
@@ -340,10 +405,8 @@ class Recorder:
             self._marks.clear()
         else:
             all_marks = tuple(marks)
-        event = _event_of(len(self.events) + 1, self._now() if t_ms is None else t_ms, link, sender, receiver, kind,
-                          _MESSAGE_OF_RAW, raw, revision, transport, framing or {}, method, request_id,
-                          "transports", None, "", all_marks, None)
-        return self._add(event)
+        return self._add(t_ms, link, sender, receiver, kind, _MESSAGE_OF_RAW, raw, revision, transport,
+                         framing or None, method, request_id, all_marks, None)
 
     def record_app(self, *, sender: str, receiver: str, text: str, link: str = "app",
                    marks: tuple[str, ...] = (), data: dict[str, Any] | None = None,
@@ -351,9 +414,7 @@ class Recorder:
         """Record talk that is not MCP: user → host, host → model, host → user (approval) …"""
         if not self.enabled:
             return None
-        event = _event_of(len(self.events) + 1, self._now() if t_ms is None else t_ms, link, sender, receiver, "app",
-                          data, None, None, "app", {}, None, None, "transports", None, "", marks, text)
-        return self._add(event)
+        return self._add(t_ms, link, sender, receiver, "app", data, None, None, "app", None, None, None, marks, text)
 
     def record_event(self, *, kind: str, link: str, sender: str, receiver: str, text: str,
                      transport: str = "memory", framing: dict[str, Any] | None = None,
@@ -363,11 +424,8 @@ class Recorder:
         """Record a ``log`` (stderr line), ``transport`` (connect/close/drop …) or ``timeout`` event."""
         if not self.enabled:
             return None
-        t_ms = self._now() if t_ms is None else t_ms
-        event = _new_event(seq=len(self.events) + 1, t_ms=t_ms, link=link, sender=sender, receiver=receiver,
-                           kind=kind, message=None, text=text, transport=transport, framing=framing or {},
-                           marks=marks, revision=revision, request_id=request_id, method=method)
-        return self._add(event)
+        return self._add(t_ms, link, sender, receiver, kind, None, None, revision, transport, framing or None,
+                         method, request_id, marks, text)
 
     # -- reading -------------------------------------------------------------------------------
     def __iter__(self) -> Iterator[TraceEvent]:
