@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from mcp_sim.protocol.errors import invalid_params
@@ -52,3 +52,14 @@ def paginate(items: Sequence[T], cursor: Any, page_size: int | None, kind: str) 
     end = offset + page_size
     page = list(items[offset:end])
     return page, (encode_cursor(kind, end) if end < len(items) else None)
+
+
+def page_result(field: str, items: Sequence[T], cursor: Any, page_size: int | None, kind: str,
+                render: Callable[[T], Any]) -> tuple[dict[str, Any], list[T]]:
+    """A list result: ``{field: [one page, rendered], "nextCursor"?: …}``, and the page itself (the
+    caller adds what its revision needs, such as the 2026-07-28 caching hints)."""
+    page, next_cursor = paginate(items, cursor, page_size, kind)
+    result: dict[str, Any] = {field: [render(item) for item in page]}
+    if next_cursor is not None:
+        result["nextCursor"] = next_cursor
+    return result, page

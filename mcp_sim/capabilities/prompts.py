@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_sim.capabilities.completion import Completer
 from mcp_sim.capabilities.fields import for_revision
-from mcp_sim.capabilities.pagination import paginate
+from mcp_sim.capabilities.pagination import page_result
 from mcp_sim.capabilities.signatures import HandlerSignature, first_doc_paragraph, read_signature
 from mcp_sim.capabilities.tools import content_blocks
 from mcp_sim.protocol.errors import invalid_params
@@ -94,11 +94,8 @@ def get_prompt_result(value: Any, description: str | None) -> dict[str, Any]:
 async def list_prompts(ctx: Context) -> dict[str, Any]:
     """``prompts/list``."""
     server = ctx.server
-    page, next_cursor = paginate(list(server.prompts.values()), ctx.params.get("cursor"), server.page_size,
-                                 "prompts")
-    result: dict[str, Any] = {"prompts": [p.to_json(ctx.revision) for p in page]}
-    if next_cursor is not None:
-        result["nextCursor"] = next_cursor
+    result, _ = page_result("prompts", list(server.prompts.values()), ctx.params.get("cursor"), server.page_size,
+                            "prompts", lambda p: p.to_json(ctx.revision))
     result.update(ctx.cache_fields(private=server.per_caller))
     return result
 

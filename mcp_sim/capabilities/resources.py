@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_sim.capabilities.completion import Completer
 from mcp_sim.capabilities.fields import for_revision
-from mcp_sim.capabilities.pagination import paginate
+from mcp_sim.capabilities.pagination import page_result
 from mcp_sim.capabilities.signatures import HandlerSignature, first_doc_paragraph, read_signature
 from mcp_sim.protocol.errors import McpError, invalid_params
 from mcp_sim.protocol.revisions import get_revision
@@ -175,11 +175,8 @@ def not_found(uri: Any, revision: str) -> McpError:
 async def list_resources(ctx: Context) -> dict[str, Any]:
     """``resources/list``: the fixed resources (templates are listed separately)."""
     server = ctx.server
-    page, next_cursor = paginate(list(server.resources.values()), ctx.params.get("cursor"), server.page_size,
-                                 "resources")
-    result: dict[str, Any] = {"resources": [r.to_json(ctx.revision) for r in page]}
-    if next_cursor is not None:
-        result["nextCursor"] = next_cursor
+    result, page = page_result("resources", list(server.resources.values()), ctx.params.get("cursor"),
+                               server.page_size, "resources", lambda r: r.to_json(ctx.revision))
     result.update(ctx.cache_fields(private=server.per_caller or any(r.per_caller for r in page)))
     return result
 
@@ -187,11 +184,8 @@ async def list_resources(ctx: Context) -> dict[str, Any]:
 async def list_resource_templates(ctx: Context) -> dict[str, Any]:
     """``resources/templates/list``."""
     server = ctx.server
-    page, next_cursor = paginate(list(server.templates.values()), ctx.params.get("cursor"), server.page_size,
-                                 "resource templates")
-    result: dict[str, Any] = {"resourceTemplates": [t.to_json(ctx.revision) for t in page]}
-    if next_cursor is not None:
-        result["nextCursor"] = next_cursor
+    result, _ = page_result("resourceTemplates", list(server.templates.values()), ctx.params.get("cursor"),
+                            server.page_size, "resource templates", lambda t: t.to_json(ctx.revision))
     result.update(ctx.cache_fields(private=server.per_caller))
     return result
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 import anyio
 
 from mcp_sim.capabilities.mrtr import ClientInputUnavailable, InputRequest
-from mcp_sim.capabilities.pagination import paginate
+from mcp_sim.capabilities.pagination import page_result
 from mcp_sim.capabilities.subscriptions import Change
 from mcp_sim.protocol.errors import (
     INTERNAL_ERROR,
@@ -264,10 +264,8 @@ async def list_tasks(ctx: Context) -> dict[str, Any]:
     store = ctx.server.task_store
     store.purge(ctx.now())
     mine = [r for r in store.tasks.values() if r.owner == ctx.caller_key]
-    page, next_cursor = paginate(mine, ctx.params.get("cursor"), ctx.server.page_size, "tasks")
-    result: dict[str, Any] = {"tasks": [r.task_json() for r in page]}
-    if next_cursor is not None:
-        result["nextCursor"] = next_cursor
+    result, _ = page_result("tasks", mine, ctx.params.get("cursor"), ctx.server.page_size, "tasks",
+                            lambda r: r.task_json())
     return result
 
 

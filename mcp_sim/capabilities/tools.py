@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, create_model
 from mcp_sim.capabilities import tasks  # tasks builds on tools (start_tool_task), never the reverse
 from mcp_sim.capabilities.fields import for_revision
 from mcp_sim.capabilities.mrtr import ClientInputUnavailable, InputRequired
-from mcp_sim.capabilities.pagination import paginate
+from mcp_sim.capabilities.pagination import page_result
 from mcp_sim.capabilities.signatures import HandlerSignature, first_doc_paragraph, read_signature
 from mcp_sim.protocol.errors import McpError, invalid_params
 from mcp_sim.transports.base import AuthInfo
@@ -361,10 +361,8 @@ async def list_tools(ctx: Context) -> dict[str, Any]:
     """``tools/list``: the tools this caller may see, one page at a time, in registration order."""
     server = ctx.server
     tools = server.visible_tools(ctx.auth)
-    page, next_cursor = paginate(tools, ctx.params.get("cursor"), server.page_size, "tools")
-    result: dict[str, Any] = {"tools": [t.to_json(ctx.revision) for t in page]}
-    if next_cursor is not None:
-        result["nextCursor"] = next_cursor
+    result, _ = page_result("tools", tools, ctx.params.get("cursor"), server.page_size, "tools",
+                            lambda t: t.to_json(ctx.revision))
     result.update(ctx.cache_fields(private=server.tools_depend_on_caller()))
     return result
 
