@@ -11,7 +11,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     commands = {"serve": serve_command, "connect": connect_command}
     if not argv or argv[0] not in commands:
-        print("usage: python -m mcp_sim.bridge (serve SERVER … | connect … -- CMD …)", file=sys.stderr)
+        sys.stderr.write("usage: python -m mcp_sim.bridge (serve SERVER … | connect … -- CMD …)\n")
         return 2
     return commands[argv[0]](argv[1:])
 
