@@ -32,7 +32,6 @@ import anyio.abc
 import anyio.to_thread
 
 from mcp_sim.bridge.recording import WallClockRecorder, stamp
-from mcp_sim.protocol.revisions import REVISIONS
 from mcp_sim.trace.recorder import Recorder
 from mcp_sim.transports.base import AuthInfo, LinkInfo, TransportClosed
 from mcp_sim.wire.jsonrpc import Batch, InvalidMessage, JSONRPCMessage, RequestId, decode, encode
@@ -43,17 +42,11 @@ SHUTDOWN_GRACE_SECONDS = 2.0
 """How long a server gets to exit on its own after its stdin closes, and again after SIGTERM."""
 
 
-def _allow_batch(revision: str | None) -> bool:
-    rev = REVISIONS.get(revision) if revision else None
-    return rev is not None and rev.batching
-
-
 def _decode_line(line: bytes, revision: str | None) -> JSONRPCMessage | InvalidMessage:
-    decoded = decode(line, allow_batch=_allow_batch(revision))
-    if isinstance(decoded, Batch):
-        # The sessions take one message at a time; only 2025-03-26 had batches and the simulator
-        # does not speak it, so this is unreachable unless a stream is pinned to that revision.
-        raise NotImplementedError("JSON-RPC batches are unpacked by the session layer")
+    """One stdio line as a message. The simulator speaks 2025-06-18 and later, where a JSON-RPC batch
+    is not allowed: a batch line is answered with -32600 like any other invalid request."""
+    decoded = decode(line, allow_batch=False)
+    assert not isinstance(decoded, Batch)
     return decoded
 
 
