@@ -1,4 +1,4 @@
-"""Tools: functions the model may call (spec "Server features / Tools"; course notebook 05).
+"""Tools: functions the model may call (spec "Server features / Tools"; course chapter 05).
 
 A tool is declared from a typed Python function. Its name, description (the docstring) and
 ``inputSchema`` (derived from the type hints) are what ``tools/list`` shows the model; when the function

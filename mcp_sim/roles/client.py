@@ -1,4 +1,4 @@
-"""The MCP Client: one connection to exactly one server (course notebooks 01 roles, 03 lifecycle, 07 MRTR).
+"""The MCP Client: one connection to exactly one server (course chapters 01 roles, 03 lifecycle, 04 MRTR).
 
 The Host creates one :class:`Client` per Server. The client does what the course calls *protocol
 work* and nothing else: it opens the connection (the legacy ``initialize`` handshake, or the modern

@@ -1,4 +1,4 @@
-"""The recorder: every message of a simulation, seen at one choke point (course notebook 02 onward).
+"""The recorder: every message of a simulation, seen at one choke point (course chapters 00 onward).
 
 Transports call :meth:`Recorder.record_message` each time a frame goes onto the wire, so the trace is
 exactly what flowed, never a reconstruction. The Host, the user and the model record their
