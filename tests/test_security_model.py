@@ -9,6 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from mcp_sim.capabilities.mrtr import PlainStateCodec, SealedStateCodec, request_digest
+from mcp_sim.protocol.errors import McpError
 from mcp_sim.security.authorization import AccessDenied, AuditLog, authorize
 from mcp_sim.security.host_policy import (
     ConfirmationPolicy,
@@ -18,13 +20,7 @@ from mcp_sim.security.host_policy import (
     qualified_name,
 )
 from mcp_sim.security.identity import Directory
-from mcp_sim.security.request_state import (
-    IdempotencyLedger,
-    PlainRequestState,
-    RequestStateRejected,
-    SealedRequestState,
-    tamper,
-)
+from mcp_sim.security.request_state import IdempotencyLedger, tamper
 from mcp_sim.security.sandbox import UNRESTRICTED, Machine, SandboxPolicy, SandboxViolation
 from mcp_sim.security.tokens import AuthorizationServer, TokenRejected
 from mcp_sim.transports.base import AuthInfo
@@ -100,23 +96,40 @@ def test_sandbox_filters_environment_and_egress() -> None:
         not SandboxPolicy.from_roots(["file:///w/p"]).may_read("/w/p/../q")
 
 
+class _Call:
+    """The parts of a handler's ``ctx`` that a requestState codec reads."""
+
+    def __init__(self, subject: str | None, digest: str, now: float) -> None:
+        self.auth = AuthInfo(subject=subject) if subject else None
+        self.request_digest = digest
+        self.request_state_nonce: str | None = None
+        self._now = now
+
+    def now(self) -> float:
+        return self._now
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_sealed_state_binds_caller_arguments_and_expiry(seed: int) -> None:
     rng = random.Random(seed)
-    codec = SealedRequestState(rng.randbytes(32), lambda: f"{rng.getrandbits(32):08x}", ttl_ms=1000)
+    codec = SealedStateCodec(rng.randbytes(32), ttl_seconds=1.0)
     args = {"payee": "DE1", "amount": rng.randint(1, 500)}
-    state = codec.seal({"amount": args["amount"]}, principal="alice", arguments=args, now_ms=0)
-    assert codec.open(state, principal="alice", arguments=args, now_ms=10).data == {"amount": args["amount"]}
+    digest = request_digest("tools/call", {"name": "pay", "arguments": args})
+    other_digest = request_digest("tools/call", {"name": "pay", "arguments": {**args, "amount": 1}})
+    state = codec.seal({"amount": args["amount"]}, _Call("alice", digest, 0.0))  # type: ignore[arg-type]
+    assert codec.open(state, _Call("alice", digest, 0.01)) == {"amount": args["amount"]}  # type: ignore[arg-type]
     forged = tamper(state, lambda d: d.update(amount=d["amount"] * 10))
-    attempts = [(forged, "alice", args, 10, "integrity"), (state, "mallory", args, 10, "principal"),
-                (state, "alice", {**args, "amount": 1}, 10, "arguments"), (state, "alice", args, 1000, "expired")]
-    for token, who, arguments, now, check in attempts:
-        with pytest.raises(RequestStateRejected) as rejected:
-            codec.open(token, principal=who, arguments=arguments, now_ms=now)
-        assert rejected.value.check == check
-    plain = PlainRequestState(lambda: "n")
-    edited = tamper(plain.seal({"amount": 5}, principal=None, arguments=None, now_ms=0), lambda d: d.update(amount=500))
-    assert plain.open(edited, principal=None, arguments=None, now_ms=0).data == {"amount": 500}
+    attempts = [(forged, "alice", digest, 0.01, "integrity"), (state, "mallory", digest, 0.01, "principal"),
+                (state, "alice", other_digest, 0.01, "arguments"), (state, "alice", digest, 1.5, "expired")]
+    words = {"integrity": "seal does not match", "principal": "another caller",
+             "arguments": "different request", "expired": "expired"}
+    for token, who, request, now, check in attempts:
+        with pytest.raises(McpError) as rejected:
+            codec.open(token, _Call(who, request, now))  # type: ignore[arg-type]
+        assert rejected.value.code == -32602 and words[check] in rejected.value.message
+    plain = PlainStateCodec()
+    edited = tamper(plain.seal({"amount": 5}, _Call(None, digest, 0.0)), lambda d: d.update(amount=500))  # type: ignore[arg-type]
+    assert plain.open(edited, _Call(None, digest, 0.0)) == {"amount": 500}  # type: ignore[arg-type]
 
 
 def test_idempotency_ledger_runs_an_effect_once_per_key() -> None:

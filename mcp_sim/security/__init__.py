@@ -31,12 +31,7 @@ from mcp_sim.security.host_policy import (
     hidden_instructions,
 )
 from mcp_sim.security.identity import Directory, Tenant, User
-from mcp_sim.security.request_state import (
-    IdempotencyLedger,
-    PlainRequestState,
-    RequestStateRejected,
-    SealedRequestState,
-)
+from mcp_sim.security.request_state import IdempotencyLedger, tamper
 from mcp_sim.security.sandbox import UNRESTRICTED, Machine, SandboxPolicy, SandboxViolation
 from mcp_sim.security.tokens import AccessToken, AuthorizationServer, TokenRejected
 
@@ -53,17 +48,15 @@ __all__ = [
     "HostPolicy",
     "IdempotencyLedger",
     "Machine",
-    "PlainRequestState",
-    "RequestStateRejected",
     "SandboxPolicy",
     "SandboxViolation",
-    "SealedRequestState",
     "Tenant",
     "TokenRejected",
     "User",
     "authorize",
     "hidden_instructions",
     "run_lab",
+    "tamper",
 ]
 
 

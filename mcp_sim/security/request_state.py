@@ -1,21 +1,18 @@
-"""Sealed ``requestState`` and idempotent side effects (spec 2026-07-28, Multi Round-Trip Requests;
-course chapter 5.3.3: "that state is not trusted authorization").
+"""``requestState`` as an attacker sees it, and idempotent side effects (spec 2026-07-28, Multi
+Round-Trip Requests; course chapter 04: "that state is not trusted authorization").
 
 When a Server answers ``tools/call`` with an ``InputRequiredResult``, it may put a ``requestState``
 string in it; the Client echoes it unchanged in the retry. The Server keeps no call stack in
 between, so the state is the only memory of the first round. But the state travels through the
 Client: **whoever holds it can change it, replay it, or hand it to another caller**. The spec says to
 treat it as attacker-controlled and, when it influences authorization or business logic, to protect
-its integrity and bind it to:
+its integrity and bind it to the caller, the original request and a short expiry.
 
-* the **principal** — the caller it was minted for (another caller's retry is refused);
-* the **request** — a digest of the original arguments (a retry with different arguments is refused);
-* a short **expiry** on the clock (an old state cannot be replayed later).
-
-:class:`SealedRequestState` does that with an HMAC-SHA256 over the payload. :class:`PlainRequestState`
-is the vulnerable version — readable, editable base64 JSON — to compare against. (The Server itself
-uses the same idea through ``Server(state_codec=…)``: :class:`~mcp_sim.capabilities.mrtr.SealedStateCodec`
-and :class:`~mcp_sim.capabilities.mrtr.PlainStateCodec`; the labs run on those.)
+The Server does that through ``Server(state_codec=…)``: :class:`~mcp_sim.capabilities.mrtr.SealedStateCodec`
+(an HMAC over the state, the caller, the request digest and the expiry) or, to show the danger,
+:class:`~mcp_sim.capabilities.mrtr.PlainStateCodec` (readable, editable base64 JSON). This module holds
+the two things the security lab adds around them: :func:`tamper`, what a component on the path does to
+a state, and :class:`IdempotencyLedger`.
 
 Sealing stops *forgery*; it does not stop the *same* caller re-sending the *same* valid retry. A
 retried network request is normal (a lost response is retried), so a side effect — a payment, an
@@ -27,131 +24,26 @@ natural key: one confirmation, one effect (a handler finds it in ``ctx.request_s
 from __future__ import annotations
 
 import base64
-import hashlib
-import hmac
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
-
-
-class RequestStateRejected(Exception):
-    """A ``requestState`` failed a check: ``check`` is ``malformed``, ``integrity``, ``principal``,
-    ``arguments`` or ``expired``."""
-
-    def __init__(self, check: str, detail: str) -> None:
-        super().__init__(f"requestState rejected ({check}): {detail}")
-        self.check = check
-        self.detail = detail
+from typing import Any
 
 
 def canonical_json(value: Any) -> str:
-    """One spelling per JSON value (sorted keys, no spaces): the form digests and MACs are taken of."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """Sorted keys, no spaces: the same value always gives the same bytes (what a MAC or a digest needs)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 
-def argument_digest(arguments: Mapping[str, Any] | None) -> str:
-    """SHA-256 of the tool's ``arguments``, hex. The retry must carry the same arguments."""
-    return hashlib.sha256(canonical_json(dict(arguments or {})).encode()).hexdigest()
-
-
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).decode().rstrip("=")
-
-
-def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-@dataclass(frozen=True)
-class OpenedState:
-    """What a valid state said: the server's own ``data`` plus the binding it was checked against."""
-
-    data: dict[str, Any]
-    nonce: str
-    principal: str | None
-    expires_at_ms: float | None
-
-
-class RequestStateCodec(Protocol):
-    """Turns the server's memory of round one into the opaque ``requestState`` string and back."""
-
-    def seal(self, data: Mapping[str, Any], *, principal: str | None, arguments: Mapping[str, Any] | None,
-             now_ms: float) -> str: ...
-
-    def open(self, state: str, *, principal: str | None, arguments: Mapping[str, Any] | None,
-             now_ms: float) -> OpenedState: ...
-
-
-@dataclass
-class PlainRequestState:
-    """Vulnerable: base64 JSON with no integrity, no binding, no expiry. Anybody can decode, edit and
-    re-encode it, and the server believes whatever comes back."""
-
-    new_nonce: Callable[[], str]
-
-    def seal(self, data: Mapping[str, Any], *, principal: str | None, arguments: Mapping[str, Any] | None,
-             now_ms: float) -> str:
-        return _b64(canonical_json({"data": dict(data), "nonce": self.new_nonce()}).encode())
-
-    def open(self, state: str, *, principal: str | None, arguments: Mapping[str, Any] | None,
-             now_ms: float) -> OpenedState:
-        try:
-            payload = json.loads(_unb64(state))
-            return OpenedState(dict(payload["data"]), str(payload["nonce"]), None, None)
-        except (ValueError, KeyError, TypeError) as exc:
-            raise RequestStateRejected("malformed", str(exc)) from exc
-
-
-@dataclass
-class SealedRequestState:
-    """HMAC-sealed state bound to caller, argument digest and expiry (virtual clock).
-
-    The wire form is ``<base64url payload>.<base64url HMAC-SHA256>``. The payload is still readable —
-    sealing gives *integrity*, not secrecy; put nothing secret in it (or use an AEAD instead).
-    ``key`` is the server's secret; draw it from the simulation's generator, never hard-code it.
-    """
-
-    key: bytes
-    new_nonce: Callable[[], str]
-    ttl_ms: float = 120_000.0
-
-    def _mac(self, body: bytes) -> bytes:
-        return hmac.new(self.key, body, hashlib.sha256).digest()
-
-    def seal(self, data: Mapping[str, Any], *, principal: str | None, arguments: Mapping[str, Any] | None,
-             now_ms: float) -> str:
-        payload = {"data": dict(data), "nonce": self.new_nonce(), "sub": principal,
-                   "args": argument_digest(arguments), "exp": now_ms + self.ttl_ms}
-        body = canonical_json(payload).encode()
-        return f"{_b64(body)}.{_b64(self._mac(body))}"
-
-    def open(self, state: str, *, principal: str | None, arguments: Mapping[str, Any] | None,
-             now_ms: float) -> OpenedState:
-        try:
-            body_text, mac_text = state.split(".")
-            body, mac = _unb64(body_text), _unb64(mac_text)
-        except ValueError as exc:
-            raise RequestStateRejected("malformed", "not <payload>.<mac>") from exc
-        if not hmac.compare_digest(mac, self._mac(body)):
-            raise RequestStateRejected("integrity", "the MAC does not match: the state was altered or forged")
-        payload = json.loads(body)
-        if payload["sub"] != principal:
-            raise RequestStateRejected("principal", f"minted for {payload['sub']!r}, presented by {principal!r}")
-        if payload["args"] != argument_digest(arguments):
-            raise RequestStateRejected("arguments", "the retry's arguments differ from the original request's")
-        if now_ms >= payload["exp"]:
-            raise RequestStateRejected("expired", f"expired at {payload['exp']} ms, now {now_ms} ms")
-        return OpenedState(dict(payload["data"]), str(payload["nonce"]), payload["sub"], payload["exp"])
-
-
-def tamper(state: str, change: Callable[[dict[str, Any]], None]) -> str:
-    """What an attacker does to a state: decode the readable payload, ``change`` it, re-encode it.
-    A sealed state keeps its old MAC, which no longer matches — the attacker has no key."""
-    body_text, dot, mac_text = state.partition(".")
-    payload = json.loads(_unb64(body_text))
-    change(payload["data"])
-    return _b64(canonical_json(payload).encode()) + (dot + mac_text if dot else "")
+def tamper(token: str, change: Callable[[dict[str, Any]], None]) -> str:
+    """What a component on the path does to a ``requestState``: decode the readable JSON (both server
+    codecs only *encode* it, neither encrypts), ``change`` the server's state in place, re-encode it.
+    A sealed state keeps its old MAC, which no longer matches — the attacker does not have the key."""
+    body, dot, mac = token.partition(".")
+    data = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+    change(data["state"] if dot else data)  # sealed: {"state": …, "sub", "req", "exp", "nonce"}
+    text = json.dumps(data, separators=(",", ":"), sort_keys=True)
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=") + (dot + mac if dot else "")
 
 
 @dataclass

@@ -16,8 +16,6 @@ the sealed codec it also finds ``ctx.request_state_nonce`` and keys the payment 
 
 from __future__ import annotations
 
-import base64
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -35,7 +33,7 @@ from mcp_sim.roles.user import ApprovalRequest, CallableApprover, ScriptedUser
 from mcp_sim.scenarios import notes
 from mcp_sim.security.identity import Directory, pick_name
 from mcp_sim.security.lab import ATTACK, LabContext, LabFacts, Outcome, register
-from mcp_sim.security.request_state import IdempotencyLedger
+from mcp_sim.security.request_state import IdempotencyLedger, tamper
 from mcp_sim.transports.base import AuthInfo, LinkInfo, MessageStream
 from mcp_sim.wire.jsonrpc import InvalidMessage, JSONRPCMessage, JSONRPCRequest, RequestId
 
@@ -82,18 +80,6 @@ def bank_server(ctx: LabContext) -> tuple[Server, list[dict[str, Any]]]:
                 "structuredContent": payment}
 
     return bank, payments
-
-
-def edit_request_state(token: str, change: Callable[[dict[str, Any]], None]) -> str:
-    """What a component on the path does to a ``requestState``: decode the readable JSON (both codecs
-    only *encode* it), ``change`` the answers of earlier rounds, re-encode it. A sealed state keeps its
-    old MAC, which no longer matches — the attacker does not have the server's key."""
-    body, dot, mac = token.partition(".")
-    data = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
-    state = data["state"] if dot else data  # sealed: {"state": …, "sub", "req", "exp", "nonce"}
-    change(state.setdefault("answers", {}))
-    text = json.dumps(data, separators=(",", ":"), sort_keys=True)
-    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=") + (dot + mac if dot else "")
 
 
 class PathInterceptor:
@@ -181,7 +167,8 @@ async def tamper_story(ctx: LabContext) -> Outcome:
         def change(answers: dict[str, Any]) -> None:
             answers["details"] = {"action": "accept", "content": {"payee": thief, "amount": stolen_amount}}
 
-        params["requestState"] = edit_request_state(params["requestState"], change)
+        params["requestState"] = tamper(params["requestState"],
+                                             lambda state: change(state.setdefault("answers", {})))
         return JSONRPCRequest(request.id, request.method, params)
 
     client, _ = await _wallet(ctx, bank, user, payee, amount, rewrite)
