@@ -121,7 +121,7 @@ def serve_command(argv: Sequence[str]) -> int:
     try:
         server = load_server(args.server)
     except ServerSpecError as exc:
-        print(f"mcp-sim serve: {exc}", file=sys.stderr)
+        sys.stderr.write(f"mcp-sim serve: {exc}\n")
         return 2
     if args.revision is not None:
         server.supported_versions = (args.revision,)
@@ -163,7 +163,7 @@ def _serve_http(server: Any, recorder: Recorder, args: argparse.Namespace) -> in
     try:
         check_loopback(args.host)
     except ValueError as exc:
-        print(f"mcp-sim serve: {exc}", file=sys.stderr)
+        sys.stderr.write(f"mcp-sim serve: {exc}\n")
         return 2
 
     serving = False
@@ -182,7 +182,8 @@ def _serve_http(server: Any, recorder: Recorder, args: argparse.Namespace) -> in
             # Not the protocol (that is on the socket): tell the user, and a test, where to connect.
             nonlocal serving
             serving = True
-            print(f"mcp-sim: serving {server.name} on {handle.url}", flush=True)
+            sys.stdout.write(f"mcp-sim: serving {server.name} on {handle.url}\n")
+            sys.stdout.flush()
             await handle.stopped.wait()
 
     try:
@@ -323,25 +324,25 @@ def connect_command(argv: Sequence[str]) -> int:
     _setup_logging(args.log_level)
     if bool(command) == bool(args.url):
         parser.print_usage(sys.stderr)
-        print("mcp-sim connect: give either --url URL or -- CMD ARG...", file=sys.stderr)
+        sys.stderr.write("mcp-sim connect: give either --url URL or -- CMD ARG...\n")
         return 2
     recorder = WallClockRecorder()
     target: Sequence[str] | str = args.url or command
     try:
         summary = anyio.run(run_connect, target, args, recorder)
     except (McpError, OSError, ValueError, TimeoutError) as exc:
-        print(f"mcp-sim connect: {type(exc).__name__}: {exc}", file=sys.stderr)
+        sys.stderr.write(f"mcp-sim connect: {type(exc).__name__}: {exc}\n")
         _save_trace(recorder, args.trace)
         return 1
     except BaseExceptionGroup as group:
-        print(f"mcp-sim connect: {group!r}", file=sys.stderr)
+        sys.stderr.write(f"mcp-sim connect: {group!r}\n")
         _save_trace(recorder, args.trace)
         return 1
     _save_trace(recorder, args.trace)
     if args.json:
-        print(json.dumps(summary, indent=2, ensure_ascii=False, default=str))
+        sys.stdout.write(json.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n")
     else:
-        print(format_summary(summary, recorder))
+        sys.stdout.write(format_summary(summary, recorder) + "\n")
         if args.trace:
-            print(f"trace saved to {args.trace}")
+            sys.stdout.write(f"trace saved to {args.trace}\n")
     return 0
