@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -43,6 +44,11 @@ def _write_json_atomically(path: Path, payload: object) -> None:
         raise
 
 
+def _out(text: str) -> None:
+    """The command's output (these functions are the command line, not library code)."""
+    sys.stdout.write(text + "\n")
+
+
 def grade_command(args: list[str]) -> int:
     """``mcp-sim grade [EXERCISE...] [--json FILE] [--reference] [--seed N] [--hints N] [--list]``."""
     parser = _parser_grade()
@@ -52,28 +58,28 @@ def grade_command(args: list[str]) -> int:
         return 0 if exc.code == 0 else 2
     if ns.list:
         for ex in EXERCISES.values():
-            print(f"{ex.id:<28} chapter {ex.chapter}  {ex.title}")
+            _out(f"{ex.id:<28} chapter {ex.chapter}  {ex.title}")
         return 0
     ids = ns.exercises or list(EXERCISES)
     try:
         for exercise_id in ids:
             get_exercise(exercise_id)
     except UnknownExercise as exc:
-        print(f"mcp-sim grade: {exc}")
+        _out(f"mcp-sim grade: {exc}")
         return 2
     results = []
     try:
         for exercise_id in ids:
             result = grade(exercise_id, reference=ns.reference, seed=ns.seed)
             results.append(result)
-            print(result.to_text(hints=ns.hints) if not result.passed else result.headline())
-            print()
+            _out(result.to_text(hints=ns.hints) if not result.passed else result.headline())
+            _out("")
     except ExercisesNotFound as exc:
-        print(f"mcp-sim grade: {exc}")
+        _out(f"mcp-sim grade: {exc}")
         return 2
     passed = sum(r.passed for r in results)
     what = "reference solutions" if ns.reference else "exercises"
-    print(f"{passed}/{len(results)} {what} passed.")
+    _out(f"{passed}/{len(results)} {what} passed.")
     if ns.json:
         _write_json_atomically(Path(ns.json), {"reference": ns.reference, "seed": ns.seed,
                                                "passed": passed == len(results),
@@ -119,7 +125,7 @@ def progress_command(args: list[str]) -> int:
     if ns.json:
         from dataclasses import asdict
 
-        print(json.dumps({k: asdict(v) for k, v in store.load().items()}, indent=2, sort_keys=True))
+        _out(json.dumps({k: asdict(v) for k, v in store.load().items()}, indent=2, sort_keys=True))
         return 0
-    print(progress_table(store))
+    _out(progress_table(store))
     return 0
