@@ -50,7 +50,7 @@ from mcp_sim.protocol.lifecycle import (
 from mcp_sim.protocol.revisions import LATEST, REVISIONS, SIMULATED_VERSIONS, TASKS_EXTENSION_METHODS, Era
 from mcp_sim.roles.cache import AuthorizationContext, ListCache
 from mcp_sim.sim.world import Simulation, maybe_current_simulation
-from mcp_sim.transports.base import AuthInfo, MessageStream, SessionExpired, TransportClosed
+from mcp_sim.transports.base import AuthInfo, MessageStream, SessionExpired, TransportClosed, deliver_directly
 from mcp_sim.wire.jsonrpc import (
     InvalidMessage,
     JSONRPCErrorResponse,
@@ -299,6 +299,8 @@ class Client:
         self._subscriptions: dict[RequestId, Subscription] = {}
         self._resource_subscriptions: set[str] = set()
         self._loop_scope: anyio.CancelScope | None = None
+        self._loop_tasks: TaskGroup | None = None
+        """The receive loop's task group while it runs (server requests get their tasks there)."""
         self._closed = anyio.Event()
         self.closed_reason: str | None = None
         self.ignored: list[tuple[str, RequestId | None]] = []
@@ -686,26 +688,53 @@ class Client:
     async def _run_receive_loop(self, started: anyio.Event) -> None:
         """The one reader of the stream: responses go to their waiters, the server's requests and
         notifications to handlers. Server requests run in their own tasks, so a slow user answering
-        an elicitation does not hold up other responses."""
+        an elicitation does not hold up other responses.
+
+        When the transport offers direct delivery (the memory pipe does), messages reach
+        :meth:`_take` the moment the server sends them and this loop only waits for the end of the
+        stream; otherwise it reads every message itself. Both paths dispatch the same way."""
         with anyio.CancelScope() as scope:
             self._loop_scope = scope
-            started.set()
+            stream = self._stream
+            assert stream is not None
             try:
                 async with anyio.create_task_group() as tg:
+                    self._loop_tasks = tg
+                    deliver_directly(stream, self._take)
+                    started.set()
                     while True:
                         try:
-                            message = await self._stream.receive()  # type: ignore[union-attr]
+                            message = await stream.receive()
                         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError,
                                 TransportClosed) as exc:
                             self.closed_reason = self.closed_reason or f"the server closed the link ({type(exc).__name__})"
                             break
                         self._dispatch(message, tg)
             except Exception as exc:  # one broken client must not take the Host down
-                self.closed_reason = f"client receive loop failed: {exc!r}"
-                log.warning("%s: %s", self.participant, self.closed_reason)
+                self._receive_failed(exc)
             finally:
+                self._loop_tasks = None
+                deliver_directly(stream, None)
                 self.lifecycle.on_event("close")
                 self._finish_all()
+
+    def _take(self, message: JSONRPCMessage | InvalidMessage) -> bool:
+        """Direct delivery from the transport: dispatch ``message`` now (dispatching never waits)."""
+        tg = self._loop_tasks
+        if tg is None:
+            return False  # the receive loop has ended: leave it queued, nobody reads it
+        try:
+            self._dispatch(message, tg)
+        except Exception as exc:  # contained exactly as in the receive loop: this client closes
+            self._loop_tasks = None
+            self._receive_failed(exc)
+            if self._loop_scope is not None:
+                self._loop_scope.cancel()
+        return True
+
+    def _receive_failed(self, exc: Exception) -> None:
+        self.closed_reason = f"client receive loop failed: {exc!r}"
+        log.warning("%s: %s", self.participant, self.closed_reason)
 
     def _dispatch(self, message: JSONRPCMessage | InvalidMessage, tg: TaskGroup) -> None:
         if isinstance(message, (JSONRPCResultResponse, JSONRPCErrorResponse)):

@@ -65,7 +65,7 @@ from mcp_sim.protocol.lifecycle import (
 from mcp_sim.protocol.revisions import MethodInfo, get_revision
 from mcp_sim.roles.context import Context
 from mcp_sim.roles.server import Server
-from mcp_sim.transports.base import AuthInfo, MessageStream, TransportClosed
+from mcp_sim.transports.base import AuthInfo, MessageStream, TransportClosed, deliver_directly
 from mcp_sim.wire.jsonrpc import (
     InvalidMessage,
     JSONRPCErrorResponse,
@@ -139,6 +139,8 @@ class ServerSession:
         self._idle_workers: list[asyncio.Future[JSONRPCRequest | None]] = []
         """Workers waiting for a request (see :meth:`_worker`)."""
         self._closed = False
+        self._reading = False
+        """The read loop is handling a message it received (direct delivery waits for it)."""
         self._own_handlers: dict[str, Handler] = {
             "ping": self._ping,
             "logging/setLevel": self._set_level,
@@ -181,29 +183,62 @@ class ServerSession:
                 pass
 
     async def _read_loop(self) -> None:
-        assert self.stream is not None and self._work is not None
-        while True:
-            try:
-                message = await self.stream.receive()
-            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, TransportClosed):
-                return
-            if isinstance(message, InvalidMessage):
-                logger.info("unreadable frame: %s", message.reason)
-                if message.is_answerable:
-                    await self._send(message.reply)
-            elif isinstance(message, JSONRPCRequest):
-                if message.id in self._in_flight:
-                    await self._send(JSONRPCErrorResponse(message.id, error_object(
-                        INVALID_REQUEST, f"Request id {message.id!r} is already in use by a request in flight")))
-                elif message.method == "initialize":
-                    # Answered in order: nothing else can be understood before it.
-                    await self._answer(message)
-                else:
-                    self._dispatch(message)
-            elif isinstance(message, JSONRPCNotification):
-                self._on_notification(message)
+        """Read the client's messages in order. With direct delivery (see :meth:`_take`) most of them
+        are handled the moment they are sent, and this loop gets only those that must wait their
+        turn, plus the end of the stream."""
+        stream = self.stream
+        assert stream is not None and self._work is not None
+        deliver_directly(stream, self._take)
+        try:
+            while True:
+                try:
+                    message = await stream.receive()
+                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, TransportClosed):
+                    return
+                self._reading = True  # until this one is handled, direct delivery declines (order)
+                try:
+                    await self._on_message(message)
+                finally:
+                    self._reading = False
+        finally:
+            deliver_directly(stream, None)
+
+    async def _on_message(self, message: JSONRPCMessage | InvalidMessage) -> None:
+        if isinstance(message, InvalidMessage):
+            logger.info("unreadable frame: %s", message.reason)
+            if message.is_answerable:
+                await self._send(message.reply)
+        elif isinstance(message, JSONRPCRequest):
+            if message.id in self._in_flight:
+                await self._send(JSONRPCErrorResponse(message.id, error_object(
+                    INVALID_REQUEST, f"Request id {message.id!r} is already in use by a request in flight")))
+            elif message.method == "initialize":
+                # Answered in order: nothing else can be understood before it.
+                await self._answer(message)
             else:
-                self._on_response(message)
+                self._dispatch(message)
+        elif isinstance(message, JSONRPCNotification):
+            self._on_notification(message)
+        else:
+            self._on_response(message)
+
+    def _take(self, message: JSONRPCMessage | InvalidMessage) -> bool:
+        """Direct delivery from the transport, inside the client's ``send``: take what needs no
+        waiting — a request for a worker, a notification, a response — and decline the rest
+        (unreadable frames, a reused id, ``initialize``), which the read loop then answers in order."""
+        if self._reading or self._closed or self._work is None:
+            return False
+        if isinstance(message, JSONRPCRequest):
+            if message.id in self._in_flight or message.method == "initialize":
+                return False
+            self._dispatch(message)
+        elif isinstance(message, JSONRPCNotification):
+            self._on_notification(message)
+        elif isinstance(message, InvalidMessage):
+            return False
+        else:
+            self._on_response(message)
+        return True
 
     def _dispatch(self, request: JSONRPCRequest) -> None:
         """Give ``request`` to an idle worker, or start a new worker for it."""

@@ -6,19 +6,22 @@ trace shows is byte-for-byte what the other side parsed.
 The pipe itself is the simplest thing that can carry frames between two tasks: a queue of texts and,
 when the queue is empty, the one reader waiting for the next frame. Handing a frame to a waiting
 reader wakes exactly that reader and nothing else, which keeps an in-process round trip cheap (the
-benchmark in ``benchmarks/host.py`` measures it).
+benchmark in ``benchmarks/host.py`` measures it). A session may go one step further and ask for
+direct delivery (:func:`~mcp_sim.transports.base.deliver_directly`): the pipe then hands each frame,
+decoded, to the session's handler inside ``send``, and only queues what the handler declines.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import anyio
 
 from mcp_sim.sim.world import Simulation
-from mcp_sim.transports.base import AuthInfo, LinkInfo, TransportClosed
+from mcp_sim.transports.base import AuthInfo, DirectHandler, LinkInfo, TransportClosed
 from mcp_sim.wire.jsonrpc import Batch, InvalidMessage, JSONRPCMessage, RequestId, decode, encode
 
 
@@ -40,6 +43,8 @@ class _Pipe:
         """Writers waiting for room (only when ``buffer`` is finite)."""
         self.writer_closed = False
         self.reader_closed = False
+        self.listener: Callable[[str], bool] | None = None
+        """Direct delivery: called with each frame sent while nothing is queued; ``True`` = taken."""
 
     def wake_reader(self) -> None:
         reader, self.reader = self.reader, None
@@ -65,6 +70,8 @@ class _PipeWriter:
             raise anyio.ClosedResourceError
         if pipe.reader_closed:
             raise anyio.BrokenResourceError
+        if pipe.listener is not None and not pipe.frames and pipe.listener(text):
+            return  # taken at once (frames already queued go first, through the reader)
         if len(pipe.frames) >= pipe.buffer:
             raise anyio.WouldBlock
         pipe.frames.append(text)
@@ -160,6 +167,24 @@ class MemoryStream:
         decoded = decode(text, allow_batch=False)
         assert not isinstance(decoded, Batch)
         return decoded
+
+    def deliver_to(self, handler: DirectHandler | None) -> bool:
+        """Direct delivery (see :func:`~mcp_sim.transports.base.deliver_directly`): each frame sent to
+        this end is decoded and given to ``handler`` inside the sender's ``send``. Only a pipe can."""
+        inbox = self._inbox
+        if not isinstance(inbox, _PipeReader):
+            return False
+        if handler is None:
+            inbox._pipe.listener = None
+            return True
+
+        def listener(text: str) -> bool:
+            decoded = decode(text, allow_batch=False)
+            assert not isinstance(decoded, Batch)
+            return handler(decoded)
+
+        inbox._pipe.listener = listener
+        return True
 
     async def aclose(self) -> None:
         await self._outbox.aclose()
