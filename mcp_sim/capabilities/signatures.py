@@ -34,9 +34,13 @@ class HandlerSignature:
         if self.context_param is not None:
             kwargs[self.context_param] = ctx
         value = self.fn(**kwargs)
-        if inspect.isawaitable(value):
+        if type(value) not in _NEVER_AWAITABLE and inspect.isawaitable(value):
             value = await value
         return value
+
+
+_NEVER_AWAITABLE = frozenset({str, int, float, bool, dict, list, tuple, type(None)})
+"""What plain functions usually return: asking ``inspect.isawaitable`` about these is a waste."""
 
 
 def _is_context(name: str, hint: Any) -> bool:

@@ -220,9 +220,12 @@ class ToolDefinition:
     _validator: Any = field(default=None, repr=False)
     """The compiled ``jsonschema`` validator, built on first need (see the module docstring)."""
     _plain: bool = field(default=False, repr=False)
+    _argument_names: tuple[str, ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
         self._plain = is_plain_schema(self.input_schema)
+        if self.arguments_model is not None:
+            self._argument_names = tuple(self.arguments_model.model_fields)
 
     def validator(self) -> Any:
         """The draft 2020-12 validator of ``inputSchema`` (checking the schema itself the first time)."""
@@ -265,13 +268,15 @@ class ToolDefinition:
         """Run the handler with already-validated ``arguments``."""
         if self.arguments_model is not None:
             parsed = self.arguments_model.model_validate(dict(arguments))
-            kwargs = {name: getattr(parsed, name) for name in self.arguments_model.model_fields}
+            kwargs = {name: getattr(parsed, name) for name in self._argument_names}
         else:
             kwargs = dict(arguments)
         return await self.handler.call(kwargs, ctx)
 
     def result_for(self, value: Any, revision: str) -> dict[str, Any]:
         """Turn what the function returned into a ``CallToolResult`` (without ``resultType``)."""
+        if type(value) is str and self.output_schema is None:
+            return {"content": [text_content(value)]}  # the commonest answer, without the questions below
         if isinstance(value, Mapping) and "content" in value and self.output_schema is None \
                 and isinstance(value.get("content"), list):
             return dict(value)  # the handler built a CallToolResult itself
@@ -382,7 +387,7 @@ async def call_tool(ctx: Context) -> dict[str, Any]:
     arguments = ctx.params.get("arguments")
     if arguments is None:
         arguments = {}
-    if not isinstance(arguments, Mapping):
+    if type(arguments) is not dict and not isinstance(arguments, Mapping):
         raise invalid_params("tools/call arguments must be an object", revision=ctx.revision)
     errors = tool.argument_errors(arguments)
     if errors:

@@ -264,6 +264,8 @@ class Client:
         self.callbacks = callbacks or ClientCallbacks()
         self._explicit_capabilities = capabilities
         self._declared_by: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self._may_send: tuple[str | None, dict[str, Any] | None, set[str]] = (None, None, set())
+        """(revision, server capabilities, methods :meth:`check_can_send` allowed with exactly those)."""
         self.timeout = timeout
         self.probe_timeout = probe_timeout
         self.discover_on_connect = discover
@@ -885,6 +887,9 @@ class Client:
         against the InitializeResult. Modern: against the DiscoverResult, if ``server/discover`` was
         called (each request is negotiated on its own, so without discovery the server decides)."""
         version = self.protocol_version or self.versions[0]
+        checked = self._may_send
+        if checked[0] == version and checked[1] is self.server_capabilities and method in checked[2]:
+            return  # allowed a moment ago, and neither the revision nor the server's capabilities changed
         rev = REVISIONS.get(version) or REVISIONS[LATEST]
         info = rev.method(method)
         if info is None and rev.is_modern:
@@ -903,6 +908,9 @@ class Client:
                            {"method": method, "requiredServerCapability": info.capability},
                            rule="Both parties use only capabilities that were successfully negotiated: a client "
                                 "never calls a method the server did not advertise.", revision=version)
+        if checked[0] != version or checked[1] is not self.server_capabilities:
+            self._may_send = checked = (version, self.server_capabilities, set())
+        checked[2].add(method)
 
     def _with_meta(self, params: Mapping[str, Any], capabilities: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Modern: add the per-request ``_meta`` (version, client capabilities, client info, log level)."""
@@ -1088,8 +1096,9 @@ class Client:
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        return await self.request("tools/call", params, timeout=timeout, on_progress=on_progress,
-                                  capabilities=capabilities)
+        result, _ = await self._request("tools/call", params, timeout=timeout, on_progress=on_progress,
+                                        capabilities=capabilities)
+        return result
 
     async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None, *,
                          capabilities: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -25,6 +25,7 @@ chapter 01, roles and the complete call).
 from __future__ import annotations
 
 import fnmatch
+import functools
 import inspect
 import json
 import logging
@@ -306,6 +307,19 @@ class PolicyDecision:
     visible: bool
     reasons: tuple[str, ...]
 
+    @functools.cached_property
+    def client(self) -> str:
+        """The participant that carries calls to the tool's server."""
+        return f"client/{self.tool.server}"
+
+    @functools.cached_property
+    def forward_text(self) -> str:
+        return f"forward the call {self.tool.name}"
+
+    @functools.cached_property
+    def result_text(self) -> str:
+        return f"result of {self.tool.name}"
+
 
 # --------------------------------------------------------------------------------------------------
 # The Host
@@ -565,26 +579,29 @@ class Host:
         args = dict(arguments or {})
         # The app events are the story a sequence diagram tells; their text is only worth building
         # when someone records it.
-        tracing = self.sim.recorder.enabled
-        client_name = f"client/{tool.server}"
+        recorder = self.sim.recorder
+        tracing = recorder.enabled
+        name = tool.name
+        client_name = decision.client
         if decision.reasons:
-            request = ApprovalRequest(tool.server, tool.name, qualified_name, args, decision.reasons, tool.annotations)
+            request = ApprovalRequest(tool.server, name, qualified_name, args, decision.reasons, tool.annotations)
             if tracing:
-                self.say(HOST, USER, request.describe(), data={"approval": qualified_name, "arguments": args})
+                recorder.record_app(sender=HOST, receiver=USER, text=request.describe(),
+                                    data={"approval": qualified_name, "arguments": args})
             approved = await self.approver.approve(request)
             if tracing:
-                self.say(USER, HOST, "approve" if approved else "deny")
+                recorder.record_app(sender=USER, receiver=HOST, text="approve" if approved else "deny")
             if not approved:
-                return _error_result(f"the user did not approve {tool.name}")
+                return _error_result(f"the user did not approve {name}")
         if tracing:
-            self.say(HOST, client_name, f"forward the call {tool.name}")
+            recorder.record_app(sender=HOST, receiver=client_name, text=decision.forward_text)
         try:
-            result = await entry.client.call_tool(tool.name, args, timeout=timeout)
+            result = await entry.client.call_tool(name, args, timeout=timeout)
         except (McpError, RequestTimeout, TransportClosed) as exc:
-            self.say(client_name, HOST, f"{tool.name} failed: {exc}")
-            return _error_result(f"{tool.server} could not run {tool.name}: {exc}")
+            self.say(client_name, HOST, f"{name} failed: {exc}")
+            return _error_result(f"{tool.server} could not run {name}: {exc}")
         if tracing:
-            self.say(client_name, HOST, f"result of {tool.name}")
+            recorder.record_app(sender=client_name, receiver=HOST, text=decision.result_text)
         return result
 
     def decide(self, tool: HostTool, entry: ServerEntry | None = None) -> PolicyDecision:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mcp_sim.trace.captions import caption as _caption
 from mcp_sim.trace.captions import classify as _classify
 from mcp_sim.trace.captions import classify_kind
 from mcp_sim.wire.jsonrpc import (
@@ -258,6 +259,7 @@ def _event_of(seq: int, t_ms: float, link: str, sender: str, receiver: str, kind
 
 
 _current_simulation: Callable[[], Any] | None = None
+"""``maybe_current_simulation``, looked up on first use (the world module imports this one)."""
 
 _layer_of = functools.lru_cache(maxsize=4096)(classify_kind)
 """The course's (layer, capability) of a kind and method, remembered: a trace repeats a few methods."""
@@ -274,11 +276,14 @@ class Recorder:
         self.enabled = enabled
         self.events: list[TraceEvent] = []
         self._pending: dict[tuple[str, str, Any], str] = {}
-        self._captioner = captioner
-        self._classifier = classifier
+        self._captioner: Captioner = captioner or _caption
+        self._classifier: Classifier = classifier or _classify
         self._marks: list[str] = []
         self._listeners: list[Callable[[TraceEvent], None]] = []
-        self._later_caption: _Later | None = None
+        self._later_caption = _Later(self._captioner)
+        """Every event's caption is written by the captioner the first time someone reads it."""
+        self._layers_by_kind = self._classifier is _classify
+        """The course's classifier looks at nothing but the kind and the method: remember its answers."""
 
     # -- marking -------------------------------------------------------------------------------
     def mark_next(self, *marks: str) -> None:
@@ -291,39 +296,38 @@ class Recorder:
 
     # -- recording -----------------------------------------------------------------------------
     def _now(self) -> float:
+        """The simulated time in milliseconds, rounded to microseconds (0.0 outside a simulation)."""
         global _current_simulation
         if _current_simulation is None:  # imported late: the world module imports this one
             from mcp_sim.sim.world import maybe_current_simulation
 
             _current_simulation = maybe_current_simulation
         sim = _current_simulation()
-        return sim.now_ms() if sim is not None else 0.0
+        loop = sim._loop if sim is not None else None
+        return round(loop.time() * 1000.0, 3) if loop is not None else 0.0
 
     def _add(self, t_ms: float | None, link: str, sender: str, receiver: str, kind: str, message: Any,
              raw: str | None, revision: str | None, transport: str, framing: dict[str, Any] | None,
              method: str | None, request_id: Any, marks: tuple[str, ...], text: str | None) -> TraceEvent:
         """Make the next event from its fields, classify it (layer, capability), append it and tell
-        the listeners. The caption is written the first time someone reads it (see _Later)."""
-        if self._classifier is None or self._captioner is None:
-            from mcp_sim.trace import captions
-
-            self._classifier = self._classifier or captions.classify
-            self._captioner = self._captioner or captions.caption
-        if self._later_caption is None or self._later_caption.compute is not self._captioner:
-            self._later_caption = _Later(self._captioner)
-        seq = len(self.events) + 1
+        the listeners. This runs for every frame of every simulation, so it does only that: the
+        caption is written the first time someone reads it (see _Later)."""
+        events = self.events
+        seq = len(events) + 1
         if t_ms is None:
             t_ms = self._now()
-        if self._classifier is _classify:
-            # The course's classifier looks at nothing but the kind and the method.
+        if self._layers_by_kind:
             layer, capability = _layer_of(kind, method)
         else:
             layer, capability = self._classifier(_event_of(
                 seq, t_ms, link, sender, receiver, kind, message, raw, revision, transport, framing, method,
                 request_id, "transports", None, "", marks, text))
-        event = _event_of(seq, t_ms, link, sender, receiver, kind, message, raw, revision, transport, framing,
-                          method, request_id, layer, capability, self._later_caption, marks, text)
-        self.events.append(event)
+        event = _new(TraceEvent)
+        _set_values(event, (seq, t_ms, link, sender, receiver, kind, raw, revision, transport, framing, method,
+                            request_id, layer, capability, marks, text))
+        _set_message(event, message)
+        _set_caption(event, self._later_caption)
+        events.append(event)
         if self._listeners:
             for listener in self._listeners:
                 listener(event)
@@ -348,6 +352,24 @@ class Recorder:
             if kind is not None:
                 return self._record_sent(sent, kind, link, sender, receiver, raw, revision, transport,
                                          framing, marks, t_ms)
+        return self._record_text(link, sender, receiver, raw, message, revision, transport, framing, marks, t_ms)
+
+    def record_sent(self, link: str, sender: str, receiver: str, raw: str, revision: str | None,
+                    transport: str, sent: JSONRPCMessage) -> TraceEvent | None:
+        """``record_message(link=…, sender=…, receiver=…, raw=…, revision=…, transport=…, sent=…)``,
+        the way a transport calls it for every frame it encoded itself (positional, no framing)."""
+        if not self.enabled:
+            self._marks.clear()
+            return None
+        kind = _kind_of_sent(sent)
+        if kind is None:
+            return self._record_text(link, sender, receiver, raw, None, revision, transport, None, (), None)
+        return self._record_sent(sent, kind, link, sender, receiver, raw, revision, transport, None, (), None)
+
+    def _record_text(self, link: str, sender: str, receiver: str, raw: str | None, message: dict[str, Any] | None,
+                     revision: str | None, transport: str, framing: dict[str, Any] | None,
+                     marks: tuple[str, ...], t_ms: float | None) -> TraceEvent:
+        """:meth:`record_message` the long way: read the frame's text and say what it is."""
         kind = "invalid"
         method: str | None = None
         request_id: Any = None

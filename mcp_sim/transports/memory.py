@@ -148,8 +148,7 @@ class MemoryStream:
     async def send(self, message: JSONRPCMessage, *, related_request_id: RequestId | None = None) -> None:
         text = encode(message)
         # The transport knows what it is sending, so the recorder need not parse the text again.
-        self.sim.recorder.record_message(link=self.info.name, sender=self.me, receiver=self.peer, raw=text,
-                                         revision=self.revision, transport="memory", sent=message)
+        self.sim.recorder.record_sent(self.info.name, self.me, self.peer, text, self.revision, "memory", message)
         try:
             await self._outbox.send(text)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
