@@ -27,6 +27,7 @@ import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
 import typing_extensions as te
@@ -110,34 +111,94 @@ _PLAIN_TYPES: dict[str, type] = {"string": str, "object": dict, "array": list}
 def surely_valid(schema: dict[str, Any], value: Any) -> bool:
     """True when ``value`` certainly satisfies ``schema`` (a plain schema, see :func:`is_plain_schema`).
     False means "not sure": the caller asks ``jsonschema``, which also explains what is wrong."""
+    return plain_checker(schema)(value)
+
+
+Checker = Callable[[Any], bool]
+
+
+def plain_checker(schema: dict[str, Any]) -> Checker:
+    """:func:`surely_valid` for one schema, worked out once: a function of the value alone.
+
+    A tool's arguments are checked on every call, so the schema is read when the tool is declared
+    and turned into a few small checks (a type test, the required names, each property's own check);
+    a call then runs only those. The rules are the ones :func:`is_plain_schema` admits, read the way
+    draft 2020-12 reads them: ``properties`` and ``required`` say nothing about non-objects, ``items``
+    nothing about non-arrays."""
+    checks: list[Checker] = []
     for key, expected in schema.items():
         if key == "type":
             if isinstance(expected, str):
-                plain = _PLAIN_TYPES.get(expected)  # the common case, one isinstance; else the full rule
-                if not (isinstance(value, plain) if plain is not None else _has_type(value, expected)):
-                    return False
-            elif not any(_has_type(value, t) for t in expected):
-                return False
+                plain = _PLAIN_TYPES.get(expected)  # exactly one Python type: one isinstance
+                checks.append(partial(_is_instance, plain) if plain is not None else partial(_of_type, expected))
+            else:
+                checks.append(partial(_of_any_type, tuple(expected)))
         elif key == "properties":
-            if isinstance(value, dict):
-                for name, sub in expected.items():
-                    if name in value and not surely_valid(sub, value[name]):
-                        return False
+            checks.append(partial(_properties_hold, tuple((name, plain_checker(sub)) for name, sub in expected.items())))
         elif key == "required":
-            if isinstance(value, dict) and any(name not in value for name in expected):
-                return False
+            checks.append(partial(_has_required, tuple(expected)))
         elif key == "additionalProperties":
-            if expected is False and isinstance(value, dict) \
-                    and any(name not in schema.get("properties", ()) for name in value):
-                return False
+            if expected is False:
+                checks.append(partial(_only_known, frozenset(schema.get("properties", ()))))
         elif key == "items":
-            if isinstance(value, list) and not all(surely_valid(expected, item) for item in value):
-                return False
+            checks.append(partial(_items_hold, plain_checker(expected)))
         elif key == "enum":
             # Only the plain case; JSON Schema's equality (1 == 1.0, True != 1) is jsonschema's to judge.
-            if not (isinstance(value, str) and value in expected):
-                return False
+            checks.append(partial(_is_listed_string, tuple(expected)))
         elif key not in _ANNOTATIONS:
+            return _not_sure
+    if len(checks) == 1:
+        return checks[0]
+    return partial(_all_hold, tuple(checks))
+
+
+def _not_sure(value: Any) -> bool:
+    return False
+
+
+def _is_instance(kind: type, value: Any) -> bool:
+    return isinstance(value, kind)
+
+
+def _of_type(name: str, value: Any) -> bool:
+    return _has_type(value, name)
+
+
+def _of_any_type(names: tuple[str, ...], value: Any) -> bool:
+    return any(_has_type(value, name) for name in names)
+
+
+def _properties_hold(checks: tuple[tuple[str, Checker], ...], value: Any) -> bool:
+    if isinstance(value, dict):
+        for name, check in checks:
+            if name in value and not check(value[name]):
+                return False
+    return True
+
+
+def _has_required(names: tuple[str, ...], value: Any) -> bool:
+    if isinstance(value, dict):
+        for name in names:
+            if name not in value:
+                return False
+    return True
+
+
+def _only_known(known: frozenset[str], value: Any) -> bool:
+    return not isinstance(value, dict) or known.issuperset(value)
+
+
+def _items_hold(check: Checker, value: Any) -> bool:
+    return not isinstance(value, list) or all(check(item) for item in value)
+
+
+def _is_listed_string(allowed: tuple[Any, ...], value: Any) -> bool:
+    return isinstance(value, str) and value in allowed
+
+
+def _all_hold(checks: tuple[Checker, ...], value: Any) -> bool:
+    for check in checks:
+        if not check(value):
             return False
     return True
 
@@ -221,9 +282,12 @@ class ToolDefinition:
     """The compiled ``jsonschema`` validator, built on first need (see the module docstring)."""
     _plain: bool = field(default=False, repr=False)
     _argument_names: tuple[str, ...] = field(default=(), repr=False)
+    _surely_valid: Callable[[Any], bool] = field(default=_not_sure, repr=False)
+    """:func:`plain_checker` of ``inputSchema`` (or "not sure" when the schema is not plain)."""
 
     def __post_init__(self) -> None:
         self._plain = is_plain_schema(self.input_schema)
+        self._surely_valid = plain_checker(self.input_schema) if self._plain else _not_sure
         if self.arguments_model is not None:
             self._argument_names = tuple(self.arguments_model.model_fields)
 
@@ -256,7 +320,7 @@ class ToolDefinition:
 
     def argument_errors(self, arguments: Mapping[str, Any]) -> list[str]:
         """Every way ``arguments`` breaks the ``inputSchema``, in words (empty when valid)."""
-        if self._plain and surely_valid(self.input_schema, arguments):
+        if self._surely_valid(arguments):
             return []
         errors = []
         for err in sorted(self.validator().iter_errors(arguments), key=lambda e: list(e.absolute_path)):

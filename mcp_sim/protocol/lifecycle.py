@@ -107,13 +107,14 @@ class LegacyLifecycle:
         return LEGACY_ALLOWED[self.state][side or self.role]
 
     def may_send(self, method: str, side: Role | None = None) -> bool:
-        allowed = self.allowed(side)
-        return "*" in allowed or method in allowed
+        allowed = LEGACY_ALLOWED[self.state][side or self.role]
+        return method in allowed or "*" in allowed
 
     def check_send(self, method: str, side: Role | None = None) -> None:
         """Raise :class:`LifecycleViolation` if ``side`` may not send ``method`` now."""
         who = side or self.role
-        if not self.may_send(method, who):
+        allowed = LEGACY_ALLOWED[self.state][who]
+        if method not in allowed and "*" not in allowed:
             raise LifecycleViolation(
                 -32600, f"the {who} may not send {method} while the connection is {self.state.value}",
                 rule=LEGACY_RULES[self.state])

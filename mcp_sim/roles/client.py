@@ -22,6 +22,8 @@ The two eras, side by side:
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -264,6 +266,11 @@ class Client:
         self.callbacks = callbacks or ClientCallbacks()
         self._explicit_capabilities = capabilities
         self._declared_by: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self._deadlines: list[tuple[float, int, _Pending]] = []
+        """(deadline, order, waiter) of requests with a timeout, a heap (see :meth:`_watch`)."""
+        self._deadline_order = itertools.count()
+        self._deadline_timer: asyncio.TimerHandle | None = None
+        self._deadline_at = 0.0
         self._may_send: tuple[str | None, dict[str, Any] | None, set[str]] = (None, None, set())
         """(revision, server capabilities, methods :meth:`check_can_send` allowed with exactly those)."""
         self.timeout = timeout
@@ -611,6 +618,10 @@ class Client:
         self._closed.set()
         for pending in self._pending.values():
             pending.finish()
+        if self._deadline_timer is not None:
+            self._deadline_timer.cancel()
+            self._deadline_timer = None
+        self._deadlines.clear()
         for sub in self._subscriptions.values():
             sub.closed = True
             sub.acknowledged.set()
@@ -649,15 +660,9 @@ class Client:
                 await self._send(JSONRPCRequest(rid, method, params))
             except SessionExpired:
                 raise
-            # The deadline is a timer on the virtual clock that wakes the waiter (what
-            # ``anyio.move_on_after`` does, without a cancel scope around one await).
-            timer = None if timeout is None or timeout == float("inf") else \
-                asyncio.get_running_loop().call_later(timeout, pending.time_out)
-            try:
-                await pending.done
-            finally:
-                if timer is not None:
-                    timer.cancel()
+            if timeout is not None and timeout != float("inf"):
+                self._watch(pending, timeout)
+            await pending.done
             if pending.timed_out:
                 await self._on_timeout(rid, method, timeout or 0.0, cancel=cancel_on_timeout)
                 raise RequestTimeout(self.server_name, method, rid, timeout or 0.0)
@@ -667,6 +672,37 @@ class Client:
             raise ConnectionLost(f"the connection to {self.server_name} ended before {method} (id {rid}) was "
                                  f"answered ({self.closed_reason or 'transport closed'})")
         return pending.response
+
+    def _watch(self, pending: _Pending, timeout: float) -> None:
+        """Wake ``pending`` with a timeout if it is still waiting ``timeout`` seconds from now.
+
+        This is what ``anyio.move_on_after`` would do, on the virtual clock, without a cancel scope
+        and without a timer per request: the client keeps its deadlines in a heap and one timer for the
+        earliest. Answered requests are forgotten lazily, when they reach the top of the heap."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        heap = self._deadlines
+        while heap and heap[0][2].done.done():
+            heapq.heappop(heap)
+        heapq.heappush(heap, (deadline, next(self._deadline_order), pending))
+        if self._deadline_timer is None or deadline < self._deadline_at:
+            if self._deadline_timer is not None:
+                self._deadline_timer.cancel()
+            self._deadline_at = deadline
+            self._deadline_timer = loop.call_at(deadline, self._deadlines_due)
+
+    def _deadlines_due(self) -> None:
+        """The timer of the earliest deadline fired: time out every request due by now, then set the
+        timer for the next deadline of a request still waiting."""
+        due, heap = self._deadline_at, self._deadlines
+        self._deadline_timer = None
+        while heap and (heap[0][0] <= due or heap[0][2].done.done()):
+            pending = heapq.heappop(heap)[2]
+            if not pending.done.done():
+                pending.time_out()
+        if heap:
+            self._deadline_at = heap[0][0]
+            self._deadline_timer = asyncio.get_running_loop().call_at(self._deadline_at, self._deadlines_due)
 
     async def _on_timeout(self, rid: RequestId, method: str, seconds: float, *, cancel: bool) -> None:
         self._abandoned[rid] = method

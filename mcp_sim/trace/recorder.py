@@ -274,7 +274,10 @@ class Recorder:
     def __init__(self, *, enabled: bool = True, captioner: Captioner | None = None,
                  classifier: Classifier | None = None) -> None:
         self.enabled = enabled
-        self.events: list[TraceEvent] = []
+        self._events: list[TraceEvent] = []
+        self._rows: list[tuple[Any, ...]] = []
+        """Events recorded but not yet read, as plain tuples (see :attr:`events`)."""
+        self._count = 0
         self._pending: dict[tuple[str, str, Any], str] = {}
         self._captioner: Captioner = captioner or _caption
         self._classifier: Classifier = classifier or _classify
@@ -308,30 +311,45 @@ class Recorder:
 
     def _add(self, t_ms: float | None, link: str, sender: str, receiver: str, kind: str, message: Any,
              raw: str | None, revision: str | None, transport: str, framing: dict[str, Any] | None,
-             method: str | None, request_id: Any, marks: tuple[str, ...], text: str | None) -> TraceEvent:
-        """Make the next event from its fields, classify it (layer, capability), append it and tell
-        the listeners. This runs for every frame of every simulation, so it does only that: the
-        caption is written the first time someone reads it (see _Later)."""
-        events = self.events
-        seq = len(events) + 1
+             method: str | None, request_id: Any, marks: tuple[str, ...], text: str | None) -> None:
+        """Note the next event: classify it (layer, capability) and keep its fields as one row, then
+        tell the listeners. This runs for every frame of every simulation, so it does only that.
+
+        A row is a plain tuple, and becomes a :class:`TraceEvent` when someone reads :attr:`events`.
+        A tuple of strings and numbers is something Python's garbage collector stops watching, while
+        an object it must visit again at every collection: a benchmark records tens of thousands of
+        events and reads none. ``message`` may be ``...``: the JSON of ``raw``, parsed on reading."""
+        self._count = seq = self._count + 1
         if t_ms is None:
             t_ms = self._now()
         if self._layers_by_kind:
             layer, capability = _layer_of(kind, method)
         else:
             layer, capability = self._classifier(_event_of(
-                seq, t_ms, link, sender, receiver, kind, message, raw, revision, transport, framing, method,
-                request_id, "transports", None, "", marks, text))
-        event = _new(TraceEvent)
-        _set_values(event, (seq, t_ms, link, sender, receiver, kind, raw, revision, transport, framing, method,
-                            request_id, layer, capability, marks, text))
-        _set_message(event, message)
-        _set_caption(event, self._later_caption)
-        events.append(event)
+                seq, t_ms, link, sender, receiver, kind, _MESSAGE_OF_RAW if message is ... else message, raw,
+                revision, transport, framing, method, request_id, "transports", None, "", marks, text))
+        self._rows.append((seq, t_ms, link, sender, receiver, kind, raw, revision, transport, framing, method,
+                           request_id, layer, capability, marks, text, message))
         if self._listeners:
+            event = self.events[-1]
             for listener in self._listeners:
                 listener(event)
-        return event
+
+    @property
+    def events(self) -> list[TraceEvent]:
+        """Every event so far, in order (the list itself: a listener may replace the last one)."""
+        rows = self._rows
+        if rows:
+            caption = self._later_caption
+            for row in rows:
+                event = _new(TraceEvent)
+                _set_values(event, row[:16])
+                message = row[16]
+                _set_message(event, _MESSAGE_OF_RAW if message is ... else message)
+                _set_caption(event, caption)
+                self._events.append(event)
+            rows.clear()
+        return self._events
 
     def record_message(self, *, link: str, sender: str, receiver: str, raw: str | None = None,
                        message: dict[str, Any] | None = None, revision: str | None = None,
@@ -350,25 +368,28 @@ class Recorder:
         if sent is not None and message is None and raw is not None:
             kind = _kind_of_sent(sent)
             if kind is not None:
-                return self._record_sent(sent, kind, link, sender, receiver, raw, revision, transport,
-                                         framing, marks, t_ms)
-        return self._record_text(link, sender, receiver, raw, message, revision, transport, framing, marks, t_ms)
+                self._record_sent(sent, kind, link, sender, receiver, raw, revision, transport, framing, marks, t_ms)
+                return self.events[-1]
+        self._record_text(link, sender, receiver, raw, message, revision, transport, framing, marks, t_ms)
+        return self.events[-1]
 
     def record_sent(self, link: str, sender: str, receiver: str, raw: str, revision: str | None,
-                    transport: str, sent: JSONRPCMessage) -> TraceEvent | None:
+                    transport: str, sent: JSONRPCMessage) -> None:
         """``record_message(link=…, sender=…, receiver=…, raw=…, revision=…, transport=…, sent=…)``,
-        the way a transport calls it for every frame it encoded itself (positional, no framing)."""
+        the way a transport calls it for every frame it encoded itself (positional, no framing, and
+        nothing returned: the event is made when someone reads :attr:`events`)."""
         if not self.enabled:
             self._marks.clear()
-            return None
+            return
         kind = _kind_of_sent(sent)
         if kind is None:
-            return self._record_text(link, sender, receiver, raw, None, revision, transport, None, (), None)
-        return self._record_sent(sent, kind, link, sender, receiver, raw, revision, transport, None, (), None)
+            self._record_text(link, sender, receiver, raw, None, revision, transport, None, (), None)
+        else:
+            self._record_sent(sent, kind, link, sender, receiver, raw, revision, transport, None, (), None)
 
     def _record_text(self, link: str, sender: str, receiver: str, raw: str | None, message: dict[str, Any] | None,
                      revision: str | None, transport: str, framing: dict[str, Any] | None,
-                     marks: tuple[str, ...], t_ms: float | None) -> TraceEvent:
+                     marks: tuple[str, ...], t_ms: float | None) -> None:
         """:meth:`record_message` the long way: read the frame's text and say what it is."""
         kind = "invalid"
         method: str | None = None
@@ -406,12 +427,12 @@ class Recorder:
             request_id = rid if isinstance(rid, (str, int)) and not isinstance(rid, bool) else None
         all_marks = (*self._marks, *marks)
         self._marks.clear()
-        return self._add(t_ms, link, sender, receiver, kind, message, raw, revision, transport, framing or None,
-                         method, request_id, all_marks, None)
+        self._add(t_ms, link, sender, receiver, kind, message, raw, revision, transport, framing or None,
+                  method, request_id, all_marks, None)
 
     def _record_sent(self, sent: JSONRPCMessage, kind: str, link: str, sender: str, receiver: str, raw: str,
                      revision: str | None, transport: str, framing: dict[str, Any] | None,
-                     marks: tuple[str, ...], t_ms: float | None) -> TraceEvent:
+                     marks: tuple[str, ...], t_ms: float | None) -> None:
         """:meth:`record_message` for a well-formed message object: the same event, found without
         parsing ``raw``."""
         if isinstance(sent, (JSONRPCRequest, JSONRPCNotification)):
@@ -427,16 +448,16 @@ class Recorder:
             self._marks.clear()
         else:
             all_marks = tuple(marks)
-        return self._add(t_ms, link, sender, receiver, kind, _MESSAGE_OF_RAW, raw, revision, transport,
-                         framing or None, method, request_id, all_marks, None)
+        self._add(t_ms, link, sender, receiver, kind, ..., raw, revision, transport, framing or None, method,
+                  request_id, all_marks, None)
 
     def record_app(self, *, sender: str, receiver: str, text: str, link: str = "app",
                    marks: tuple[str, ...] = (), data: dict[str, Any] | None = None,
-                   t_ms: float | None = None) -> TraceEvent | None:
-        """Record talk that is not MCP: user → host, host → model, host → user (approval) …"""
-        if not self.enabled:
-            return None
-        return self._add(t_ms, link, sender, receiver, "app", data, None, None, "app", None, None, None, marks, text)
+                   t_ms: float | None = None) -> None:
+        """Record talk that is not MCP: user → host, host → model, host → user (approval) … (nothing
+        is returned: the Host says a lot, and the event is made when someone reads :attr:`events`)."""
+        if self.enabled:
+            self._add(t_ms, link, sender, receiver, "app", data, None, None, "app", None, None, None, marks, text)
 
     def record_event(self, *, kind: str, link: str, sender: str, receiver: str, text: str,
                      transport: str = "memory", framing: dict[str, Any] | None = None,
@@ -446,22 +467,25 @@ class Recorder:
         """Record a ``log`` (stderr line), ``transport`` (connect/close/drop …) or ``timeout`` event."""
         if not self.enabled:
             return None
-        return self._add(t_ms, link, sender, receiver, kind, None, None, revision, transport, framing or None,
-                         method, request_id, marks, text)
+        self._add(t_ms, link, sender, receiver, kind, None, None, revision, transport, framing or None,
+                  method, request_id, marks, text)
+        return self.events[-1]
 
     # -- reading -------------------------------------------------------------------------------
     def __iter__(self) -> Iterator[TraceEvent]:
         return iter(self.events)
 
     def __len__(self) -> int:
-        return len(self.events)
+        return self._count
 
     def messages(self) -> list[dict[str, Any]]:
         """The JSON-RPC messages only, in order."""
         return [e.message for e in self.events if e.message is not None and e.kind != "app"]
 
     def clear(self) -> None:
-        self.events.clear()
+        self._events.clear()
+        self._rows.clear()
+        self._count = 0
         self._pending.clear()
 
     # -- views and exports (see mcp_sim.trace.events) ------------------------------------------

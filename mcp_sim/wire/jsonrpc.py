@@ -279,7 +279,7 @@ _C_ENCODE: Final = json.encoder.c_make_encoder(  # type: ignore[attr-defined]
 new one for every call; made once, it encodes a small message in about half the time. It has no
 circular-reference check (a message is a tree; a cycle ends in ``RecursionError``, not a hang)."""
 
-_SCAN: Final = json.scanner.make_scanner(json.decoder.JSONDecoder())
+_SCAN: Final = json.scanner.make_scanner(json.decoder.JSONDecoder())  # type: ignore[arg-type]
 """The standard library's JSON scanner, made once (``json.loads`` goes through two regular
 expressions and three Python calls before it gets there)."""
 

@@ -1,0 +1,81 @@
+"""The quick argument check of tools/call agrees with jsonschema (course chapter 05).
+
+Every tool call validates its arguments. For the schemas type hints produce, the server first asks
+:func:`~mcp_sim.capabilities.tools.plain_checker`'s compiled check; only when it is not sure does
+``jsonschema`` run (and explain the error). These tests hold the quick check to the reference: it
+must never accept what jsonschema rejects, and for plain schemas it must accept what jsonschema
+accepts (no needless slow path).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mcp_sim.capabilities.tools import is_plain_schema, plain_checker, surely_valid
+
+NAMES = st.sampled_from(["a", "b", "city", "n"])
+TYPES = st.sampled_from(["string", "integer", "number", "boolean", "null", "array", "object"])
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.floats(-2, 2, allow_nan=False) | st.sampled_from(["", "x", "city"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(NAMES, inner, max_size=3),
+    max_leaves=8,
+)
+
+
+def _schemas(depth: int) -> st.SearchStrategy[dict[str, Any]]:
+    leaf_type = st.one_of(TYPES, st.lists(TYPES, min_size=1, max_size=3, unique=True))
+    parts: dict[str, st.SearchStrategy[Any]] = {
+        "type": leaf_type,
+        "enum": st.lists(st.sampled_from(["x", "city", ""]), min_size=1, max_size=3, unique=True),
+        "description": st.just("words"),
+    }
+    if depth > 0:
+        sub = _schemas(depth - 1)
+        parts["properties"] = st.dictionaries(NAMES, sub, max_size=3)
+        parts["required"] = st.lists(NAMES, max_size=3, unique=True)
+        parts["additionalProperties"] = st.booleans()
+        parts["items"] = sub
+    return st.fixed_dictionaries({}, optional=parts)
+
+
+@settings(max_examples=400, deadline=None)
+@given(schema=_schemas(2), value=json_values)
+def test_the_quick_check_agrees_with_jsonschema(schema: dict[str, Any], value: Any) -> None:
+    assert is_plain_schema(schema)
+    valid = jsonschema.Draft202012Validator(schema).is_valid(value)
+    quick = plain_checker(schema)(value)
+    assert quick == surely_valid(schema, value)
+    if quick:
+        assert valid, f"accepted an invalid value {value!r} for {schema}"
+    if valid and "enum" not in str(schema) and not _integral_float_in(value):
+        # (1.0 is an integer to JSON Schema; the quick check leaves that subtlety to jsonschema)
+        assert quick, f"sent a valid value {value!r} for {schema} the slow way"
+
+
+def _integral_float_in(value: Any) -> bool:
+    if isinstance(value, float):
+        return value.is_integer()
+    if isinstance(value, list):
+        return any(_integral_float_in(v) for v in value)
+    if isinstance(value, dict):
+        return any(_integral_float_in(v) for v in value.values())
+    return False
+
+
+def test_a_schema_with_other_keywords_is_never_surely_valid() -> None:
+    schema = {"type": "string", "minLength": 3}
+    assert not is_plain_schema(schema)
+    assert plain_checker(schema)("a long string") is False  # "not sure": jsonschema decides
+
+
+def test_booleans_are_not_integers_and_integers_are_numbers() -> None:
+    assert plain_checker({"type": "integer"})(True) is False
+    assert plain_checker({"type": "number"})(3) is True
+    assert plain_checker({"type": "object", "required": ["a"]})({"b": 1}) is False
+    assert plain_checker({"type": "object", "properties": {"a": {"type": "string"}},
+                          "additionalProperties": False})({"a": "x", "b": 1}) is False
