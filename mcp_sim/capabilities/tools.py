@@ -456,9 +456,10 @@ async def call_tool(ctx: Context) -> dict[str, Any]:
     errors = tool.argument_errors(arguments)
     if errors:
         return tool_error_result(f"Invalid arguments for tool {tool.name}: " + "; ".join(errors))
-    as_task = await tasks.start_tool_task(ctx, tool, arguments)
-    if as_task is not None:
-        return as_task
+    if tool.task_support != "forbidden" or "task" in ctx.params:  # else it cannot be a task
+        as_task = await tasks.start_tool_task(ctx, tool, arguments)
+        if as_task is not None:
+            return as_task
     return await run_tool(ctx, tool, arguments, (InputRequired, McpError), ClientInputUnavailable)
 
 

@@ -271,6 +271,9 @@ class Client:
         self._deadline_order = itertools.count()
         self._deadline_timer: asyncio.TimerHandle | None = None
         self._deadline_at = 0.0
+        self._meta_from: tuple[Any, ...] | None = None
+        self._meta: dict[str, Any] = {}
+        """The last per-request ``_meta`` built by :meth:`_with_meta`, and what it was built from."""
         self._may_send: tuple[str | None, dict[str, Any] | None, set[str]] = (None, None, set())
         """(revision, server capabilities, methods :meth:`check_can_send` allowed with exactly those)."""
         self.timeout = timeout
@@ -656,10 +659,11 @@ class Client:
             params["_meta"] = meta
         self._pending[rid] = pending
         try:
-            try:
-                await self._send(JSONRPCRequest(rid, method, params))
-            except SessionExpired:
-                raise
+            stream = self._stream
+            if stream is None or self._closed.is_set():
+                await self._send(JSONRPCRequest(rid, method, params))  # raises: says why it cannot send
+            else:
+                await stream.send(JSONRPCRequest(rid, method, params))
             if timeout is not None and timeout != float("inf"):
                 self._watch(pending, timeout)
             await pending.done
@@ -952,8 +956,18 @@ class Client:
         """Modern: add the per-request ``_meta`` (version, client capabilities, client info, log level)."""
         out = dict(params)
         version = self.protocol_version or self._newest("modern")
-        caps = dict(capabilities) if capabilities is not None else self._declared(version)
-        meta = M.request_meta(version, caps, self.client_info, log_level=self.log_level)
+        if capabilities is None:
+            # The same _meta on every request until the version, the capabilities, the client's name
+            # or its log level change: built once, shared (nothing changes a message once it is sent).
+            caps = self._declared(version)
+            made = self._meta_from
+            if made is None or made[0] != version or made[1] is not caps or made[2] is not self.client_info \
+                    or made[3] != self.log_level:
+                self._meta_from = (version, caps, self.client_info, self.log_level)
+                self._meta = M.request_meta(version, caps, self.client_info, log_level=self.log_level)
+            meta = self._meta
+        else:
+            meta = M.request_meta(version, dict(capabilities), self.client_info, log_level=self.log_level)
         given = out.get("_meta")
         out["_meta"] = {**given, **meta} if given else meta
         return out

@@ -140,6 +140,10 @@ class ServerSession:
         """Workers waiting for a request (see :meth:`_worker`)."""
         self._closed = False
         self._reading = False
+        self._legacy_methods: dict[str, tuple[Any, ...]] = {}
+        """method → (negotiated revision, legacy versions, version, MethodInfo, handler), for :meth:`_prepare_legacy`."""
+        self._modern_methods: dict[str, tuple[Any, ...]] = {}
+        """method → (modern versions, tasks extension on?, revision, MethodInfo), for :meth:`_prepare_modern`."""
         """The read loop is handling a message it received (direct delivery waits for it)."""
         self._own_handlers: dict[str, Handler] = {
             "ping": self._ping,
@@ -469,6 +473,12 @@ class ServerSession:
         if method == "initialize":
             return Context(self, request.id, method, params, max(legacy_versions)), self._initialize
         lifecycle = self.lifecycle or LegacyLifecycle("server")
+        known = self._legacy_methods.get(method)
+        if known is not None and known[0] == self.legacy_revision and known[1] is legacy_versions:
+            version, info, handler = known[2], known[3], known[4]  # as for an earlier request
+            lifecycle.check_send(method, "client")
+            self._require_server_capability(info, version)
+            return Context(self, request.id, method, params, version), handler
         revision = get_revision(self.legacy_revision or max(legacy_versions))
         info = revision.method(method)
         if info is None or info.direction == "server→client":
@@ -478,17 +488,23 @@ class ServerSession:
         handler = self._own_handlers.get(method) or CAPABILITY_HANDLERS.get(method)
         if handler is None:
             raise method_not_found(method, revision=revision.version)
+        self._legacy_methods[method] = (self.legacy_revision, legacy_versions, revision.version, info, handler)
         return Context(self, request.id, method, params, revision.version), handler
 
     def _prepare_modern(self, request: JSONRPCRequest, params: Mapping[str, Any]) -> tuple[Context, Handler]:
         method = request.method
         modern_versions = self.server.versions_by_era()[1]
-        revision = get_revision(modern_versions[-1])
-        info = revision.method(method)
-        if info is None and self.server.tasks_extension:
-            info = EXTENSION_METHODS.get(method)
-        if info is None or info.direction == "server→client" or info.only_inside_input_requests:
-            raise method_not_found(method, revision=revision.version)
+        known = self._modern_methods.get(method)
+        if known is not None and known[0] is modern_versions and known[1] == self.server.tasks_extension:
+            revision, info = known[2], known[3]  # looked up for an earlier request, nothing has changed
+        else:
+            revision = get_revision(modern_versions[-1])
+            info = revision.method(method)
+            if info is None and self.server.tasks_extension:
+                info = EXTENSION_METHODS.get(method)
+            if info is None or info.direction == "server→client" or info.only_inside_input_requests:
+                raise method_not_found(method, revision=revision.version)
+            self._modern_methods[method] = (modern_versions, self.server.tasks_extension, revision, info)
         if method in EXTENSION_METHODS and "_meta" not in params:
             # The tasks extension's schema does not require _meta; accept such polls as the latest revision.
             meta = ModernRequestMeta(revision.version, {})
@@ -503,7 +519,7 @@ class ServerSession:
         if self.stream is not None:
             self.stream.revision = meta.protocol_version
         ctx = Context(self, request.id, method, params, meta.protocol_version, meta)
-        if info.may_need_input:
+        if info.may_need_input and ("requestState" in params or "inputResponses" in params):
             token = params.get("requestState")
             state = None
             if token is not None:

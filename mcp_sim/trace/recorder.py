@@ -259,10 +259,23 @@ def _event_of(seq: int, t_ms: float, link: str, sender: str, receiver: str, kind
 
 
 _current_simulation: Callable[[], Any] | None = None
-"""``maybe_current_simulation``, looked up on first use (the world module imports this one)."""
+"""The current simulation (the ``get`` of the world module's context variable), looked up on first use:
+the world module imports this one."""
+
+
+def _find_current_simulation() -> Callable[[], Any]:
+    global _current_simulation
+    if _current_simulation is None:
+        from mcp_sim.sim import world
+
+        _current_simulation = world._current.get
+    return _current_simulation
 
 _layer_of = functools.lru_cache(maxsize=4096)(classify_kind)
 """The course's (layer, capability) of a kind and method, remembered: a trace repeats a few methods."""
+
+_APP_LAYER = classify_kind("app", None)
+"""(layer, capability) of every app event."""
 
 Captioner = Callable[[TraceEvent], str]
 Classifier = Callable[[TraceEvent], tuple[str, str | None]]
@@ -287,6 +300,8 @@ class Recorder:
         """Every event's caption is written by the captioner the first time someone reads it."""
         self._layers_by_kind = self._classifier is _classify
         """The course's classifier looks at nothing but the kind and the method: remember its answers."""
+        self._quick = self._layers_by_kind and type(self)._now is Recorder._now
+        """Simulated time and the course's classifier: :meth:`record_app` may skip :meth:`_add`."""
 
     # -- marking -------------------------------------------------------------------------------
     def mark_next(self, *marks: str) -> None:
@@ -300,12 +315,7 @@ class Recorder:
     # -- recording -----------------------------------------------------------------------------
     def _now(self) -> float:
         """The simulated time in milliseconds, rounded to microseconds (0.0 outside a simulation)."""
-        global _current_simulation
-        if _current_simulation is None:  # imported late: the world module imports this one
-            from mcp_sim.sim.world import maybe_current_simulation
-
-            _current_simulation = maybe_current_simulation
-        sim = _current_simulation()
+        sim = (_current_simulation or _find_current_simulation())()
         loop = sim._loop if sim is not None else None
         return round(loop.time() * 1000.0, 3) if loop is not None else 0.0
 
@@ -343,8 +353,19 @@ class Recorder:
             caption = self._later_caption
             for row in rows:
                 event = _new(TraceEvent)
-                _set_values(event, row[:16])
-                message = row[16]
+                size = len(row)
+                if size == 17:  # every field (see _add)
+                    _set_values(event, row[:16])
+                    message = row[16]
+                elif size == 11:  # a request or a result (see record_sent)
+                    seq, t_ms, link, sender, receiver, kind, raw, revision, transport, method, rid = row
+                    _set_values(event, (seq, t_ms, link, sender, receiver, kind, raw, revision, transport, None,
+                                        method, rid, *_layer_of(kind, method), (), None))
+                    message = ...
+                else:  # app talk (see record_app)
+                    seq, t_ms, link, sender, receiver, text, message, marks = row
+                    _set_values(event, (seq, t_ms, link, sender, receiver, "app", None, None, "app", None, None,
+                                        None, *_APP_LAYER, marks, text))
                 _set_message(event, _MESSAGE_OF_RAW if message is ... else message)
                 _set_caption(event, caption)
                 self._events.append(event)
@@ -381,6 +402,30 @@ class Recorder:
         if not self.enabled:
             self._marks.clear()
             return
+        # The two messages of every round trip, recognised at a glance and kept as a short row (see
+        # :attr:`events`); anything else, or anything marked or listened to, goes the general way.
+        of_type = type(sent)
+        if (of_type is JSONRPCRequest or of_type is JSONRPCResultResponse) and self._quick \
+                and not self._marks and not self._listeners:
+            rid = sent.id  # type: ignore[union-attr]
+            if type(rid) is int or type(rid) is str:
+                if of_type is JSONRPCRequest:
+                    method = sent.method  # type: ignore[union-attr]
+                    params = sent.params  # type: ignore[union-attr]
+                    ok = type(method) is str and method and (params is None or type(params) is dict)
+                    kind = "request"
+                    if ok:
+                        self._pending[(link, sender, rid)] = method
+                else:
+                    ok = type(sent.result) is dict  # type: ignore[union-attr]
+                    kind, method = "response", self._pending.get((link, receiver, rid))
+                if ok:
+                    self._count = seq = self._count + 1
+                    sim = (_current_simulation or _find_current_simulation())()
+                    loop = sim._loop if sim is not None else None
+                    self._rows.append((seq, round(loop.time() * 1000.0, 3) if loop is not None else 0.0, link,
+                                       sender, receiver, kind, raw, revision, transport, method, rid))
+                    return
         kind = _kind_of_sent(sent)
         if kind is None:
             self._record_text(link, sender, receiver, raw, None, revision, transport, None, (), None)
@@ -456,8 +501,18 @@ class Recorder:
                    t_ms: float | None = None) -> None:
         """Record talk that is not MCP: user → host, host → model, host → user (approval) … (nothing
         is returned: the Host says a lot, and the event is made when someone reads :attr:`events`)."""
-        if self.enabled:
+        if not self.enabled:
+            return
+        if not self._quick or self._listeners:
             self._add(t_ms, link, sender, receiver, "app", data, None, None, "app", None, None, None, marks, text)
+            return
+        # _add, written out: a round trip through a Host says four of these.
+        self._count = seq = self._count + 1
+        if t_ms is None:
+            sim = (_current_simulation or _find_current_simulation())()
+            loop = sim._loop if sim is not None else None
+            t_ms = round(loop.time() * 1000.0, 3) if loop is not None else 0.0
+        self._rows.append((seq, t_ms, link, sender, receiver, text, data, marks))
 
     def record_event(self, *, kind: str, link: str, sender: str, receiver: str, text: str,
                      transport: str = "memory", framing: dict[str, Any] | None = None,

@@ -150,7 +150,10 @@ class MemoryStream:
         # The transport knows what it is sending, so the recorder need not parse the text again.
         self.sim.recorder.record_sent(self.info.name, self.me, self.peer, text, self.revision, "memory", message)
         try:
-            await self._outbox.send(text)
+            try:
+                self._outbox.send_nowait(text)  # a pipe with room (always, unless a buffer was set)
+            except anyio.WouldBlock:
+                await self._outbox.send(text)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             raise TransportClosed(f"{self.peer} is no longer connected") from exc
 

@@ -171,6 +171,22 @@ def _describe(value: object) -> str:
 
 def parse_object(obj: Any, raw: str | None = None) -> JSONRPCMessage | InvalidMessage:
     """Classify one already-parsed JSON value as a JSON-RPC message, or explain why it is not."""
+    # The well-formed request, notification and result, recognised at a glance; everything else
+    # (errors included) takes the careful path below, which also says what is wrong.
+    if type(obj) is dict and obj.get("jsonrpc") == JSONRPC_VERSION and "error" not in obj:
+        if "method" in obj:
+            method, params = obj["method"], obj.get("params")
+            if type(method) is str and method and "result" not in obj \
+                    and (type(params) is dict or (params is None and "params" not in obj)):
+                if "id" not in obj:
+                    return JSONRPCNotification(method, params)
+                rid = obj["id"]
+                if type(rid) is int or type(rid) is str:
+                    return JSONRPCRequest(rid, method, params)
+        elif "result" in obj:
+            rid, result = obj.get("id"), obj["result"]
+            if (type(rid) is int or type(rid) is str) and type(result) is dict:
+                return JSONRPCResultResponse(rid, result)
     if raw is None:
         try:
             raw = json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
@@ -236,8 +252,14 @@ def decode(data: bytes | str | dict[str, Any] | list[Any], *, allow_batch: bool 
     ``allow_batch`` is true only for revision 2025-03-26; everywhere else an array is recognised as a
     batch and refused with ``-32600``.
     """
-    if isinstance(data, (dict, list)):
-        obj: Any = data
+    if type(data) is str:  # the usual frame: go straight to the parser
+        raw: str | None = data
+        try:
+            obj: Any = _loads(data)
+        except (ValueError, RecursionError) as exc:
+            return _invalid(data, PARSE_ERROR, f"not valid JSON: {exc}")
+    elif isinstance(data, (dict, list)):
+        obj = data
         raw = None
     else:
         if isinstance(data, (bytes, bytearray, memoryview)):
