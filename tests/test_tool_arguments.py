@@ -79,3 +79,34 @@ def test_booleans_are_not_integers_and_integers_are_numbers() -> None:
     assert plain_checker({"type": "object", "required": ["a"]})({"b": 1}) is False
     assert plain_checker({"type": "object", "properties": {"a": {"type": "string"}},
                           "additionalProperties": False})({"a": "x", "b": 1}) is False
+
+
+def test_text_arguments_reach_the_function_as_sent_with_its_own_defaults() -> None:
+    """Strings and booleans skip the conversion step; extra arguments still never reach the function,
+    and a missing optional one gets the function's default — exactly as with the conversion."""
+    import anyio
+
+    from mcp_sim.roles.server import Server
+
+    server = Server("t")
+    seen: list[tuple[str, bool, str]] = []
+
+    @server.tool()
+    def shout(text: str, loud: bool = False, suffix: str = "!") -> str:
+        seen.append((text, loud, suffix))
+        return text.upper() + suffix if loud else text + suffix
+
+    @server.tool()
+    def count(n: int) -> int:
+        return n + 1
+
+    tool = server.tools["shout"]
+    assert tool._text_arguments and not server.tools["count"]._text_arguments
+
+    async def main() -> list[object]:
+        return [await tool.run({"text": "hi"}, None),  # type: ignore[arg-type]
+                await tool.run({"text": "hi", "loud": True, "extra": 1}, None),  # type: ignore[arg-type]
+                await server.tools["count"].run({"n": 1.0}, None)]  # type: ignore[arg-type]
+
+    assert anyio.run(main) == ["hi!", "HI!", 2]
+    assert seen == [("hi", False, "!"), ("hi", True, "!")]

@@ -282,6 +282,8 @@ class ToolDefinition:
     """The compiled ``jsonschema`` validator, built on first need (see the module docstring)."""
     _plain: bool = field(default=False, repr=False)
     _argument_names: tuple[str, ...] = field(default=(), repr=False)
+    _text_arguments: bool = field(default=False, repr=False)
+    """Every parameter is a plain ``str`` or ``bool``: valid arguments need no conversion."""
     _surely_valid: Callable[[Any], bool] = field(default=_not_sure, repr=False)
     """:func:`plain_checker` of ``inputSchema`` (or "not sure" when the schema is not plain)."""
 
@@ -290,6 +292,8 @@ class ToolDefinition:
         self._surely_valid = plain_checker(self.input_schema) if self._plain else _not_sure
         if self.arguments_model is not None:
             self._argument_names = tuple(self.arguments_model.model_fields)
+            hints = self.handler.hints
+            self._text_arguments = self._plain and all(hints.get(p.name) in (str, bool) for p in self.handler.params)
 
     def validator(self) -> Any:
         """The draft 2020-12 validator of ``inputSchema`` (checking the schema itself the first time)."""
@@ -330,7 +334,11 @@ class ToolDefinition:
 
     async def run(self, arguments: Mapping[str, Any], ctx: Context) -> Any:
         """Run the handler with already-validated ``arguments``."""
-        if self.arguments_model is not None:
+        if self._text_arguments and all(name in self._argument_names for name in arguments):
+            # Strings and booleans that passed the schema are already what the function wants, and a
+            # missing optional argument gets the function's own default: nothing to convert.
+            kwargs = dict(arguments)
+        elif self.arguments_model is not None:
             parsed = self.arguments_model.model_validate(dict(arguments))
             kwargs = {name: getattr(parsed, name) for name in self._argument_names}
         else:

@@ -956,18 +956,18 @@ class Client:
         """Modern: add the per-request ``_meta`` (version, client capabilities, client info, log level)."""
         out = dict(params)
         version = self.protocol_version or self._newest("modern")
-        if capabilities is None:
-            # The same _meta on every request until the version, the capabilities, the client's name
-            # or its log level change: built once, shared (nothing changes a message once it is sent).
-            caps = self._declared(version)
-            made = self._meta_from
-            if made is None or made[0] != version or made[1] is not caps or made[2] is not self.client_info \
-                    or made[3] != self.log_level:
-                self._meta_from = (version, caps, self.client_info, self.log_level)
-                self._meta = M.request_meta(version, caps, self.client_info, log_level=self.log_level)
+        caps = capabilities if capabilities is not None else self._declared(version)
+        made = self._meta_from
+        if made is not None and made[1] is caps and made[0] == version and made[2] is self.client_info \
+                and made[3] == self.log_level:
+            # The same _meta as the last request: the client's own declaration, for the same version,
+            # name and log level. Built once, shared (nothing changes a message once it is sent).
             meta = self._meta
-        else:
-            meta = M.request_meta(version, dict(capabilities), self.client_info, log_level=self.log_level)
+        elif caps is self._declared(version):
+            self._meta_from = (version, caps, self.client_info, self.log_level)
+            meta = self._meta = M.request_meta(version, caps, self.client_info, log_level=self.log_level)
+        else:  # capabilities narrowed for this one request
+            meta = M.request_meta(version, dict(caps), self.client_info, log_level=self.log_level)
         given = out.get("_meta")
         out["_meta"] = {**given, **meta} if given else meta
         return out

@@ -586,7 +586,7 @@ class Host:
         if decision.reasons:
             request = ApprovalRequest(tool.server, name, qualified_name, args, decision.reasons, tool.annotations)
             if tracing:
-                recorder.record_app(sender=HOST, receiver=USER, text=request.describe(),
+                recorder.record_app(sender=HOST, receiver=USER, text=request.describe,
                                     data={"approval": qualified_name, "arguments": args})
             approved = await self.approver.approve(request)
             if tracing:

@@ -364,6 +364,8 @@ class Recorder:
                     message = ...
                 else:  # app talk (see record_app)
                     seq, t_ms, link, sender, receiver, text, message, marks = row
+                    if not isinstance(text, str):
+                        text = text()  # written only now that someone reads it (see record_app)
                     _set_values(event, (seq, t_ms, link, sender, receiver, "app", None, None, "app", None, None,
                                         None, *_APP_LAYER, marks, text))
                 _set_message(event, _MESSAGE_OF_RAW if message is ... else message)
@@ -426,11 +428,11 @@ class Recorder:
                     self._rows.append((seq, round(loop.time() * 1000.0, 3) if loop is not None else 0.0, link,
                                        sender, receiver, kind, raw, revision, transport, method, rid))
                     return
-        kind = _kind_of_sent(sent)
-        if kind is None:
+        sent_kind = _kind_of_sent(sent)
+        if sent_kind is None:
             self._record_text(link, sender, receiver, raw, None, revision, transport, None, (), None)
         else:
-            self._record_sent(sent, kind, link, sender, receiver, raw, revision, transport, None, (), None)
+            self._record_sent(sent, sent_kind, link, sender, receiver, raw, revision, transport, None, (), None)
 
     def _record_text(self, link: str, sender: str, receiver: str, raw: str | None, message: dict[str, Any] | None,
                      revision: str | None, transport: str, framing: dict[str, Any] | None,
@@ -496,14 +498,19 @@ class Recorder:
         self._add(t_ms, link, sender, receiver, kind, ..., raw, revision, transport, framing or None, method,
                   request_id, all_marks, None)
 
-    def record_app(self, *, sender: str, receiver: str, text: str, link: str = "app",
+    def record_app(self, *, sender: str, receiver: str, text: str | Callable[[], str], link: str = "app",
                    marks: tuple[str, ...] = (), data: dict[str, Any] | None = None,
                    t_ms: float | None = None) -> None:
         """Record talk that is not MCP: user → host, host → model, host → user (approval) … (nothing
-        is returned: the Host says a lot, and the event is made when someone reads :attr:`events`)."""
+        is returned: the Host says a lot, and the event is made when someone reads :attr:`events`).
+
+        ``text`` may be a function that writes the text: it is called when the event is first read,
+        so a sentence nobody reads is never written."""
         if not self.enabled:
             return
         if not self._quick or self._listeners:
+            if not isinstance(text, str):
+                text = text()
             self._add(t_ms, link, sender, receiver, "app", data, None, None, "app", None, None, None, marks, text)
             return
         # _add, written out: a round trip through a Host says four of these.
