@@ -25,7 +25,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, NamedTuple
 
 from mcp_sim.protocol import meta as M
 from mcp_sim.protocol.errors import (
@@ -154,9 +154,9 @@ def client_accepts(server_version: str, client_supported: Iterable[str]) -> bool
 
 # --- the modern era: every request negotiates -----------------------------------------------------
 
-@dataclass(frozen=True)
-class ModernRequestMeta:
-    """What a modern server learns from one request's ``_meta``."""
+class ModernRequestMeta(NamedTuple):
+    """What a modern server learns from one request's ``_meta`` (an immutable record: one is made for
+    every modern request, and a named tuple is the cheapest immutable thing Python makes)."""
 
     protocol_version: str
     client_capabilities: dict[str, Any]

@@ -143,7 +143,8 @@ class ServerSession:
         self._legacy_methods: dict[str, tuple[Any, ...]] = {}
         """method → (negotiated revision, legacy versions, version, MethodInfo, handler), for :meth:`_prepare_legacy`."""
         self._modern_methods: dict[str, tuple[Any, ...]] = {}
-        """method → (modern versions, tasks extension on?, revision, MethodInfo), for :meth:`_prepare_modern`."""
+        """method → (modern versions, tasks extension on? (``None``: a core method), revision, MethodInfo),
+        for :meth:`_prepare_modern`."""
         """The read loop is handling a message it received (direct delivery waits for it)."""
         self._own_handlers: dict[str, Handler] = {
             "ping": self._ping,
@@ -495,16 +496,20 @@ class ServerSession:
         method = request.method
         modern_versions = self.server.versions_by_era()[1]
         known = self._modern_methods.get(method)
-        if known is not None and known[0] is modern_versions and known[1] == self.server.tasks_extension:
+        if known is not None and known[0] is modern_versions \
+                and (known[1] is None or known[1] == self.server.tasks_extension):
             revision, info = known[2], known[3]  # looked up for an earlier request, nothing has changed
         else:
             revision = get_revision(modern_versions[-1])
             info = revision.method(method)
-            if info is None and self.server.tasks_extension:
-                info = EXTENSION_METHODS.get(method)
+            extension = None  # a core method does not depend on the tasks extension
+            if info is None:
+                extension = self.server.tasks_extension
+                if extension:
+                    info = EXTENSION_METHODS.get(method)
             if info is None or info.direction == "server→client" or info.only_inside_input_requests:
                 raise method_not_found(method, revision=revision.version)
-            self._modern_methods[method] = (modern_versions, self.server.tasks_extension, revision, info)
+            self._modern_methods[method] = (modern_versions, extension, revision, info)
         if method in EXTENSION_METHODS and "_meta" not in params:
             # The tasks extension's schema does not require _meta; accept such polls as the latest revision.
             meta = ModernRequestMeta(revision.version, {})

@@ -13,6 +13,7 @@ again: the loop raises :class:`SimulationStalled` rather than hang the notebook.
 from __future__ import annotations
 
 import asyncio
+import heapq
 import selectors
 from typing import Any
 
@@ -27,6 +28,10 @@ class _VirtualSelector(selectors.DefaultSelector):
     def __init__(self, loop: VirtualTimeLoop) -> None:
         super().__init__()
         self._loop = loop
+
+    def watches_no_files(self) -> bool:
+        """True when the only file registered is the loop's own wake-up pipe (no real I/O)."""
+        return len(self.get_map()) <= 1
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
         if timeout == 0 and len(self.get_map()) <= 1:
@@ -68,6 +73,34 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
     def advance(self, seconds: float) -> None:
         """Move the clock forward; called by the selector when everybody waits."""
         self._virtual_now += seconds
+
+    def _run_once(self) -> None:
+        """One turn of the loop. When callbacks are already waiting, nobody is debugging the loop and
+        no real file is watched, a turn is short: move the timers that are due, then run the
+        callbacks that were ready — what asyncio's own turn does in that case, minus the bookkeeping
+        for waiting on files. Every other turn (the world is idle and the clock must jump, or real
+        I/O is involved) is asyncio's own."""
+        ready = self._ready  # type: ignore[attr-defined]
+        if not ready or self._debug or not self._selector.watches_no_files():  # type: ignore[attr-defined]
+            super()._run_once()  # type: ignore[misc]
+            return
+        scheduled = self._scheduled  # type: ignore[attr-defined]
+        if scheduled:
+            end_time = self._virtual_now + self._clock_resolution
+            while scheduled:
+                handle = scheduled[0]
+                if handle._cancelled:
+                    self._timer_cancelled_count -= 1  # type: ignore[attr-defined]
+                elif handle._when >= end_time:
+                    break
+                heapq.heappop(scheduled)
+                handle._scheduled = False
+                if not handle._cancelled:
+                    ready.append(handle)
+        for _ in range(len(ready)):
+            handle = ready.popleft()
+            if not handle._cancelled:
+                handle._run()
 
     def run_in_executor(self, executor: Any, func: Any, *args: Any) -> asyncio.Future[Any]:  # type: ignore[override]
         raise RuntimeError("the simulation runs in one thread on virtual time; threads are not allowed in it")
