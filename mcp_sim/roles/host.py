@@ -586,8 +586,7 @@ class Host:
         if decision.reasons:
             request = ApprovalRequest(tool.server, name, qualified_name, args, decision.reasons, tool.annotations)
             if tracing:
-                recorder.record_app(sender=HOST, receiver=USER, text=request.describe,
-                                    data={"approval": qualified_name, "arguments": args})
+                recorder.record_app(sender=HOST, receiver=USER, text=request.describe, data=request.trace_data)
             approved = await self.approver.approve(request)
             if tracing:
                 recorder.record_app(sender=USER, receiver=HOST, text="approve" if approved else "deny")

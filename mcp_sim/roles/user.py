@@ -18,12 +18,13 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from types import MappingProxyType
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 
-@dataclass(frozen=True)
-class ApprovalRequest:
-    """What the Host shows the user before a tool call runs."""
+class ApprovalRequest(NamedTuple):
+    """What the Host shows the user before a tool call runs (an immutable record, made for every
+    call that needs approval)."""
 
     server: str
     tool: str
@@ -33,12 +34,17 @@ class ApprovalRequest:
     arguments: Mapping[str, Any]
     reasons: tuple[str, ...] = ()
     """Why approval is needed (``"destructive"``, ``"policy: always ask"`` …)."""
-    annotations: Mapping[str, Any] = field(default_factory=dict)
+    annotations: Mapping[str, Any] = MappingProxyType({})
 
     def describe(self) -> str:
+        """The question, in words."""
         args = ", ".join(f"{k}={v!r}" for k, v in self.arguments.items())
         why = f" [{'; '.join(self.reasons)}]" if self.reasons else ""
         return f"Allow {self.server} to run {self.tool}({args})?{why}"
+
+    def trace_data(self) -> dict[str, Any]:
+        """What the trace keeps of the question besides its words."""
+        return {"approval": self.qualified_name, "arguments": self.arguments}
 
 
 @runtime_checkable

@@ -28,13 +28,21 @@ class _VirtualSelector(selectors.DefaultSelector):
     def __init__(self, loop: VirtualTimeLoop) -> None:
         super().__init__()
         self._loop = loop
+        self.no_files = True
+        """Only the loop's own wake-up pipe is registered (the simulation does no real I/O)."""
 
-    def watches_no_files(self) -> bool:
-        """True when the only file registered is the loop's own wake-up pipe (no real I/O)."""
-        return len(self.get_map()) <= 1
+    def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
+        key = super().register(fileobj, events, data)
+        self.no_files = len(self.get_map()) <= 1
+        return key
+
+    def unregister(self, fileobj: Any) -> selectors.SelectorKey:
+        key = super().unregister(fileobj)
+        self.no_files = len(self.get_map()) <= 1
+        return key
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
-        if timeout == 0 and len(self.get_map()) <= 1:
+        if timeout == 0 and self.no_files:
             # Callbacks are ready to run and the only file registered is the loop's own wake-up pipe
             # (the simulation does no I/O): asking the kernel would cost a system call per turn of the
             # loop and tell nothing new, because a thread's ``call_soon_threadsafe`` has already put
@@ -64,6 +72,9 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
 
     def __init__(self) -> None:
         self._virtual_now = 0.0
+        self.now_ms = 0.0
+        """The clock in milliseconds, rounded to microseconds: what a trace event is stamped with. The
+        clock moves only in :meth:`advance`, so it is worked out there, not for every event."""
         super().__init__(selector=_VirtualSelector(self))
         self._clock_resolution = 1e-9
 
@@ -73,6 +84,7 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
     def advance(self, seconds: float) -> None:
         """Move the clock forward; called by the selector when everybody waits."""
         self._virtual_now += seconds
+        self.now_ms = round(self._virtual_now * 1000.0, 3)
 
     def _run_once(self) -> None:
         """One turn of the loop. When callbacks are already waiting, nobody is debugging the loop and
@@ -81,7 +93,7 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         for waiting on files. Every other turn (the world is idle and the clock must jump, or real
         I/O is involved) is asyncio's own."""
         ready = self._ready  # type: ignore[attr-defined]
-        if not ready or self._debug or not self._selector.watches_no_files():  # type: ignore[attr-defined]
+        if not ready or self._debug or not self._selector.no_files:  # type: ignore[attr-defined]
             super()._run_once()  # type: ignore[misc]
             return
         scheduled = self._scheduled  # type: ignore[attr-defined]

@@ -40,7 +40,7 @@ class Simulation:
 
             recorder = Recorder()
         self.recorder = recorder
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop: VirtualTimeLoop | None = None
         self._counters: dict[str, int] = {}
 
     # -- time ---------------------------------------------------------------------------------
@@ -51,7 +51,8 @@ class Simulation:
 
     def now_ms(self) -> float:
         """Simulated milliseconds since the start, rounded to microseconds for stable output."""
-        return round(self.now() * 1000.0, 3)
+        loop = self._loop
+        return loop.now_ms if loop is not None else 0.0
 
     async def sleep(self, seconds: float) -> None:
         """Wait ``seconds`` of *simulated* time (the clock jumps; no wall time passes)."""
@@ -127,7 +128,9 @@ class Simulation:
 
     def _run_here(self, main: Callable[..., Awaitable[T]], *args: Any) -> T:
         async def wrapper() -> T:
-            self._loop = asyncio.get_running_loop()
+            loop = asyncio.get_running_loop()
+            assert isinstance(loop, VirtualTimeLoop)
+            self._loop = loop
             token = _current.set(self)
             try:
                 return await main(*args)

@@ -316,8 +316,7 @@ class Recorder:
     def _now(self) -> float:
         """The simulated time in milliseconds, rounded to microseconds (0.0 outside a simulation)."""
         sim = (_current_simulation or _find_current_simulation())()
-        loop = sim._loop if sim is not None else None
-        return round(loop.time() * 1000.0, 3) if loop is not None else 0.0
+        return sim.now_ms() if sim is not None else 0.0
 
     def _add(self, t_ms: float | None, link: str, sender: str, receiver: str, kind: str, message: Any,
              raw: str | None, revision: str | None, transport: str, framing: dict[str, Any] | None,
@@ -366,6 +365,8 @@ class Recorder:
                     seq, t_ms, link, sender, receiver, text, message, marks = row
                     if not isinstance(text, str):
                         text = text()  # written only now that someone reads it (see record_app)
+                    if callable(message):
+                        message = message()
                     _set_values(event, (seq, t_ms, link, sender, receiver, "app", None, None, "app", None, None,
                                         None, *_APP_LAYER, marks, text))
                 _set_message(event, _MESSAGE_OF_RAW if message is ... else message)
@@ -424,9 +425,8 @@ class Recorder:
                 if ok:
                     self._count = seq = self._count + 1
                     sim = (_current_simulation or _find_current_simulation())()
-                    loop = sim._loop if sim is not None else None
-                    self._rows.append((seq, round(loop.time() * 1000.0, 3) if loop is not None else 0.0, link,
-                                       sender, receiver, kind, raw, revision, transport, method, rid))
+                    self._rows.append((seq, sim._loop.now_ms if sim is not None and sim._loop is not None else 0.0,
+                                       link, sender, receiver, kind, raw, revision, transport, method, rid))
                     return
         sent_kind = _kind_of_sent(sent)
         if sent_kind is None:
@@ -499,26 +499,27 @@ class Recorder:
                   request_id, all_marks, None)
 
     def record_app(self, *, sender: str, receiver: str, text: str | Callable[[], str], link: str = "app",
-                   marks: tuple[str, ...] = (), data: dict[str, Any] | None = None,
+                   marks: tuple[str, ...] = (), data: dict[str, Any] | Callable[[], dict[str, Any]] | None = None,
                    t_ms: float | None = None) -> None:
         """Record talk that is not MCP: user → host, host → model, host → user (approval) … (nothing
         is returned: the Host says a lot, and the event is made when someone reads :attr:`events`).
 
-        ``text`` may be a function that writes the text: it is called when the event is first read,
-        so a sentence nobody reads is never written."""
+        ``text`` and ``data`` may be functions that write them: they are called when the event is
+        first read, so a sentence nobody reads is never written."""
         if not self.enabled:
             return
         if not self._quick or self._listeners:
             if not isinstance(text, str):
                 text = text()
+            if callable(data):
+                data = data()
             self._add(t_ms, link, sender, receiver, "app", data, None, None, "app", None, None, None, marks, text)
             return
         # _add, written out: a round trip through a Host says four of these.
         self._count = seq = self._count + 1
         if t_ms is None:
             sim = (_current_simulation or _find_current_simulation())()
-            loop = sim._loop if sim is not None else None
-            t_ms = round(loop.time() * 1000.0, 3) if loop is not None else 0.0
+            t_ms = sim._loop.now_ms if sim is not None and sim._loop is not None else 0.0
         self._rows.append((seq, t_ms, link, sender, receiver, text, data, marks))
 
     def record_event(self, *, kind: str, link: str, sender: str, receiver: str, text: str,
