@@ -402,32 +402,32 @@ class Recorder:
         """``record_message(link=…, sender=…, receiver=…, raw=…, revision=…, transport=…, sent=…)``,
         the way a transport calls it for every frame it encoded itself (positional, no framing, and
         nothing returned: the event is made when someone reads :attr:`events`)."""
-        if not self.enabled:
-            self._marks.clear()
-            return
         # The two messages of every round trip, recognised at a glance and kept as a short row (see
         # :attr:`events`); anything else, or anything marked or listened to, goes the general way.
-        of_type = type(sent)
-        if (of_type is JSONRPCRequest or of_type is JSONRPCResultResponse) and self._quick \
-                and not self._marks and not self._listeners:
-            rid = sent.id  # type: ignore[union-attr]
-            if type(rid) is int or type(rid) is str:
-                if of_type is JSONRPCRequest:
-                    method = sent.method  # type: ignore[union-attr]
-                    params = sent.params  # type: ignore[union-attr]
-                    ok = type(method) is str and method and (params is None or type(params) is dict)
-                    kind = "request"
-                    if ok:
-                        self._pending[(link, sender, rid)] = method
-                else:
-                    ok = type(sent.result) is dict  # type: ignore[union-attr]
-                    kind, method = "response", self._pending.get((link, receiver, rid))
-                if ok:
+        if self.enabled and self._quick and not self._marks and not self._listeners:
+            of_type = type(sent)
+            if of_type is JSONRPCRequest:
+                rid, method, params = sent  # type: ignore[misc]
+                if (type(rid) is int or type(rid) is str) and type(method) is str and method \
+                        and (params is None or type(params) is dict):
+                    self._pending[(link, sender, rid)] = method
                     self._count = seq = self._count + 1
                     sim = (_current_simulation or _find_current_simulation())()
                     self._rows.append((seq, sim._loop.now_ms if sim is not None and sim._loop is not None else 0.0,
-                                       link, sender, receiver, kind, raw, revision, transport, method, rid))
+                                       link, sender, receiver, "request", raw, revision, transport, method, rid))
                     return
+            elif of_type is JSONRPCResultResponse:
+                rid, result = sent  # type: ignore[misc]
+                if (type(rid) is int or type(rid) is str) and type(result) is dict:
+                    self._count = seq = self._count + 1
+                    sim = (_current_simulation or _find_current_simulation())()
+                    self._rows.append((seq, sim._loop.now_ms if sim is not None and sim._loop is not None else 0.0,
+                                       link, sender, receiver, "response", raw, revision, transport,
+                                       self._pending.get((link, receiver, rid)), rid))
+                    return
+        if not self.enabled:
+            self._marks.clear()
+            return
         sent_kind = _kind_of_sent(sent)
         if sent_kind is None:
             self._record_text(link, sender, receiver, raw, None, revision, transport, None, (), None)
