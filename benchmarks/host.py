@@ -3,8 +3,10 @@
 Run ``python benchmarks/host.py [--calls N]``; it prints one JSON object. For mcp-sim every call goes
 the whole way a real one does — the Host looks the tool up, checks its policy, asks the (always-yes)
 approver, the Client builds the request, the memory transport really encodes it to JSON text, records
-it (tracing on) and decodes it, the Server validates the arguments and runs the tool, and the answer
-comes back the same way. It is measured with tracing on and off, in the legacy (2025-11-25) and modern
+it (tracing on), and the receiving side decodes it, the Server validates the arguments and runs the
+tool in one of its workers, and the answer comes back the same way to the waiting Host. Tracing on
+records six events a call: the two frames and the Host's four lines of the story (approval question
+and answer, forward, result). It is measured with tracing on and off, in the legacy (2025-11-25) and modern
 (2026-07-28) eras. The official ``mcp`` SDK is measured in the same run with the same tool through its
 in-process client and server (``Client(server, mode="legacy")``: the initialize handshake, then
 JSON-RPC messages over its memory streams).
