@@ -81,7 +81,8 @@ spec lets a server ask again, but a client must not loop forever."""
 
 ProgressCallback = Callable[[float, float | None, str | None], None]
 """Called with ``(progress, total, message)`` for each ``notifications/progress`` of one request. It
-runs in the receive loop, so it must be quick and must not await (hand work to a task if needed)."""
+runs as the notification arrives (in the receive loop, or with direct delivery inside the server's
+``send``), so it must be quick and must not await (hand work to a task if needed)."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -177,7 +178,7 @@ def _era_of_version(version: str) -> Era:
 # --------------------------------------------------------------------------------------------------
 
 class _Pending:
-    """One request in flight: the receive loop puts its response here and wakes the one waiter.
+    """One request in flight: the arriving response is put here and wakes the one waiter.
 
     The waiter waits on a plain asyncio future (the simulation runs on asyncio): it is the cheapest
     thing to wake, and a request's wait is the hottest path of the client. ``finish()`` wakes it with
