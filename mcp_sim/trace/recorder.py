@@ -346,7 +346,9 @@ class Recorder:
 
     @property
     def events(self) -> list[TraceEvent]:
-        """Every event so far, in order (the list itself: a listener may replace the last one)."""
+        """Every event so far, in order. This is the recorder's own list (a listener may replace its
+        last event), brought up to date each time the attribute is read: read ``recorder.events``
+        again after more was recorded rather than keeping the list from before."""
         rows = self._rows
         if rows:
             caption = self._later_caption
