@@ -50,23 +50,35 @@ def build_echo_server() -> Server:
     return server
 
 
-def bench_mcp_sim(calls: int, *, tracing: bool, revision: str) -> dict[str, Any]:
+def bench_mcp_sim(calls: int, *, tracing: bool, revision: str, opcodes: bool = False) -> dict[str, Any]:
     sim = Simulation(0, recorder=Recorder(enabled=tracing))
     timing: dict[str, float] = {}
+    counted = [0]
+
+    def count_opcodes(frame: Any, event: str, arg: Any) -> Any:
+        frame.f_trace_opcodes = True
+        if event == "opcode":
+            counted[0] += 1
+        return count_opcodes
 
     async def main() -> None:
         async with Host(approver=AlwaysApprove()) as host:
             await host.add_server("bench", build_echo_server(), revision=revision)
             await host.list_tools()
             await host.call_tool("bench__echo", {"text": "warm up"})
+            if opcodes:
+                sys.settrace(count_opcodes)
             start = time.perf_counter()
             for i in range(calls):
                 result = await host.call_tool("bench__echo", {"text": f"hello {i}"})
                 if result.get("isError"):
                     raise RuntimeError(result)
             timing["seconds"] = time.perf_counter() - start
+            sys.settrace(None)
 
     sim.run(main)
+    if opcodes:
+        return {"calls": calls, "python_opcodes_per_round_trip": round(counted[0] / calls)}
     return {"calls": calls, "seconds": round(timing["seconds"], 4),
             "round_trips_per_second": round(calls / timing["seconds"], 1),
             "events_recorded": len(sim.recorder.events)}
@@ -116,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=5, help="rounds; in each, every configuration runs once")
     parser.add_argument("--profile", action="store_true", help="also list where mcp-sim spends its time")
+    parser.add_argument("--opcodes", action="store_true",
+                        help="also count the Python bytecodes one round trip executes (a figure no busy "
+                             "machine can disturb; the C work of json and pydantic is not in it)")
     args = parser.parse_args(argv)
 
     report: dict[str, Any] = {"calls": args.calls, "repeat": args.repeat, "python": sys.version.split()[0]}
@@ -151,6 +166,11 @@ def main(argv: list[str] | None = None) -> int:
         report["ratio_vs_sdk_median_of_rounds"] = {
             k: round(statistics.median(r[k] / r["mcp_sdk_in_memory_legacy"] for r in rounds), 2)
             for k in configurations if k.startswith("mcp_sim_")}
+    if args.opcodes:
+        report["python_opcodes_per_round_trip"] = {
+            key: bench_mcp_sim(200, tracing=tracing, revision=revision, opcodes=True)["python_opcodes_per_round_trip"]
+            for revision in ("2025-11-25", "2026-07-28") for tracing in (True, False)
+            for key in [f"mcp_sim_{revision}_tracing_{'on' if tracing else 'off'}"]}
     if args.profile:
         report["profile_tracing_on"] = profile_mcp_sim(min(args.calls, 1000), "2025-11-25")
     print(json.dumps(report, indent=2))

@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_host_benchmark_reports_every_configuration_and_the_sdk_ratio() -> None:
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "host.py"), "--calls", "20", "--repeat", "2"],
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "host.py"), "--calls", "20", "--repeat", "2",
+                           "--opcodes"],
                           capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
@@ -30,3 +31,8 @@ def test_host_benchmark_reports_every_configuration_and_the_sdk_ratio() -> None:
     assert report["mcp_sdk_in_memory_legacy"]["round_trips_per_second"] > 0
     assert set(report["ratio_vs_sdk"]) == set(configurations)
     assert set(report["ratio_vs_sdk_median_of_rounds"]) == set(configurations)
+    # The machine-independent figure: recording costs bytecodes, so tracing on executes more.
+    opcodes = report["python_opcodes_per_round_trip"]
+    assert set(opcodes) == set(configurations)
+    for revision in ("2025-11-25", "2026-07-28"):
+        assert opcodes[f"mcp_sim_{revision}_tracing_on"] > opcodes[f"mcp_sim_{revision}_tracing_off"] > 0
