@@ -140,12 +140,12 @@ class ServerSession:
         """Workers waiting for a request (see :meth:`_worker`)."""
         self._closed = False
         self._reading = False
+        """The read loop is handling a message it received (direct delivery waits for it)."""
         self._legacy_methods: dict[str, tuple[Any, ...]] = {}
         """method → (negotiated revision, legacy versions, version, MethodInfo, handler), for :meth:`_prepare_legacy`."""
         self._modern_methods: dict[str, tuple[Any, ...]] = {}
         """method → (modern versions, tasks extension on? (``None``: a core method), revision, MethodInfo),
         for :meth:`_prepare_modern`."""
-        """The read loop is handling a message it received (direct delivery waits for it)."""
         self._own_handlers: dict[str, Handler] = {
             "ping": self._ping,
             "logging/setLevel": self._set_level,
@@ -237,12 +237,16 @@ class ServerSession:
             if message.id in self._in_flight or message.method == "initialize":
                 return False
             self._dispatch(message)
-        elif isinstance(message, JSONRPCNotification):
-            self._on_notification(message)
         elif isinstance(message, InvalidMessage):
             return False
         else:
-            self._on_response(message)
+            try:
+                if isinstance(message, JSONRPCNotification):
+                    self._on_notification(message)
+                else:
+                    self._on_response(message)
+            except Exception:  # the server's own failure must not surface in the client's send
+                logger.exception("handling %r failed", message)
         return True
 
     def _dispatch(self, request: JSONRPCRequest) -> None:
