@@ -477,24 +477,22 @@ class ServerSession:
                                        "carries its version in _meta.")
         if method == "initialize":
             return Context(self, request.id, method, params, max(legacy_versions)), self._initialize
-        lifecycle = self.lifecycle or LegacyLifecycle("server")
         known = self._legacy_methods.get(method)
         if known is not None and known[0] == self.legacy_revision and known[1] is legacy_versions:
             version, info, handler = known[2], known[3], known[4]  # as for an earlier request
-            lifecycle.check_send(method, "client")
-            self._require_server_capability(info, version)
-            return Context(self, request.id, method, params, version), handler
-        revision = get_revision(self.legacy_revision or max(legacy_versions))
-        info = revision.method(method)
-        if info is None or info.direction == "server→client":
-            raise method_not_found(method, revision=revision.version)
-        lifecycle.check_send(method, "client")
-        self._require_server_capability(info, revision.version)
-        handler = self._own_handlers.get(method) or CAPABILITY_HANDLERS.get(method)
+        else:
+            version = self.legacy_revision or max(legacy_versions)
+            info = get_revision(version).method(method)
+            if info is None or info.direction == "server→client":
+                raise method_not_found(method, revision=version)
+            handler = self._own_handlers.get(method) or CAPABILITY_HANDLERS.get(method)
+            if handler is not None:
+                self._legacy_methods[method] = (self.legacy_revision, legacy_versions, version, info, handler)
+        (self.lifecycle or LegacyLifecycle("server")).check_send(method, "client")
+        self._require_server_capability(info, version)
         if handler is None:
-            raise method_not_found(method, revision=revision.version)
-        self._legacy_methods[method] = (self.legacy_revision, legacy_versions, revision.version, info, handler)
-        return Context(self, request.id, method, params, revision.version), handler
+            raise method_not_found(method, revision=version)
+        return Context(self, request.id, method, params, version), handler
 
     def _prepare_modern(self, request: JSONRPCRequest, params: Mapping[str, Any]) -> tuple[Context, Handler]:
         method = request.method

@@ -407,26 +407,23 @@ class Recorder:
         # The two messages of every round trip, recognised at a glance and kept as a short row (see
         # :attr:`events`); anything else, or anything marked or listened to, goes the general way.
         if self.enabled and self._quick and not self._marks and not self._listeners:
-            of_type = type(sent)
+            of_type, kind = type(sent), None
             if of_type is JSONRPCRequest:
                 rid, method, params = sent  # type: ignore[misc]
                 if (type(rid) is int or type(rid) is str) and type(method) is str and method \
                         and (params is None or type(params) is dict):
+                    kind = "request"
                     self._pending[(link, sender, rid)] = method
-                    self._count = seq = self._count + 1
-                    sim = (_current_simulation or _find_current_simulation())()
-                    self._rows.append((seq, sim._loop.now_ms if sim is not None and sim._loop is not None else 0.0,
-                                       link, sender, receiver, "request", raw, revision, transport, method, rid))
-                    return
             elif of_type is JSONRPCResultResponse:
                 rid, result = sent  # type: ignore[misc]
                 if (type(rid) is int or type(rid) is str) and type(result) is dict:
-                    self._count = seq = self._count + 1
-                    sim = (_current_simulation or _find_current_simulation())()
-                    self._rows.append((seq, sim._loop.now_ms if sim is not None and sim._loop is not None else 0.0,
-                                       link, sender, receiver, "response", raw, revision, transport,
-                                       self._pending.get((link, receiver, rid)), rid))
-                    return
+                    kind, method = "response", self._pending.get((link, receiver, rid))
+            if kind is not None:
+                self._count = seq = self._count + 1
+                sim = (_current_simulation or _find_current_simulation())()
+                self._rows.append((seq, sim._loop.now_ms if sim is not None and sim._loop is not None else 0.0,
+                                   link, sender, receiver, kind, raw, revision, transport, method, rid))
+                return
         if not self.enabled:
             self._marks.clear()
             return
