@@ -52,6 +52,16 @@ def _story(name: str) -> Callable[[], Story]:
     return load
 
 
+def _tour(name: str) -> Callable[[], Story]:
+    def load() -> Story:
+        from mcp_sim.scenarios import tour
+
+        story: Story = getattr(tour, name)
+        return story
+
+    return load
+
+
 SCENARIOS: Final[Mapping[str, Scenario]] = MappingProxyType({s.name: s for s in (
     Scenario("complete-call", "The complete call: discover, filter by policy, the model proposes create_issue, "
              "the user approves, the client calls, the model answers.", _story("complete_call")),
@@ -63,6 +73,20 @@ SCENARIOS: Final[Mapping[str, Scenario]] = MappingProxyType({s.name: s for s in 
              "approvals.", _story("multi_server")),
     Scenario("weather", "Ask the Host for a forecast; the weather tool runs after approval.",
              _story("weather_chat")),
+    # The tour: together these show every method of each revision at least once.
+    Scenario("ping-and-lifecycle", "Lifecycle: legacy initialize, initialized and ping; modern server/discover "
+             "(no ping in 2026-07-28).", _tour("ping_and_lifecycle")),
+    Scenario("resources-tour", "Resources: list, list templates, read a fixed resource and a templated URI.",
+             _tour("resources_tour")),
+    Scenario("prompts-and-completion", "Prompts and completion: list prompts, complete a prompt argument and a "
+             "template variable, get the prompt.", _tour("prompts_and_completion")),
+    Scenario("logging-progress-cancel", "Logging (setLevel or _meta logLevel) and notifications/message, "
+             "progress notifications, and a timed-out call cancelled with notifications/cancelled.",
+             _tour("logging_progress_cancel")),
+    Scenario("subscriptions", "Change: legacy resources/subscribe, updated, list_changed and unsubscribe; modern "
+             "subscriptions/listen, its acknowledgement and tagged notifications.", _tour("subscriptions")),
+    Scenario("client-input", "Roots, elicitation (form and URL) and sampling: legacy server requests and "
+             "roots/list_changed; modern inputRequests and retry.", _tour("client_input")),
 )})
 """Every ready-made scenario, by name (read-only)."""
 
