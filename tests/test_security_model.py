@@ -19,11 +19,10 @@ from mcp_sim.security.host_policy import (
     hidden_instructions,
     qualified_name,
 )
-from mcp_sim.security.identity import Directory
+from mcp_sim.security.identity import AuthInfo, Directory
 from mcp_sim.security.request_state import IdempotencyLedger, tamper
 from mcp_sim.security.sandbox import UNRESTRICTED, Machine, SandboxPolicy, SandboxViolation
 from mcp_sim.security.tokens import AuthorizationServer, TokenRejected
-from mcp_sim.transports.base import AuthInfo
 
 
 def _world(seed: int = 0) -> tuple[random.Random, Directory, AuthorizationServer, list[float]]:

@@ -42,7 +42,7 @@ from mcp_sim.protocol.errors import McpError, invalid_params
 from mcp_sim.transports.base import AuthInfo
 
 if TYPE_CHECKING:
-    from mcp_sim.roles.context import Context
+    from mcp_sim.capabilities.context import Context
 
 logger = logging.getLogger(__name__)
 
@@ -465,7 +465,7 @@ async def call_tool(ctx: Context) -> dict[str, Any]:
     if errors:
         return tool_error_result(f"Invalid arguments for tool {tool.name}: " + "; ".join(errors))
     if tool.task_support != "forbidden" or "task" in ctx.params:  # else it cannot be a task
-        as_task = await tasks.start_tool_task(ctx, tool, arguments)
+        as_task = await tasks.start_tool_task(ctx, tool, arguments, run_tool)
         if as_task is not None:
             return as_task
     return await run_tool(ctx, tool, arguments, (InputRequired, McpError), ClientInputUnavailable)

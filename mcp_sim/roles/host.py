@@ -44,9 +44,10 @@ from mcp_sim.roles.client import Client, ClientCallbacks, ClientEra, RequestTime
 from mcp_sim.roles.model import ChatMessage, Model, ModelTurn, ToolCall, ToolSpec, count_tokens, sampled_text
 from mcp_sim.roles.user import AlwaysApprove, ApprovalRequest, Approver, ElicitationPrompt, User
 from mcp_sim.security.host_policy import fingerprint
+from mcp_sim.security.identity import AuthInfo
 from mcp_sim.sim.world import Simulation, current_simulation
 from mcp_sim.transports import open_link
-from mcp_sim.transports.base import AuthInfo, MessageStream, TransportClosed
+from mcp_sim.transports.base import MessageStream, TransportClosed
 
 log = logging.getLogger(__name__)
 

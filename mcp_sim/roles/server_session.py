@@ -36,6 +36,7 @@ from anyio.abc import TaskGroup
 
 from mcp_sim.capabilities import completion, prompts, resources, tasks, tools
 from mcp_sim.capabilities import logging as mcp_logging
+from mcp_sim.capabilities.context import Context
 from mcp_sim.capabilities.mrtr import ClientInputUnavailable, InputRequired
 from mcp_sim.capabilities.subscriptions import (
     LIST_CHANGED_METHOD,
@@ -63,7 +64,6 @@ from mcp_sim.protocol.lifecycle import (
     unsupported_version,
 )
 from mcp_sim.protocol.revisions import MethodInfo, get_revision
-from mcp_sim.roles.context import Context
 from mcp_sim.roles.server import Server
 from mcp_sim.transports.base import AuthInfo, MessageStream, TransportClosed, deliver_directly
 from mcp_sim.wire.jsonrpc import (

@@ -374,6 +374,22 @@ class ClientLink(Protocol):
     to_client: Wire
 
 
+class HttpEndpoint(Protocol):
+    """What a client end needs from the server it talks to: where it lives, and its front door.
+
+    :class:`~mcp_sim.transports.http_server.SimulatedHttpServer` is one; the client is written
+    against this port, so the client module never imports the server module."""
+
+    sim: Simulation
+    name: str
+    path: str
+    participant: str
+
+    async def handle(self, exchange: HttpExchange) -> Literal["accepted", "answered"]: ...
+
+    def crash(self) -> None: ...
+
+
 FrameKind = Literal["response", "head", "event", "end", "cut"]
 
 
