@@ -43,7 +43,7 @@ from mcp_sim.capabilities.task_store import TaskStore
 from mcp_sim.protocol import meta as M
 from mcp_sim.protocol.errors import INTERNAL_ERROR, McpError
 from mcp_sim.protocol.lifecycle import ModernRequestMeta, has_capability, require_client_capability
-from mcp_sim.protocol.revisions import get_revision
+from mcp_sim.protocol.revisions import get_revision, revision_at
 from mcp_sim.security.identity import AuthInfo
 from mcp_sim.wire.jsonrpc import RequestId
 
@@ -249,7 +249,7 @@ class Context:
         params: dict[str, Any] = {"progressToken": token, "progress": progress}
         if total is not None:
             params["total"] = total
-        if message is not None and self.revision >= "2025-03-26":
+        if message is not None and revision_at(self.revision).has_progress_message:
             params["message"] = message
         await self.session.notify("notifications/progress", params, related_request_id=self._related)
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from mcp_sim.protocol.errors import invalid_params
+from mcp_sim.protocol.revisions import LATEST, revision_at
 from mcp_sim.security.identity import AuthInfo
 
 
@@ -55,7 +56,7 @@ class InputRequest:
         if self.method == "elicitation/create":
             if self.kind == "url":
                 return "elicitation.url"
-            return "elicitation.form" if revision >= "2025-11-25" else "elicitation"
+            return "elicitation.form" if revision_at(revision).has_elicitation_modes else "elicitation"
         if self.method == "sampling/createMessage":
             return "sampling.tools" if self.fields.get("tools") else "sampling"
         return "roots"
@@ -65,10 +66,10 @@ class InputRequest:
         if self.method == "elicitation/create":
             if self.kind == "url":
                 out: dict[str, Any] = {"mode": "url", "message": self.fields["message"], "url": self.fields["url"]}
-                if revision < "2026-07-28":
+                if not revision_at(revision).is_modern:
                     out["elicitationId"] = self.fields.get("elicitationId") or elicitation_id or "elicitation"
                 return out
-            out = {"mode": "form"} if revision >= "2025-11-25" else {}
+            out = {"mode": "form"} if revision_at(revision).has_elicitation_modes else {}
             out.update(message=self.fields["message"], requestedSchema=self.fields["requestedSchema"])
             return out
         return {k: v for k, v in self.fields.items() if v is not None}
@@ -162,7 +163,7 @@ def _unb64(text: str) -> bytes:
 def _rejected(why: str) -> Exception:
     return invalid_params(f"Invalid requestState: {why}",
                           rule="Servers treat requestState as attacker-controlled and reject state they did not "
-                               "mint for this caller and request.", revision="2026-07-28")
+                               "mint for this caller and request.", revision=LATEST)
 
 
 class PlainStateCodec:

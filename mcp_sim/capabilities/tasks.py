@@ -41,7 +41,7 @@ from mcp_sim.protocol.errors import (
 )
 from mcp_sim.protocol.lifecycle import has_capability
 from mcp_sim.protocol.meta import RELATED_TASK
-from mcp_sim.protocol.revisions import TASKS_EXTENSION
+from mcp_sim.protocol.revisions import TASKS_EXTENSION, revision_at
 
 logger = logging.getLogger(__name__)
 
@@ -134,7 +134,7 @@ async def start_tool_task(ctx: Context, tool: TaskTool, arguments: Mapping[str, 
         record = _create(ctx, tool, run, "extension", server.task_ttl_ms)
         out = record.extension_json(detailed=False)
         return {"resultType": "task", **out}
-    if ctx.revision < "2025-11-25":
+    if not revision_at(ctx.revision).has_tasks:
         return None
     wants = isinstance(ctx.params.get("task"), Mapping)
     if tool.task_support == "required" and not wants:

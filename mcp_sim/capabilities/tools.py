@@ -39,6 +39,7 @@ from mcp_sim.capabilities.mrtr import ClientInputUnavailable, InputRequired
 from mcp_sim.capabilities.pagination import page_result
 from mcp_sim.capabilities.signatures import HandlerSignature, first_doc_paragraph, read_signature
 from mcp_sim.protocol.errors import McpError, invalid_params
+from mcp_sim.protocol.revisions import revision_at
 from mcp_sim.transports.base import AuthInfo
 
 if TYPE_CHECKING:
@@ -359,7 +360,7 @@ class ToolDefinition:
             structured = self._output_adapter.dump_python(value, mode="json") if self._output_adapter \
                 else value
             result: dict[str, Any] = {"content": [text_content(json.dumps(structured, ensure_ascii=False))]}
-            if revision >= "2025-06-18":
+            if revision_at(revision).has_structured_tool_output:
                 result["structuredContent"] = structured
             return result
         return {"content": content_blocks(value)}

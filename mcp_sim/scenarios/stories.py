@@ -88,8 +88,8 @@ def _host(**kw: Any) -> Host:
 
 async def complete_call(sim: Simulation, *, revision: str, transport: str,
                         faults: Faults | None = None) -> None:
-    """The seeds' complete call: discover → filter by policy → the model proposes ``create_issue`` →
-    the user approves → the client calls → the result goes back to the model → the final answer."""
+    """The complete tool call: discover → filter by policy → the model proposes ``create_issue`` → the
+    user approves → the client calls → the result goes back to the model → the final answer."""
     user = ScriptedUser(approvals=[True])
     policy = ToolPolicy(deny=("*__delete_*",))  # the model is never shown the destructive tool
     async with _host(user=user, tool_policy=policy) as host:

@@ -5,8 +5,8 @@ One module per boundary, so a learner finds each idea in one place:
 * :mod:`.identity` — users and tenants: *who* a request acts for;
 * :mod:`.tokens` — access tokens bound to an audience, with scopes (audience validation);
 * :mod:`.authorization` — the Server's per-operation checks: identity, scope, tenant, ownership;
-* :mod:`.host_policy` — the Host's decisions: exposure, review of definitions, namespacing,
-  confirmation (annotations are hints), argument filtering;
+* :mod:`.host_policy` — the Host's decisions, the one model the Host applies and the labs attack:
+  exposure, review of definitions, confirmation (annotations are hints), the sampling budget;
 * :mod:`.sandbox` — a sandbox per server process: files, environment, network egress;
 * :mod:`.request_state` — sealed ``requestState`` and idempotent side effects;
 * :mod:`.lab` — the security lab's machinery: a lab is facts plus a scripted attack with
@@ -23,10 +23,11 @@ from __future__ import annotations
 
 from mcp_sim.security.authorization import AccessDenied, AuditLog, authorize
 from mcp_sim.security.host_policy import (
-    ArgumentFilter,
-    ConfirmationPolicy,
-    DefinitionReview,
-    HostPolicy,
+    ApprovalPolicy,
+    SamplingBudget,
+    ToolPolicy,
+    careful_reviewer,
+    fingerprint,
     hidden_instructions,
 )
 from mcp_sim.security.identity import Directory, Tenant, User
@@ -38,21 +39,22 @@ __all__ = [
     "UNRESTRICTED",
     "AccessDenied",
     "AccessToken",
-    "ArgumentFilter",
+    "ApprovalPolicy",
     "AuditLog",
     "AuthorizationServer",
-    "ConfirmationPolicy",
-    "DefinitionReview",
     "Directory",
-    "HostPolicy",
     "IdempotencyLedger",
     "Machine",
+    "SamplingBudget",
     "SandboxPolicy",
     "SandboxViolation",
     "Tenant",
     "TokenRejected",
+    "ToolPolicy",
     "User",
     "authorize",
+    "careful_reviewer",
+    "fingerprint",
     "hidden_instructions",
     "tamper",
 ]

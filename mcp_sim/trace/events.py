@@ -1,7 +1,7 @@
 """A trace: the events of one simulation, in order, with the questions a learner asks of them.
 
 A :class:`Trace` is an immutable list of :class:`~mcp_sim.trace.recorder.TraceEvent` objects. It
-filters (``trace.filter(link="weather", layer="lifecycle")``), lists the JSON-RPC messages, compares
+filters (``trace.filter(link="weather", capability="lifecycle")``), lists the JSON-RPC messages, compares
 itself with another trace (:meth:`Trace.diff` — what changed when one message was dropped or the
 revision changed?). It is the data; the views the course draws from it — the sequence diagram
 (:mod:`.sequence`), the text table (:mod:`.table`), the topology (:mod:`.topology`), Mermaid

@@ -60,7 +60,7 @@ import anyio.lowlevel
 from anyio.abc import TaskGroup
 
 from mcp_sim.protocol.meta import PROTOCOL_VERSION
-from mcp_sim.protocol.revisions import REVISIONS
+from mcp_sim.protocol.revisions import ASSUMED_HTTP_VERSION, REVISIONS, revision_at
 from mcp_sim.security.identity import AuthInfo
 from mcp_sim.sim.world import Simulation
 from mcp_sim.transports.base import LinkInfo, MessageStream
@@ -273,7 +273,7 @@ class SimulatedHttpServer:
             # A session is bound to the user who created it: another user's request cannot use it.
             return self._reply(exchange, 404, error_body(INVALID_REQUEST, "Not Found: session not found"))
         if check_version:
-            version = headers.get(MCP_PROTOCOL_VERSION) or "2025-03-26"
+            version = headers.get(MCP_PROTOCOL_VERSION) or ASSUMED_HTTP_VERSION
             if version not in self.versions:
                 return self._reply(exchange, 400, error_body(
                     INVALID_REQUEST, f"Bad Request: Unsupported protocol version: {version}"))
@@ -329,9 +329,9 @@ class SimulatedHttpServer:
     def _legacy_request(self, session: LegacySession, exchange: HttpExchange, message: JSONRPCRequest,
                         version: str | None, extra_headers: dict[str, str]) -> Verdict:
         mode = self.response_mode or "sse"
-        effective = version or session.version or "2025-03-26"
+        effective = version or session.version or ASSUMED_HTTP_VERSION
         channel = ResponseChannel(exchange, modern=False, mode=mode, log=session.new_log(),
-                                  extra_headers=extra_headers, priming=effective >= "2025-11-25",
+                                  extra_headers=extra_headers, priming=revision_at(effective).has_sse_priming,
                                   retry_ms=self.sse_retry_ms)
         session.pending[message.id] = PendingRequest(message.method, channel)
         session.exchanges.add(exchange)
@@ -379,7 +379,7 @@ class SimulatedHttpServer:
             exchange.send_event(event)
         if log.finished:
             exchange.end()
-        elif log is session.standalone and (session.version or "") >= "2025-11-25":
+        elif log is session.standalone and revision_at(session.version or "").has_sse_priming:
             log.append("", retry=self.sse_retry_ms)  # priming event: gives the client a cursor at once
         return "accepted"
 
