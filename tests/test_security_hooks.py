@@ -15,10 +15,11 @@ from mcp_sim.capabilities.context import Context
 from mcp_sim.capabilities.mrtr import PlainStateCodec, SealedStateCodec, StateCodec
 from mcp_sim.protocol.revisions import LATEST
 from mcp_sim.roles.client import Client, ClientCallbacks
-from mcp_sim.roles.host import ApprovalPolicy, Host, HostTool
+from mcp_sim.roles.host import Host
+from mcp_sim.roles.host_tools import HostTool
 from mcp_sim.roles.server import Server
 from mcp_sim.roles.server_session import serve
-from mcp_sim.security.host_policy import careful_reviewer, fingerprint
+from mcp_sim.security.host_policy import ApprovalPolicy, careful_reviewer, fingerprint
 from mcp_sim.security.identity import AuthInfo
 from mcp_sim.sim.world import Simulation
 from mcp_sim.transports import open_link

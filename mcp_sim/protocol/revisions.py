@@ -14,16 +14,21 @@ and which *era* the revision belongs to:
 Each revision is written as the changes from the one before it, just as the spec's changelogs read.
 This registry is the single place these facts live: the server and client consult it, the notebooks'
 comparison tables and the diagrams are drawn from it, and the tests check it against the official
-schemas.
+schemas. Every "does this revision have X" question is a field of :class:`Revision`
+(``has_elicitation_modes``, ``has_tasks``, ``has_sse_priming`` …), so no other module compares
+version dates; :func:`revision_at` answers for a date that is not a released revision. It also
+places every method in one of the course's three layers (:data:`LAYERS`, which says where the
+lifecycle sits and why), and says which fields of which types each revision knows
+(:data:`FIELD_SPANS`).
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Final, Literal
 
+from mcp_sim.protocol.comparison import ComparisonTable
 from mcp_sim.protocol.errors import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
@@ -506,43 +511,6 @@ def has_field(type_name: str, field: str, revision: str) -> bool:
 
 
 # --- the comparison table --------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class ComparisonTable:
-    """Rows × revisions, drawn from the registry; renders as HTML (notebooks) or text (terminals)."""
-
-    title: str
-    columns: tuple[str, ...]
-    rows: tuple[tuple[str, tuple[str, ...]], ...]
-    notes: tuple[str, ...] = field(default=())
-
-    def to_text(self) -> str:
-        head = ("", *self.columns)
-        body = [(name, *cells) for name, cells in self.rows]
-        widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
-        line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()  # noqa: E731
-        out = [self.title, line(head), "  ".join("-" * w for w in widths)]
-        out += [line(r) for r in body]
-        out += list(self.notes)
-        return "\n".join(out)
-
-    def to_html(self) -> str:
-        esc = html.escape
-        head = "".join(f"<th>{esc(c)}</th>" for c in self.columns)
-        rows = []
-        for name, cells in self.rows:
-            tds = "".join(f"<td>{esc(c)}</td>" for c in cells)
-            rows.append(f"<tr><th scope='row'><code>{esc(name)}</code></th>{tds}</tr>")
-        notes = "".join(f"<p>{esc(n)}</p>" for n in self.notes)
-        return (f"<table class='mcp-sim-revisions'><caption>{esc(self.title)}</caption>"
-                f"<thead><tr><th></th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{notes}")
-
-    def _repr_html_(self) -> str:
-        return self.to_html()
-
-    def __str__(self) -> str:
-        return self.to_text()
-
 
 _DIRECTION_WORD: Final = {C2S: "C→S", S2C: "S→C", BOTH: "both"}
 

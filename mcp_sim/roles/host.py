@@ -20,6 +20,10 @@ chapter 01, roles and the complete call).
 * answers the servers' **requests for input**: elicitation from its user, sampling from its model
   under a :class:`SamplingBudget`, roots from its configuration;
 * records its talk with the user and the model, so sequence diagrams show User, Host and Model.
+
+The policies it applies are the trust model's (:mod:`mcp_sim.security.host_policy`, the one model
+the security labs attack too); the aggregated tools, their names and the model APIs' formats are
+:mod:`mcp_sim.roles.host_tools`.
 """
 
 from __future__ import annotations
@@ -45,10 +49,6 @@ from mcp_sim.roles.host_tools import (
     HostTool,
     qualify,
     result_text,
-    to_anthropic_messages,
-    to_anthropic_tools,
-    to_openai_messages,
-    to_openai_tools,
 )
 from mcp_sim.roles.model import ChatMessage, Model, ModelTurn, ToolCall, count_tokens, sampled_text
 from mcp_sim.roles.user import AlwaysApprove, ApprovalRequest, Approver, ElicitationPrompt, User
@@ -66,15 +66,6 @@ from mcp_sim.transports import open_link
 from mcp_sim.transports.base import MessageStream, TransportClosed
 
 log = logging.getLogger(__name__)
-
-__all__ = [
-    "HOST", "MESSAGE_CONVERTERS", "MODEL", "SAMPLING_REFUSED", "TOOL_CONVERTERS", "USER", "ApprovalPolicy", "Host",
-    "HostTool", "PolicyDecision", "SamplingBudget", "ServerEntry", "ToolPolicy", "ToolReview", "ToolReviewer",
-    "qualify", "result_text", "to_anthropic_messages", "to_anthropic_tools", "to_openai_messages",
-    "to_openai_tools",
-]
-"""The Host's policies are the trust model's (:mod:`mcp_sim.security.host_policy`) and its tool names
-and model formats are :mod:`.host_tools`; they are named here too, where the Host's readers look."""
 
 ServerMain = Callable[[MessageStream], Awaitable[None]]
 ModelApi = Literal["openai", "anthropic"]

@@ -16,10 +16,11 @@ import mcp_sim.scenarios.issues as issues
 import mcp_sim.scenarios.notes as notes
 import mcp_sim.scenarios.weather as weather
 from mcp_sim.capabilities.context import Context
-from mcp_sim.roles.host import ApprovalPolicy, Host, SamplingBudget, ToolPolicy
+from mcp_sim.roles.host import Host
 from mcp_sim.roles.model import SamplingRule, ScriptedModel, ToolRule
 from mcp_sim.roles.server import Server
 from mcp_sim.roles.user import ScriptedUser
+from mcp_sim.security.host_policy import ApprovalPolicy, SamplingBudget, ToolPolicy
 from mcp_sim.sim.world import Simulation
 
 Faults = Mapping[str, Any]

@@ -20,10 +20,11 @@ from mcp_sim.protocol.errors import McpError
 from mcp_sim.protocol.lifecycle import has_capability
 from mcp_sim.protocol.revisions import LATEST
 from mcp_sim.roles.client import Client, ClientCallbacks
-from mcp_sim.roles.host import ApprovalPolicy, Host, SamplingBudget
+from mcp_sim.roles.host import Host
 from mcp_sim.roles.model import SamplingRule, ScriptedModel, ToolRule
 from mcp_sim.roles.server import Server
 from mcp_sim.roles.user import ScriptedUser
+from mcp_sim.security.host_policy import ApprovalPolicy, SamplingBudget
 from mcp_sim.security.identity import Directory, User, pick_name
 from mcp_sim.security.lab import Lab, LabContext, LabFacts, Outcome
 from mcp_sim.security.sandbox import UNRESTRICTED, Machine, SandboxPolicy, SandboxViolation

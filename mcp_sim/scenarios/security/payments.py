@@ -27,10 +27,11 @@ from mcp_sim.capabilities.mrtr import PlainStateCodec, SealedStateCodec, StateCo
 from mcp_sim.protocol.errors import McpError
 from mcp_sim.protocol.revisions import LATEST
 from mcp_sim.roles.client import Client, ClientCallbacks
-from mcp_sim.roles.host import ApprovalPolicy, Host
+from mcp_sim.roles.host import Host
 from mcp_sim.roles.model import ScriptedModel, ToolRule
 from mcp_sim.roles.server import Server
 from mcp_sim.roles.user import ApprovalRequest, CallableApprover, ScriptedUser
+from mcp_sim.security.host_policy import ApprovalPolicy
 from mcp_sim.security.identity import AuthInfo, Directory, pick_name
 from mcp_sim.security.lab import ATTACK, Lab, LabContext, LabFacts, Outcome
 from mcp_sim.security.request_state import IdempotencyLedger, tamper

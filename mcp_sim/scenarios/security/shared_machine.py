@@ -18,10 +18,11 @@ from typing import Final
 
 import mcp_sim.scenarios.finance as finance
 from mcp_sim.protocol.revisions import LATEST
-from mcp_sim.roles.host import ApprovalPolicy, Host
+from mcp_sim.roles.host import Host
 from mcp_sim.roles.model import ScriptedModel, ToolRule
 from mcp_sim.roles.server import Server
 from mcp_sim.roles.user import ScriptedUser
+from mcp_sim.security.host_policy import ApprovalPolicy
 from mcp_sim.security.identity import AuthInfo, pick_name
 from mcp_sim.security.lab import Lab, LabContext, LabFacts, Outcome
 from mcp_sim.security.sandbox import UNRESTRICTED, Machine, SandboxPolicy, SandboxViolation

@@ -20,11 +20,12 @@ from mcp_sim.protocol.errors import McpError
 from mcp_sim.protocol.revisions import LATEST
 from mcp_sim.roles.cache import ANONYMOUS, AuthorizationContext, ListCache
 from mcp_sim.roles.client import Client
-from mcp_sim.roles.host import ApprovalPolicy, Host
+from mcp_sim.roles.host import Host
 from mcp_sim.roles.model import ScriptedModel, ToolRule
 from mcp_sim.roles.server import Server
 from mcp_sim.roles.user import ScriptedUser
 from mcp_sim.security.authorization import authorize
+from mcp_sim.security.host_policy import ApprovalPolicy
 from mcp_sim.security.identity import AuthInfo, Directory, pick_name
 from mcp_sim.security.lab import Lab, LabContext, LabFacts, Outcome, server_main
 from mcp_sim.security.tokens import AuthorizationServer, TokenRejected

@@ -18,11 +18,12 @@ from typing import Any, Final
 import anyio
 
 from mcp_sim.protocol.revisions import LATEST
-from mcp_sim.roles.host import ApprovalPolicy, Host, HostTool, ToolReviewer
+from mcp_sim.roles.host import Host
+from mcp_sim.roles.host_tools import HostTool
 from mcp_sim.roles.model import ChatMessage, ModelTurn, ScriptedModel, ToolCall, ToolRule, ToolSpec, find_tool
 from mcp_sim.roles.server import Server
 from mcp_sim.roles.user import ScriptedUser
-from mcp_sim.security.host_policy import careful_reviewer, hidden_instructions
+from mcp_sim.security.host_policy import ApprovalPolicy, ToolReviewer, careful_reviewer, hidden_instructions
 from mcp_sim.security.identity import pick_name
 from mcp_sim.security.lab import Lab, LabContext, LabFacts, Outcome
 from mcp_sim.security.sandbox import Machine
