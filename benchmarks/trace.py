@@ -11,7 +11,7 @@ import platform
 import time
 from collections.abc import Callable
 
-from mcp_sim.trace import Recorder
+from mcp_sim.trace import Recorder, SequenceDiagram, TraceTable
 from mcp_sim.trace.samples import frame, synthetic_trace_recorder
 from mcp_sim.widgets.player import PlayerState, TracePlayer
 
@@ -48,8 +48,8 @@ def main() -> None:
     disabled = best_of(5, lambda: record(Recorder(enabled=False), n)) / n
     parse_only = best_of(5, lambda: [json.loads(FRAMES[i % 3]) for i in range(n)]) / n
     trace = synthetic_trace_recorder(1000).trace()
-    render = best_of(5, lambda: trace.sequence_diagram().to_svg())
-    table = best_of(5, lambda: trace.table().to_text())
+    render = best_of(5, lambda: SequenceDiagram(trace).to_svg())
+    table = best_of(5, lambda: TraceTable(trace).to_text())
     state = PlayerState(trace)
     state_step = best_of(5, lambda: [state.step(1 if i % 2 else -1) for i in range(100)]) / 100
     player = TracePlayer(trace)
@@ -71,7 +71,7 @@ def main() -> None:
         "player_state_step_ms": round(state_step * 1e3, 4),
         "player_widget_step_ms": round(widget_step * 1e3, 3),
         "player_step_target_ms": 50,
-        "svg_bytes_1000_messages": len(trace.sequence_diagram().to_svg().encode()),
+        "svg_bytes_1000_messages": len(SequenceDiagram(trace).to_svg().encode()),
     }
     print(json.dumps(out, indent=2))
 

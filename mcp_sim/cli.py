@@ -76,20 +76,26 @@ def _write(path: str, text: str, what: str) -> None:
 
 
 def _export(trace: Any, args: argparse.Namespace) -> None:
+    from mcp_sim.trace.jsonl import to_jsonl
+    from mcp_sim.trace.mermaid import to_mermaid
+    from mcp_sim.trace.page import trace_page
+    from mcp_sim.trace.sequence import SequenceDiagram
+
     if getattr(args, "trace", None):
-        trace.to_jsonl(args.trace)
+        to_jsonl(trace, args.trace)
         print(f"wrote {len(trace)} events (JSON Lines) to {args.trace}")
     if getattr(args, "html", None):
-        _write(args.html, trace.to_html(), "the HTML page")
+        _write(args.html, trace_page(trace), "the HTML page")
     if getattr(args, "mermaid", None):
-        _write(args.mermaid, trace.to_mermaid(), "the Mermaid diagram")
+        _write(args.mermaid, to_mermaid(trace), "the Mermaid diagram")
     if getattr(args, "svg", None):
-        _write(args.svg, trace.to_svg(), "the SVG sequence diagram")
+        _write(args.svg, SequenceDiagram(trace).to_svg(), "the SVG sequence diagram")
 
 
 def run_command(args: argparse.Namespace) -> int:
     """Run one scenario and save or print its trace."""
     from mcp_sim.trace.events import Trace
+    from mcp_sim.trace.table import TraceTable
 
     module = _load_scenarios()
     if module is None:
@@ -105,7 +111,7 @@ def run_command(args: argparse.Namespace) -> int:
     bits = [args.scenario, *(str(options[k]) for k in ("revision", "transport") if k in options)]
     trace = Trace(Trace.of(result), title=", ".join(bits))
     if not args.quiet:
-        print(trace.table().to_text())
+        print(TraceTable(trace).to_text())
     _export(trace, args)
     return 0
 
@@ -113,6 +119,7 @@ def run_command(args: argparse.Namespace) -> int:
 def show_command(args: argparse.Namespace) -> int:
     """Print a saved JSON Lines trace as a table, or export it."""
     from mcp_sim.trace.jsonl import load_jsonl
+    from mcp_sim.trace.table import TraceTable
 
     try:
         trace = load_jsonl(args.file)
@@ -124,7 +131,7 @@ def show_command(args: argparse.Namespace) -> int:
     trace.title = Path(args.file).name
     exporting = any(getattr(args, k, None) for k in ("html", "mermaid", "svg"))
     if not exporting or not args.quiet:
-        print(trace.table().to_text())
+        print(TraceTable(trace).to_text())
     _export(trace, argparse.Namespace(html=args.html, mermaid=args.mermaid, svg=args.svg))
     return 0
 

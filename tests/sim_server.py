@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from mcp_sim.roles.context import Context
+from mcp_sim.capabilities.context import Context
 from mcp_sim.roles.server import Server
 from mcp_sim.scenarios import weather
 

@@ -1,4 +1,4 @@
-"""The Host benchmark still runs and reports what the Clients-and-Host issue asks for.
+"""The Host benchmark still runs and reports every configuration it measures, beside the official SDK.
 
 Performance targets live in the benchmark script, never in a timed test: this test runs it with a
 handful of calls and checks the *shape* of its report (every configuration measured, the SDK measured

@@ -9,8 +9,8 @@ from test_client_fakeserver import Ctx, FakeServer, run
 
 from mcp_sim.roles.cache import AuthorizationContext, ListCache, ttl_ms_of
 from mcp_sim.roles.client import Client
+from mcp_sim.security.identity import AuthInfo
 from mcp_sim.sim.world import Simulation, current_simulation
-from mcp_sim.transports.base import AuthInfo
 from mcp_sim.transports.memory import memory_link
 from mcp_sim.wire.jsonrpc import JSONRPCNotification
 

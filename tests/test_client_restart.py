@@ -6,8 +6,8 @@ from __future__ import annotations
 import anyio
 import pytest
 
+from mcp_sim.capabilities.context import Context
 from mcp_sim.roles.client import Client
-from mcp_sim.roles.context import Context
 from mcp_sim.roles.server import Server
 from mcp_sim.roles.server_session import serve
 from mcp_sim.sim.world import Simulation

@@ -1,4 +1,4 @@
-"""The seeds' complete call, end to end, in the legacy (2025-11-25) and modern (2026-07-28) eras.
+"""The complete tool call, end to end, in the legacy (2025-11-25) and modern (2026-07-28) eras.
 
 discover/initialize → tools/list → consolidated list → the user asks → the Host gives the model the
 tools its policy allows → the model proposes create_issue → the user approves → the client calls →

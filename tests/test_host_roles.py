@@ -9,12 +9,9 @@ import anyio
 import pytest
 from test_client_fakeserver import Ctx, FakeServer, text_result
 
-from mcp_sim.roles.host import (
-    ApprovalPolicy,
-    Host,
+from mcp_sim.roles.host import Host
+from mcp_sim.roles.host_tools import (
     HostTool,
-    SamplingBudget,
-    ToolPolicy,
     qualify,
     to_anthropic_messages,
     to_anthropic_tools,
@@ -24,6 +21,7 @@ from mcp_sim.roles.host import (
 from mcp_sim.roles.model import ChatMessage, ScriptedModel, ToolCall, ToolRule
 from mcp_sim.roles.user import CallableApprover, NeverApprove, ScriptedApprover, ScriptedUser
 from mcp_sim.scenarios import issues, weather
+from mcp_sim.security.host_policy import ApprovalPolicy, SamplingBudget, ToolPolicy
 from mcp_sim.sim.world import Simulation
 
 MODEL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")

@@ -60,3 +60,18 @@ def test_comparison_tables_render() -> None:
     for what in ("notifications", "capabilities", "errors"):
         assert comparison_table(what).rows  # type: ignore[arg-type]
     assert dict(comparison_table("errors").rows)["-32022"][-1] == "Unsupported protocol version"
+
+
+def test_versions_the_registry_does_not_know_are_answered_by_date() -> None:
+    from mcp_sim.protocol.revisions import era_of_version, revision_at, versions_up_to
+
+    assert revision_at("2025-11-25").version == "2025-11-25"
+    assert revision_at("2026-01-01").version == "2025-11-25"  # between releases: the older one's rules
+    assert revision_at("2030-01-01").version == "2026-07-28"
+    assert revision_at("").version == "2024-11-05"
+    assert era_of_version("2026-01-01") == "modern"
+    assert era_of_version("2026-01-01", unknown_modern_after="2026-07-28") == "legacy"
+    assert era_of_version("2025-06-18", unknown_modern_after="2000-01-01") == "legacy"  # known: its own era
+    assert versions_up_to("2025-11-25") == ("2025-06-18", "2025-11-25")
+    assert versions_up_to("2025-06-18") == ("2025-06-18",)
+    assert versions_up_to("2026-07-28") == ("2026-07-28",)

@@ -160,3 +160,23 @@ def test_tasks_extension_methods_exist_in_its_schema() -> None:
     for method, info in TASKS_EXTENSION_METHODS.items():
         assert info.request_type in defs and info.result_type in defs
         assert _method_const(defs[info.request_type]) == method
+
+
+def _props(body: dict[str, Any]) -> dict[str, Any]:
+    props = dict(body.get("properties", {}))
+    for part in body.get("allOf", []):
+        props.update(part.get("properties", {}))
+    return props
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_registrys_predicates_agree_with_the_schema(version: str) -> None:
+    """Each "does this revision have X" answer is read off the official schema of that revision."""
+    defs, rev = _defs(version), REVISIONS[version]
+    assert rev.types_carry_envelope == ("jsonrpc" in _props(defs["CallToolRequest"]))
+    assert rev.has_structured_tool_output == ("structuredContent" in _props(defs["CallToolResult"]))
+    progress = {**_props(defs.get("ProgressNotificationParams", {})),
+                **_props(_props(defs["ProgressNotification"]).get("params", {}))}
+    assert rev.has_progress_message == ("message" in progress)
+    assert rev.has_elicitation_modes == ("ElicitRequestURLParams" in defs)
+    assert rev.has_tasks == ("Task" in defs)

@@ -11,19 +11,19 @@ from hypothesis import strategies as st
 
 from mcp_sim.capabilities.mrtr import PlainStateCodec, SealedStateCodec, request_digest
 from mcp_sim.protocol.errors import McpError
+from mcp_sim.roles.host_tools import HostTool, qualify
 from mcp_sim.security.authorization import AccessDenied, AuditLog, authorize
 from mcp_sim.security.host_policy import (
-    ConfirmationPolicy,
-    DefinitionReview,
+    ApprovalPolicy,
+    ToolPolicy,
+    careful_reviewer,
     fingerprint,
     hidden_instructions,
-    qualified_name,
 )
-from mcp_sim.security.identity import Directory
+from mcp_sim.security.identity import AuthInfo, Directory
 from mcp_sim.security.request_state import IdempotencyLedger, tamper
 from mcp_sim.security.sandbox import UNRESTRICTED, Machine, SandboxPolicy, SandboxViolation
 from mcp_sim.security.tokens import AuthorizationServer, TokenRejected
-from mcp_sim.transports.base import AuthInfo
 
 
 def _world(seed: int = 0) -> tuple[random.Random, Directory, AuthorizationServer, list[float]]:
@@ -146,28 +146,29 @@ def test_review_pins_fingerprints_and_rejects_hidden_instructions() -> None:
     [directive] = hidden_instructions(poisoned["description"])
     assert (directive.read_path, directive.into_argument) == ("/users/u/.ssh/id", "note")
     assert hidden_instructions(honest["description"]) == []
-    review = DefinitionReview()
-    assert review.admit("s", [honest]) == [honest]
-    assert review.admit("s", [poisoned]) == [] and review.findings[-1].status == "changed"
-    by_name = DefinitionReview(pin_by_fingerprint=False)
-    by_name.admit("s", [honest])
-    assert by_name.admit("s", [poisoned]) == [poisoned]  # the rug pull
-    assert fingerprint(honest) != fingerprint(poisoned)
-    assert qualified_name("mail", "send_email") == "mail__send_email"
+    assert careful_reviewer("s", honest) is True and careful_reviewer("s", poisoned) is False
+    assert fingerprint(honest) != fingerprint(poisoned)  # a changed description is reviewed again
+    assert fingerprint(honest) == fingerprint({**honest, "_meta": {"x": 1}})  # what the model never reads
+    assert qualify("mail", "send_email", set()) == "mail__send_email"
 
 
-def test_confirmation_treats_annotations_as_hints() -> None:
-    tool = {"name": "wipe", "annotations": {"readOnlyHint": True}}
-    assert ConfirmationPolicy(trust_annotations=True).needs_confirmation("s", tool)[0] is False
-    assert ConfirmationPolicy().needs_confirmation("s", tool)[0] is True
-    assert ConfirmationPolicy(trusted_servers=frozenset({"s"})).needs_confirmation("s", tool)[0] is False
-    assert ConfirmationPolicy(always_confirm=frozenset({"wipe"}),
-                              trusted_servers=frozenset({"s"})).needs_confirmation("s", tool)[0] is True
+def _tool(name: str, server: str = "s", **annotations: object) -> HostTool:
+    return HostTool(server, {"name": name, "annotations": annotations}, f"{server}__{name}")
 
 
-def test_argument_filter_refuses_paths_outside_roots_and_known_secrets() -> None:
-    from mcp_sim.security.host_policy import ArgumentFilter
+def test_approval_treats_annotations_as_hints() -> None:
+    """The one policy model the Host applies: annotations count only from trusted servers, and an
+    always-confirm pattern wins over everything."""
+    wipe = _tool("wipe", readOnlyHint=True)
+    assert ApprovalPolicy(mode="unless-read-only").reasons(wipe) != ()
+    assert ApprovalPolicy(mode="unless-read-only", trusted_servers=frozenset({"s"})).reasons(wipe) == ()
+    assert ApprovalPolicy(mode="unless-read-only", trusted_servers=frozenset({"s"}),
+                          always_confirm=("wipe",)).reasons(wipe) != ()
+    assert ApprovalPolicy(mode="destructive-only").reasons(_tool("read", readOnlyHint=False)) != ()
 
-    rules = ArgumentFilter(path_roots=("/w/p",), forbidden_values=frozenset({"s3cret"}))
-    assert rules.problems({"path": "/w/p/a.txt", "n": 3}) == []
-    assert len(rules.problems({"path": "/w/p/../../etc/passwd", "note": "x s3cret y"})) == 2
+
+def test_tool_policy_is_least_privilege() -> None:
+    policy = ToolPolicy(deny=("s__wipe",), read_only=True)
+    assert policy.permits(_tool("read", readOnlyHint=True), trusted=True)
+    assert not policy.permits(_tool("read", readOnlyHint=True), trusted=False)  # an untrusted hint
+    assert not policy.permits(_tool("wipe", readOnlyHint=True), trusted=True)  # deny wins

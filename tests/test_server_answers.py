@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from test_server_support import LEGACY, MODERN, RawClient, assert_valid, meta, run_with
 
-from mcp_sim.roles.context import Context
+from mcp_sim.capabilities.context import Context
 from mcp_sim.roles.server import Server
 
 

@@ -7,7 +7,7 @@ from typing import Annotated, TypedDict
 from pydantic import BaseModel, Field
 from test_server_support import MODERN, assert_valid, meta, run_with
 
-from mcp_sim.roles.context import Context
+from mcp_sim.capabilities.context import Context
 from mcp_sim.roles.server import Server
 
 

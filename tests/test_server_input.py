@@ -8,10 +8,10 @@ import json
 import pytest
 from test_server_support import MODERN, RawClient, assert_valid, meta, run_with
 
+from mcp_sim.capabilities.context import Context
 from mcp_sim.capabilities.mrtr import PlainStateCodec, SealedStateCodec, elicit, sample
-from mcp_sim.roles.context import Context
 from mcp_sim.roles.server import Server
-from mcp_sim.transports.base import AuthInfo
+from mcp_sim.security.identity import AuthInfo
 
 NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 OK_FORM = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from test_server_support import MODERN, RawClient, assert_valid, meta, run_with
 
 from mcp_sim.roles.server import Server
-from mcp_sim.transports.base import AuthInfo
+from mcp_sim.security.identity import AuthInfo
 
 
 def many(page_size: int | None = 2, **options: object) -> Server:

@@ -6,7 +6,7 @@ import pytest
 from test_server_support import MODERN, RawClient, assert_valid, meta, run_with
 
 from mcp_sim.scenarios import finance, issues, notes, weather
-from mcp_sim.transports.base import AuthInfo
+from mcp_sim.security.identity import AuthInfo
 
 ALL = [weather.build, notes.build, issues.build, finance.build]
 

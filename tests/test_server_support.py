@@ -14,8 +14,8 @@ from mcp_sim.protocol import meta as M
 from mcp_sim.protocol.schema import find_spec_dir, schema_errors
 from mcp_sim.roles.server import Server
 from mcp_sim.roles.server_session import serve
+from mcp_sim.security.identity import AuthInfo
 from mcp_sim.sim.world import Simulation
-from mcp_sim.transports.base import AuthInfo
 from mcp_sim.transports.memory import MemoryStream, memory_link
 from mcp_sim.wire.jsonrpc import InvalidMessage
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import anyio
 from test_server_support import HAS_SCHEMA, MODERN, RawClient, assert_valid, meta, run_with
 
+from mcp_sim.capabilities.context import Context
 from mcp_sim.protocol.schema import schema_errors
-from mcp_sim.roles.context import Context
 from mcp_sim.roles.server import Server
-from mcp_sim.transports.base import AuthInfo
+from mcp_sim.security.identity import AuthInfo
 
 EXT = "io.modelcontextprotocol/tasks"
 EXT_CAPS = {"extensions": {EXT: {}}, "elicitation": {}}

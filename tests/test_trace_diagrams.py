@@ -17,6 +17,7 @@ from mcp_sim.trace import (
     TraceTable,
     graphviz_svg,
 )
+from mcp_sim.trace.page import trace_html
 from mcp_sim.trace.samples import synthetic_trace_recorder, weather_trace
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -30,7 +31,7 @@ def _row_texts(svg: str) -> list[str]:
 
 def test_svg_contains_each_label_in_order() -> None:
     trace = weather_trace()
-    svg = trace.sequence_diagram().to_svg()
+    svg = SequenceDiagram(trace).to_svg()
     texts = " | ".join(_row_texts(svg))
     expected = ["→ initialize #1", "← result #1", "⇢ notifications/initialized", "→ tools/list #2",
                 "← result #2", "→ tools/call #3", "⇢ notifications/progress 1/2", "stderr: fetching forecast",
@@ -61,7 +62,7 @@ def test_svg_is_well_formed_accessible_and_deterministic() -> None:
 
 
 def test_line_styles_differ_by_kind_not_only_colour() -> None:
-    root = ET.fromstring(weather_trace().sequence_diagram().to_svg())
+    root = ET.fromstring(SequenceDiagram(weather_trace()).to_svg())
     styles: dict[str, set[str]] = {}
     for g in root.iter(f"{SVG}g"):
         cls = g.get("class") or ""
@@ -76,14 +77,14 @@ def test_line_styles_differ_by_kind_not_only_colour() -> None:
 
 
 def test_highlight_marks_one_row() -> None:
-    svg = weather_trace().sequence_diagram(highlight=9).to_svg()
+    svg = SequenceDiagram(weather_trace(), highlight=9).to_svg()
     assert svg.count("mcpsim-current") == 1
     assert 'data-seq="9"' in svg.split("mcpsim-current")[1][:40]
 
 
 def test_table_is_in_step_with_the_diagram() -> None:
     trace = weather_trace().filter(link="weather", kind=["request", "response", "error"])
-    diagram = trace.sequence_diagram()
+    diagram = SequenceDiagram(trace)
     table = diagram.table()
     assert isinstance(table, TraceTable)
     assert table.seqs == diagram.seqs == [e.seq for e in trace]
@@ -100,7 +101,7 @@ def test_thousand_messages_render_under_a_second() -> None:
     trace = synthetic_trace_recorder(1000).trace()
     assert len(trace.messages()) == 1000
     start = time.perf_counter()
-    svg = trace.sequence_diagram().to_svg()
+    svg = SequenceDiagram(trace).to_svg()
     elapsed = time.perf_counter() - start
     assert elapsed < 1.0, f"{elapsed:.3f} s"
     assert svg.count('class="mcpsim-row mcpsim-') == len(trace)
@@ -114,7 +115,7 @@ def test_hostile_text_cannot_break_the_svg() -> None:
     rec.record_message(link="x", sender="server/x", receiver="client/x",
                        raw='{"jsonrpc":"2.0","method":"</text><script>alert(1)</script>\\u0001{x}"}')
     rec.record_message(link="x", sender="server/x", receiver="client/x", raw="\x00\x01 binary")
-    svg = rec.trace().sequence_diagram().to_svg()
+    svg = SequenceDiagram(rec.trace()).to_svg()
     ET.fromstring(svg)
     assert "<script>" not in svg
 
@@ -159,7 +160,7 @@ def test_topology_diagram_shows_boundaries(capfd: pytest.CaptureFixture[str]) ->
 
 
 def test_topology_from_a_trace() -> None:
-    diagram = weather_trace().topology()
+    diagram = TopologyDiagram.from_trace(weather_trace())
     assert [s.name for s in diagram.servers] == ["weather"]
     assert diagram.user and diagram.model
     assert "client/weather ⇄ server/weather over memory" in diagram.to_text()
@@ -195,7 +196,7 @@ def test_notebook_html_survives_sanitizers() -> None:
     import base64
     import re
 
-    diagram = weather_trace().sequence_diagram()
+    diagram = SequenceDiagram(weather_trace())
     page = diagram._repr_html_()
     assert "<svg" not in page
     match = re.search(r"src='data:image/svg\+xml;base64,([^']+)'", page)
@@ -204,5 +205,5 @@ def test_notebook_html_survives_sanitizers() -> None:
     assert "alt='Sequence diagram. 15 events between user, host" in page
     assert diagram._repr_svg_() == diagram.to_svg()
     assert "<svg" in diagram.inline_html()
-    trace_page = weather_trace()._repr_html_()
+    trace_page = trace_html(weather_trace())
     assert "<svg" not in trace_page and "<table" in trace_page

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_sim.trace import Trace, load_jsonl, loads_jsonl, to_jsonl
+from mcp_sim.trace import load_jsonl, loads_jsonl, to_jsonl, to_mermaid, trace_page
 from mcp_sim.trace.samples import synthetic_trace_recorder, weather_recorder, weather_trace
 
 
@@ -24,7 +24,7 @@ def test_jsonl_round_trip_through_a_file(tmp_path: Path) -> None:
 
 def test_jsonl_lines_have_the_required_fields() -> None:
     buffer = io.StringIO()
-    weather_trace().to_jsonl(buffer)
+    to_jsonl(weather_trace(), buffer)
     lines = buffer.getvalue().splitlines()
     assert len(lines) == len(weather_trace())
     for line in lines:
@@ -46,7 +46,7 @@ def test_jsonl_round_trip_through_text_and_odd_content() -> None:
     to_jsonl(rec.events, buffer)
     assert all("\n" not in line for line in buffer.getvalue().split("\n")[:-1])
     assert loads_jsonl(buffer.getvalue()) == rec.trace()
-    assert Trace.from_jsonl(io.StringIO(buffer.getvalue())) == rec.trace()
+    assert load_jsonl(io.StringIO(buffer.getvalue())) == rec.trace()
 
 
 def test_broken_jsonl_names_the_line() -> None:
@@ -55,7 +55,7 @@ def test_broken_jsonl_names_the_line() -> None:
 
 
 def test_mermaid_sequence_diagram() -> None:
-    text = weather_trace().to_mermaid()
+    text = to_mermaid(weather_trace())
     lines = text.splitlines()
     assert lines[0] == "sequenceDiagram"
     assert "    actor user as user" in lines
@@ -65,7 +65,7 @@ def test_mermaid_sequence_diagram() -> None:
     assert any(line.startswith("    server_weather-)client_weather: ⇢ notifications/progress") for line in lines)
     assert any(line.startswith("    server_weather--xclient_weather: ✖ error -32601") for line in lines)
     assert any(line.startswith("    Note over server_weather: stderr:") for line in lines)
-    dropped = weather_trace(drop_call=True).to_mermaid()
+    dropped = to_mermaid(weather_trace(drop_call=True))
     assert "client_weather-xserver_weather: → tools/call #35;3 [dropped]" in dropped
     # No raw ';' or '#' that Mermaid would misread inside message text.
     for line in lines[6:]:
@@ -75,7 +75,7 @@ def test_mermaid_sequence_diagram() -> None:
 
 def test_standalone_html_page() -> None:
     trace = weather_trace()
-    page = trace.to_html(title="Weather")
+    page = trace_page(trace, title="Weather")
     assert page.startswith("<!DOCTYPE html>")
     assert "<svg" in page and "<table>" in page and "<title>Weather</title>" in page
     # No external assets: nothing is fetched from anywhere.
@@ -86,4 +86,4 @@ def test_standalone_html_page() -> None:
         if e.message is not None:
             assert f"id='e{e.seq}'" in page
     assert "&quot;get_forecast&quot;" in page
-    assert page == weather_trace().to_html(title="Weather")  # deterministic
+    assert page == trace_page(weather_trace(), title="Weather")  # deterministic

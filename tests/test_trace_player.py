@@ -78,9 +78,11 @@ def test_filters_keep_the_current_step_when_they_can() -> None:
     state.set_filter(method="tools/call")
     assert [e.seq for e in state.visible] == [9, 12]
     assert state.current is not None and state.current.seq == 9
-    state.set_filter(method=None, layer="lifecycle")
-    assert [e.method for e in state.visible] == ["initialize", "initialize", "notifications/initialized"]
-    assert state.current is not None and state.current.seq == 4  # nothing after #9 → the last one
+    state.set_filter(method="initialize")
+    assert [e.seq for e in state.visible] == [2, 3]
+    assert state.current is not None and state.current.seq == 3  # nothing after #9 → the last one
+    state.set_filter(method=None, layer="roles")
+    assert all(e.kind == "app" for e in state.visible) and len(state.visible) > 2
     state.set_filter(layer=None, link="app")
     assert all(e.kind == "app" for e in state.visible)
     # The diagram and the table always show the visible events, in order.

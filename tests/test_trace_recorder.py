@@ -125,8 +125,10 @@ def test_trace_filters_and_questions() -> None:
     assert isinstance(trace, Trace)
     assert trace.participants() == ["user", "host", "model", "client/weather", "server/weather"]
     assert trace.links() == ["app", "weather"]
-    lifecycle = trace.filter(layer="lifecycle")
+    lifecycle = trace.filter(capability="lifecycle")
     assert [e.method for e in lifecycle] == ["initialize", "initialize", "notifications/initialized"]
+    assert set(trace.layers()) <= {"roles", "capabilities", "transports"}  # the course's three layers
+    assert {e.layer for e in lifecycle} == {"capabilities"}
     calls = trace.filter(method="tools/call")
     assert [e.kind for e in calls] == ["request", "response"]
     assert trace.filter(kind=["error", "notification"]).kinds() == ["notification", "error"]

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from mcp_sim.trace import Trace, loads_jsonl
+from mcp_sim.trace import SequenceDiagram, TopologyDiagram, Trace, loads_jsonl, to_jsonl, to_mermaid
 from mcp_sim.trace.captions import label, who
 from mcp_sim.trace.sequence import xml_text
 from mcp_sim.widgets.player import PlayerState
@@ -44,9 +44,9 @@ def test_each_request_once_and_each_answer_matches(trace: Trace) -> None:
 
 def test_views_agree_on_a_real_trace(trace: Trace) -> None:
     buffer = io.StringIO()
-    trace.to_jsonl(buffer)
+    to_jsonl(trace, buffer)
     assert loads_jsonl(buffer.getvalue()) == trace
-    diagram = trace.sequence_diagram()
+    diagram = SequenceDiagram(trace)
     root = ET.fromstring(diagram.to_svg())
     assert root.get("role") == "img"
     assert diagram.table().seqs == diagram.seqs == [e.seq for e in trace]
@@ -60,7 +60,7 @@ def test_views_agree_on_a_real_trace(trace: Trace) -> None:
     for e in trace:
         if e.kind in ("request", "notification", "response", "error"):
             assert who(e.sender) in e.caption.lower() and who(e.receiver) in e.caption.lower(), e.caption
-    assert trace.to_mermaid().startswith("sequenceDiagram")
+    assert to_mermaid(trace).startswith("sequenceDiagram")
 
 
 def test_player_walks_a_real_trace(trace: Trace) -> None:
@@ -74,5 +74,5 @@ def test_player_walks_a_real_trace(trace: Trace) -> None:
         state.forward()
     assert seen == list(trace)
     transport = trace.transports()[0] if trace.transports() else "memory"
-    topology = trace.topology()
+    topology = TopologyDiagram.from_trace(trace)
     assert all(s.transport == transport for s in topology.servers)

@@ -34,9 +34,10 @@ import httpx
 
 from mcp_sim.bridge.recording import WallClockRecorder, stamp
 from mcp_sim.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST
+from mcp_sim.security.identity import AuthInfo
 from mcp_sim.trace.recorder import Recorder
 from mcp_sim.transports import http as H
-from mcp_sim.transports.base import AuthInfo, LinkInfo, SessionExpired, TransportClosed
+from mcp_sim.transports.base import LinkInfo, SessionExpired, TransportClosed
 from mcp_sim.transports.sse import SseParser
 from mcp_sim.wire.jsonrpc import (
     Batch,

@@ -49,9 +49,10 @@ from starlette.types import Receive, Scope, Send
 from mcp_sim.bridge.recording import WallClockRecorder, stamp
 from mcp_sim.protocol.errors import INVALID_REQUEST
 from mcp_sim.protocol.revisions import REVISIONS
+from mcp_sim.security.identity import AuthInfo
 from mcp_sim.trace.recorder import Recorder
 from mcp_sim.transports import http as H
-from mcp_sim.transports.base import AuthInfo, LinkInfo, TransportClosed
+from mcp_sim.transports.base import LinkInfo, TransportClosed
 from mcp_sim.transports.sse import SseEvent, comment
 from mcp_sim.wire.jsonrpc import (
     Batch,

@@ -17,7 +17,7 @@ from mcp_sim.capabilities.signatures import read_signature
 from mcp_sim.protocol.errors import invalid_params
 
 if TYPE_CHECKING:
-    from mcp_sim.roles.context import Context
+    from mcp_sim.capabilities.context import Context
 
 Completer: TypeAlias = Sequence[str] | Callable[..., Any]
 MAX_VALUES = 100

@@ -29,12 +29,11 @@ import hmac
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from mcp_sim.protocol.errors import invalid_params
-
-if TYPE_CHECKING:
-    from mcp_sim.roles.context import Context
+from mcp_sim.protocol.revisions import LATEST, revision_at
+from mcp_sim.security.identity import AuthInfo
 
 
 @dataclass(frozen=True)
@@ -57,7 +56,7 @@ class InputRequest:
         if self.method == "elicitation/create":
             if self.kind == "url":
                 return "elicitation.url"
-            return "elicitation.form" if revision >= "2025-11-25" else "elicitation"
+            return "elicitation.form" if revision_at(revision).has_elicitation_modes else "elicitation"
         if self.method == "sampling/createMessage":
             return "sampling.tools" if self.fields.get("tools") else "sampling"
         return "roots"
@@ -67,10 +66,10 @@ class InputRequest:
         if self.method == "elicitation/create":
             if self.kind == "url":
                 out: dict[str, Any] = {"mode": "url", "message": self.fields["message"], "url": self.fields["url"]}
-                if revision < "2026-07-28":
+                if not revision_at(revision).is_modern:
                     out["elicitationId"] = self.fields.get("elicitationId") or elicitation_id or "elicitation"
                 return out
-            out = {"mode": "form"} if revision >= "2025-11-25" else {}
+            out = {"mode": "form"} if revision_at(revision).has_elicitation_modes else {}
             out.update(message=self.fields["message"], requestedSchema=self.fields["requestedSchema"])
             return out
         return {k: v for k, v in self.fields.items() if v is not None}
@@ -129,13 +128,28 @@ class ClientInputUnavailable(Exception):
 
 # --- requestState ---------------------------------------------------------------------------------
 
+class RoundTripCaller(Protocol):
+    """What a codec reads about the request whose state it seals: who calls, which request, when.
+    The handler's :class:`~mcp_sim.capabilities.context.Context` is one."""
+
+    request_state_nonce: str | None
+
+    @property
+    def auth(self) -> AuthInfo | None: ...
+
+    @property
+    def request_digest(self) -> str: ...
+
+    def now(self) -> float: ...
+
+
 class StateCodec(Protocol):
     """Turns the server's between-rounds state into the opaque ``requestState`` string and back.
     ``open`` raises :class:`~mcp_sim.protocol.errors.McpError` (``-32602``) for state it rejects."""
 
-    def seal(self, state: Mapping[str, Any], ctx: Context) -> str: ...
+    def seal(self, state: Mapping[str, Any], ctx: RoundTripCaller) -> str: ...
 
-    def open(self, token: str, ctx: Context) -> dict[str, Any]: ...
+    def open(self, token: str, ctx: RoundTripCaller) -> dict[str, Any]: ...
 
 
 def _b64(data: bytes) -> str:
@@ -149,17 +163,17 @@ def _unb64(text: str) -> bytes:
 def _rejected(why: str) -> Exception:
     return invalid_params(f"Invalid requestState: {why}",
                           rule="Servers treat requestState as attacker-controlled and reject state they did not "
-                               "mint for this caller and request.", revision="2026-07-28")
+                               "mint for this caller and request.", revision=LATEST)
 
 
 class PlainStateCodec:
     """base64 of plain JSON: readable *and editable* by the client. Fine for a demo, dangerous when the
     state carries answers that decide something (an approval, a tenant, an amount)."""
 
-    def seal(self, state: Mapping[str, Any], ctx: Context) -> str:
+    def seal(self, state: Mapping[str, Any], ctx: RoundTripCaller) -> str:
         return _b64(json.dumps(state, separators=(",", ":"), sort_keys=True).encode())
 
-    def open(self, token: str, ctx: Context) -> dict[str, Any]:
+    def open(self, token: str, ctx: RoundTripCaller) -> dict[str, Any]:
         try:
             data = json.loads(_unb64(token))
         except (binascii.Error, ValueError, UnicodeDecodeError):
@@ -194,19 +208,19 @@ class SealedStateCodec:
     def _mac(self, body: bytes) -> str:
         return _b64(hmac.new(self._secret, body, hashlib.sha256).digest())
 
-    def _new_nonce(self, ctx: Context) -> str:
+    def _new_nonce(self, ctx: RoundTripCaller) -> str:
         self._minted += 1
         seed = f"nonce|{self._minted}|{ctx.request_digest}".encode()
         return _b64(hmac.new(self._secret, seed, hashlib.sha256).digest()[:12])
 
-    def seal(self, state: Mapping[str, Any], ctx: Context) -> str:
+    def seal(self, state: Mapping[str, Any], ctx: RoundTripCaller) -> str:
         nonce = ctx.request_state_nonce or self._new_nonce(ctx)
         envelope = {"state": dict(state), "sub": ctx.auth.subject if ctx.auth else None,
                     "req": ctx.request_digest, "exp": round(ctx.now() + self.ttl_seconds, 3), "nonce": nonce}
         body = json.dumps(envelope, separators=(",", ":"), sort_keys=True).encode()
         return f"{_b64(body)}.{self._mac(body)}"
 
-    def open(self, token: str, ctx: Context) -> dict[str, Any]:
+    def open(self, token: str, ctx: RoundTripCaller) -> dict[str, Any]:
         body_text, dot, mac = token.partition(".")
         try:
             body = _unb64(body_text)

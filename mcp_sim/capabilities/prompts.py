@@ -20,7 +20,7 @@ from mcp_sim.capabilities.tools import content_blocks
 from mcp_sim.protocol.errors import invalid_params
 
 if TYPE_CHECKING:
-    from mcp_sim.roles.context import Context
+    from mcp_sim.capabilities.context import Context
 
 
 @dataclass

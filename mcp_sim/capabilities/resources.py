@@ -28,7 +28,7 @@ from mcp_sim.protocol.errors import McpError, invalid_params
 from mcp_sim.protocol.revisions import get_revision
 
 if TYPE_CHECKING:
-    from mcp_sim.roles.context import Context
+    from mcp_sim.capabilities.context import Context
 
 _VARIABLE = re.compile(r"\{(\+?)([A-Za-z_][A-Za-z0-9_]*)\}")
 

@@ -21,17 +21,17 @@ Tasks live on the server, not the connection, so a client may poll from a new co
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Literal
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Literal, Protocol
 
 import anyio
 
+from mcp_sim.capabilities.context import Context
 from mcp_sim.capabilities.mrtr import ClientInputUnavailable, InputRequest
 from mcp_sim.capabilities.pagination import page_result
 from mcp_sim.capabilities.subscriptions import Change
+from mcp_sim.capabilities.task_store import TERMINAL, TaskRecord, TaskStatus, TaskStore, iso_time
 from mcp_sim.protocol.errors import (
     INTERNAL_ERROR,
     METHOD_NOT_FOUND,
@@ -39,102 +39,61 @@ from mcp_sim.protocol.errors import (
     McpError,
     invalid_params,
 )
+from mcp_sim.protocol.lifecycle import has_capability
 from mcp_sim.protocol.meta import RELATED_TASK
-
-if TYPE_CHECKING:
-    from mcp_sim.capabilities.tools import ToolDefinition
-    from mcp_sim.roles.context import Context
+from mcp_sim.protocol.revisions import TASKS_EXTENSION, revision_at
 
 logger = logging.getLogger(__name__)
 
-TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
-TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
-TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
-EPOCH: Final = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-"""Virtual time 0 as a calendar date, so ``createdAt`` reads like a timestamp and stays deterministic."""
+__all__ = [
+    "TASKS_EXTENSION", "TERMINAL", "RunTool", "TaskContext", "TaskRecord", "TaskStatus", "TaskStore", "TaskTool",
+    "cancel_task", "client_has_tasks_extension", "get_task", "iso_time", "list_tasks", "set_status",
+    "start_tool_task", "task_result", "update_task", "wait_for_input",
+]
+"""The task records and store live in :mod:`.task_store`; they are named here too, where callers look."""
 
 
-def iso_time(seconds: float) -> str:
-    """An ISO 8601 UTC timestamp for a moment of virtual time."""
-    moment = EPOCH + dt.timedelta(seconds=seconds)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-
-
-@dataclass
-class TaskRecord:
-    """One task as the server remembers it."""
-
-    task_id: str
-    owner: str
-    flavor: Literal["core", "extension"]
-    tool: str
-    created_at: float
-    ttl_ms: int | None
-    poll_interval_ms: int
-    status: TaskStatus = "working"
-    status_message: str | None = None
-    updated_at: float = 0.0
-    result: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
-    input_requests: dict[str, InputRequest] = field(default_factory=dict)
-    input_responses: dict[str, Any] = field(default_factory=dict)
-    revision: str = "2026-07-28"
-    done: anyio.Event = field(default_factory=anyio.Event)
-    answered: anyio.Event = field(default_factory=anyio.Event)
-    scope: anyio.CancelScope | None = None
+class TaskTool(Protocol):
+    """What starting a task needs to know about the tool (a ``ToolDefinition`` is one)."""
 
     @property
-    def is_terminal(self) -> bool:
-        return self.status in TERMINAL
-
-    def task_json(self) -> dict[str, Any]:
-        """The 2025-11-25 ``Task`` object (``ttl``, ``pollInterval``)."""
-        out: dict[str, Any] = {"taskId": self.task_id, "status": self.status}
-        if self.status_message:
-            out["statusMessage"] = self.status_message
-        out.update(createdAt=iso_time(self.created_at), lastUpdatedAt=iso_time(self.updated_at), ttl=self.ttl_ms,
-                   pollInterval=self.poll_interval_ms)
-        return out
-
-    def extension_json(self, detailed: bool = True) -> dict[str, Any]:
-        """The extension's ``Task`` (``ttlMs``, ``pollIntervalMs``); ``detailed`` adds what its status
-        carries: ``inputRequests``, ``result`` or ``error`` (a ``DetailedTask``)."""
-        out: dict[str, Any] = {"taskId": self.task_id, "status": self.status}
-        if self.status_message:
-            out["statusMessage"] = self.status_message
-        out.update(createdAt=iso_time(self.created_at), lastUpdatedAt=iso_time(self.updated_at),
-                   ttlMs=self.ttl_ms, pollIntervalMs=self.poll_interval_ms)
-        if detailed:
-            if self.status == "input_required":
-                out["inputRequests"] = {k: r.to_json(self.revision) for k, r in self.input_requests.items()}
-            elif self.status == "completed" and self.result is not None:
-                out["result"] = self.result
-            elif self.status == "failed" and self.error is not None:
-                out["error"] = self.error
-        return out
+    def name(self) -> str: ...
+    @property
+    def task_support(self) -> str: ...
 
 
-class TaskStore:
-    """The server's tasks, by id. Expired tasks disappear (their ``ttl`` counts from creation)."""
+RunTool = Callable[..., Awaitable[dict[str, Any]]]
+"""``run(ctx, tool, arguments, passthrough_errors, input_unavailable)``: how the tools capability runs a
+tool (``capabilities.tools.run_tool``), handed in so tasks build on tools without importing them."""
 
-    def __init__(self) -> None:
-        self.tasks: dict[str, TaskRecord] = {}
 
-    def purge(self, now: float) -> None:
-        for task_id, record in list(self.tasks.items()):
-            if record.ttl_ms is not None and now * 1000 >= record.created_at * 1000 + record.ttl_ms:
-                if record.scope is not None:
-                    record.scope.cancel()
-                del self.tasks[task_id]
+class TaskContext(Context):
+    """The context of a task's background work: the same caller and request, no longer tied to the
+    request's own stream (its response has been sent). When the work asks the client for input, the
+    task's status says so: ``input_required`` while it waits, ``working`` again once answered."""
 
-    def find(self, task_id: Any, owner: str, now: float) -> TaskRecord:
-        """The caller's task ``task_id``, or ``-32602`` (unknown, expired, or someone else's)."""
-        self.purge(now)
-        record = self.tasks.get(task_id) if isinstance(task_id, str) else None
-        if record is None or record.owner != owner:
-            raise invalid_params(f"Unknown task: {task_id}",
-                                 rule="tasks/* for an unknown or expired taskId is -32602.")
-        return record
+    def __init__(self, ctx: Context, record: TaskRecord) -> None:
+        super().__init__(ctx.session, ctx.request_id, ctx.method, ctx.params, ctx.revision, ctx.modern_meta)
+        self.task = record
+        self._related = None
+        self.request_state_nonce = ctx.request_state_nonce
+
+    async def ask(self, requests: Mapping[str, InputRequest]) -> dict[str, Any]:
+        if self.task.flavor == "extension":
+            for r in requests.values():
+                path = r.capability(self.revision)
+                if not has_capability(self.client_capabilities, path):
+                    raise ClientInputUnavailable(f"The request that started this task did not declare the "
+                                                 f"'{path}' capability, so the task cannot ask for {r.method}")
+            return await wait_for_input(self, self.task, requests)
+        return await super().ask(requests)
+
+    async def _ask_legacy(self, requests: Mapping[str, InputRequest]) -> dict[str, Any]:
+        self._check_legacy(requests)
+        set_status(self, self.task, "input_required", "waiting for the client's input")
+        answers = await self._send_legacy(requests, {RELATED_TASK: {"taskId": self.task.task_id}})
+        set_status(self, self.task, "working")
+        return answers
 
 
 def client_has_tasks_extension(ctx: Context) -> bool:
@@ -156,7 +115,8 @@ def set_status(ctx: Context, record: TaskRecord, status: TaskStatus, message: st
         ctx.session.send_soon("notifications/tasks/status", record.task_json())
 
 
-async def start_tool_task(ctx: Context, tool: ToolDefinition, arguments: Mapping[str, Any]) -> dict[str, Any] | None:
+async def start_tool_task(ctx: Context, tool: TaskTool, arguments: Mapping[str, Any],
+                          run: RunTool) -> dict[str, Any] | None:
     """Start ``tool`` as a task when the revision, the tool and the request call for it; otherwise
     return ``None`` and let the call run normally."""
     server = ctx.server
@@ -171,10 +131,10 @@ async def start_tool_task(ctx: Context, tool: ToolDefinition, arguments: Mapping
                                rule="A server that needs an undeclared client capability answers -32021.",
                                revision=ctx.revision)
             return None
-        record = _create(ctx, tool, "extension", server.task_ttl_ms)
+        record = _create(ctx, tool, run, "extension", server.task_ttl_ms)
         out = record.extension_json(detailed=False)
         return {"resultType": "task", **out}
-    if ctx.revision < "2025-11-25":
+    if not revision_at(ctx.revision).has_tasks:
         return None
     wants = isinstance(ctx.params.get("task"), Mapping)
     if tool.task_support == "required" and not wants:
@@ -189,13 +149,12 @@ async def start_tool_task(ctx: Context, tool: ToolDefinition, arguments: Mapping
                        revision=ctx.revision)
     requested = ctx.params["task"].get("ttl")
     ttl = requested if isinstance(requested, int) and requested >= 0 else server.task_ttl_ms
-    record = _create(ctx, tool, "core", ttl)
+    record = _create(ctx, tool, run, "core", ttl)
     return {"task": record.task_json()}
 
 
-def _create(ctx: Context, tool: ToolDefinition, flavor: Literal["core", "extension"], ttl: int | None) -> TaskRecord:
-    from mcp_sim.capabilities.tools import run_tool
-
+def _create(ctx: Context, tool: TaskTool, run: RunTool, flavor: Literal["core", "extension"],
+            ttl: int | None) -> TaskRecord:
     server = ctx.server
     now = ctx.now()
     task_id = f"task-{server.next_number('task')}"
@@ -203,14 +162,14 @@ def _create(ctx: Context, tool: ToolDefinition, flavor: Literal["core", "extensi
                         updated_at=now, ttl_ms=ttl, poll_interval_ms=server.task_poll_interval_ms,
                         revision=ctx.revision)
     server.task_store.tasks[task_id] = record
-    task_ctx = ctx.for_task(record)
+    task_ctx = TaskContext(ctx, record)
     arguments = dict(ctx.params.get("arguments") or {})
 
     async def work() -> None:
         with anyio.CancelScope() as scope:
             record.scope = scope
             try:
-                result = await run_tool(task_ctx, tool, arguments, (McpError,), ClientInputUnavailable)
+                result = await run(task_ctx, tool, arguments, (McpError,), ClientInputUnavailable)
             except McpError as exc:
                 record.error = exc.to_error_object().to_dict()
                 set_status(task_ctx, record, "failed", exc.message)

@@ -39,10 +39,11 @@ from mcp_sim.capabilities.mrtr import ClientInputUnavailable, InputRequired
 from mcp_sim.capabilities.pagination import page_result
 from mcp_sim.capabilities.signatures import HandlerSignature, first_doc_paragraph, read_signature
 from mcp_sim.protocol.errors import McpError, invalid_params
+from mcp_sim.protocol.revisions import revision_at
 from mcp_sim.transports.base import AuthInfo
 
 if TYPE_CHECKING:
-    from mcp_sim.roles.context import Context
+    from mcp_sim.capabilities.context import Context
 
 logger = logging.getLogger(__name__)
 
@@ -359,7 +360,7 @@ class ToolDefinition:
             structured = self._output_adapter.dump_python(value, mode="json") if self._output_adapter \
                 else value
             result: dict[str, Any] = {"content": [text_content(json.dumps(structured, ensure_ascii=False))]}
-            if revision >= "2025-06-18":
+            if revision_at(revision).has_structured_tool_output:
                 result["structuredContent"] = structured
             return result
         return {"content": content_blocks(value)}
@@ -465,7 +466,7 @@ async def call_tool(ctx: Context) -> dict[str, Any]:
     if errors:
         return tool_error_result(f"Invalid arguments for tool {tool.name}: " + "; ".join(errors))
     if tool.task_support != "forbidden" or "task" in ctx.params:  # else it cannot be a task
-        as_task = await tasks.start_tool_task(ctx, tool, arguments)
+        as_task = await tasks.start_tool_task(ctx, tool, arguments, run_tool)
         if as_task is not None:
             return as_task
     return await run_tool(ctx, tool, arguments, (InputRequired, McpError), ClientInputUnavailable)

@@ -21,8 +21,8 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_sim.protocol.messages import Error, Notification, Request, RequestId, Result
+from mcp_sim.protocol.parsing import parse_notification, parse_request, parse_result
 from mcp_sim.protocol.revisions import get_revision
-from mcp_sim.protocol.types import parse_notification, parse_request, parse_result
 from mcp_sim.wire.jsonrpc import (
     JSONRPC_VERSION,
     ErrorObject,
@@ -91,7 +91,7 @@ def as_schema_type(model: Request | Notification, revision: str, id: RequestId |
     """
     body = {k: v for k, v in model.to_json().items() if k not in ("jsonrpc", "id")}
     rev = get_revision(revision)
-    if rev.version <= "2025-06-18":  # ISO dates compare as strings; the envelope joined the types in 2025-11-25
+    if not rev.types_carry_envelope:
         return body
     if isinstance(model, Request):
         info = rev.method(model.method)

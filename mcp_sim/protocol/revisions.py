@@ -14,18 +14,53 @@ and which *era* the revision belongs to:
 Each revision is written as the changes from the one before it, just as the spec's changelogs read.
 This registry is the single place these facts live: the server and client consult it, the notebooks'
 comparison tables and the diagrams are drawn from it, and the tests check it against the official
-schemas.
+schemas. Every "does this revision have X" question is a field of :class:`Revision`
+(``has_elicitation_modes``, ``has_tasks``, ``has_sse_priming`` …), so no other module compares
+version dates; :func:`revision_at` answers for a date that is not a released revision. It also
+places every method in one of the course's three layers (:data:`LAYERS`, which says where the
+lifecycle sits and why), and says which fields of which types each revision knows
+(:data:`FIELD_SPANS`).
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Final, Literal
+
+from mcp_sim.protocol.comparison import ComparisonTable
+from mcp_sim.protocol.errors import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    RESOURCE_NOT_FOUND,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    URL_ELICITATION_REQUIRED,
+)
+from mcp_sim.wire.jsonrpc import STANDARD_ERROR_MESSAGES
 
 Era = Literal["legacy", "modern"]
 Direction = Literal["client→server", "server→client", "both"]
+Layer = Literal["roles", "capabilities", "transports"]
+
+LAYERS: Final[tuple[Layer, ...]] = ("roles", "capabilities", "transports")
+"""The course's three layers, in the order it teaches them. Each method sits in one:
+
+* **roles** — who talks: the Host with its user and model (not MCP messages: the app's own talk);
+* **capabilities** — what is offered: tools, resources, prompts, completions, the client features
+  (sampling, elicitation, roots), logging, subscriptions, tasks — *and the lifecycle*
+  (``initialize``/``notifications/initialized``, ``server/discover``). The lifecycle sits here because
+  what it exchanges is capabilities: both sides declare what they offer and agree on a revision, and
+  every later capability check reads what was declared there (feature ``lifecycle``);
+* **transports** — how messages travel: framing, the pipes, and the base protocol's utilities that
+  are about the flow of messages rather than any offering (``ping``, ``notifications/cancelled``,
+  ``notifications/progress``).
+
+The official spec has two layers: its *data layer* (JSON-RPC messages, lifecycle, primitives) is the
+course's capabilities layer plus the JSON-RPC format; its *transport layer* (stdio, Streamable HTTP,
+framing, authorization) is the course's transports layer. Roles are the course's own lens on who
+sends what (see :mod:`mcp_sim`).
+"""
 
 
 @dataclass(frozen=True)
@@ -48,8 +83,15 @@ class MethodInfo:
     """2026-07-28: the server may answer with an ``InputRequiredResult`` (Multi Round-Trip Request)."""
     only_inside_input_requests: bool = False
     """2026-07-28: never sent as a JSON-RPC request, only embedded in ``inputRequests``."""
-    layer: str = "capabilities"
-    """Which of the course's three layers the method belongs to (``lifecycle`` for the handshake)."""
+    layer: Layer = "capabilities"
+    """Which of the course's three layers the method belongs to (see :data:`LAYERS`)."""
+    feature: str | None = None
+    """The part of MCP it belongs to (``tools``, ``resources``, ``lifecycle`` …); by default the first
+    segment of :attr:`capability`. Trace captions and filters use it."""
+
+    def __post_init__(self) -> None:
+        if self.feature is None and self.capability is not None:
+            object.__setattr__(self, "feature", self.capability.partition(".")[0])
 
 
 @dataclass(frozen=True)
@@ -60,6 +102,12 @@ class NotificationInfo:
     direction: Direction
     type_name: str
     capability: str | None = None
+    layer: Layer = "capabilities"
+    feature: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.feature is None and self.capability is not None:
+            object.__setattr__(self, "feature", self.capability.partition(".")[0])
 
 
 @dataclass(frozen=True)
@@ -75,9 +123,23 @@ class Revision:
     error_codes: Mapping[int, str]
     batching: bool = False
     schema_dialect: str = "draft-07"
-    resource_not_found_code: int = -32002
+    resource_not_found_code: int = RESOURCE_NOT_FOUND
     summary: str = ""
     http_headers: tuple[str, ...] = ()
+    has_progress_message: bool = False
+    """``notifications/progress`` may carry a ``message`` (2025-03-26 on)."""
+    has_structured_tool_output: bool = False
+    """Tools may declare ``outputSchema`` and results carry ``structuredContent`` (2025-06-18 on)."""
+    has_elicitation_modes: bool = False
+    """Elicitation has a ``mode`` (``form``/``url``) and the client declares ``elicitation.form`` /
+    ``elicitation.url`` (2025-11-25 on)."""
+    has_tasks: bool = False
+    """Tasks are part of the core protocol (2025-11-25 only; 2026-07-28 moves them to an extension)."""
+    has_sse_priming: bool = False
+    """A Streamable HTTP server opens each SSE stream with a priming event (2025-11-25 on)."""
+    types_carry_envelope: bool = False
+    """The schema's request and notification types include ``jsonrpc`` (and a request's ``id``);
+    before 2025-11-25 they held ``method`` and ``params`` only."""
 
     @property
     def is_modern(self) -> bool:
@@ -127,19 +189,14 @@ def _without(d: Mapping[str, object], *names: str) -> dict:  # type: ignore[type
     return {k: v for k, v in d.items() if k not in names}
 
 
-_JSONRPC_ERRORS: Final = {
-    -32700: "Parse error",
-    -32600: "Invalid Request",
-    -32601: "Method not found",
-    -32602: "Invalid params",
-    -32603: "Internal error",
-}
+_JSONRPC_ERRORS: Final = STANDARD_ERROR_MESSAGES
+"""JSON-RPC 2.0's own five codes, with their standard messages (defined in :mod:`mcp_sim.wire`)."""
 
 # --- 2024-11-05: the first release ---------------------------------------------------------------
 
 _R2024_REQUESTS = _index([
-    _m("initialize", C2S, "InitializeRequest", "InitializeResult", layer="lifecycle"),
-    _m("ping", BOTH, "PingRequest", "EmptyResult", layer="lifecycle"),
+    _m("initialize", C2S, "InitializeRequest", "InitializeResult", feature="lifecycle"),
+    _m("ping", BOTH, "PingRequest", "EmptyResult", layer="transports"),
     _m("resources/list", C2S, "ListResourcesRequest", "ListResourcesResult", "resources"),
     _m("resources/templates/list", C2S, "ListResourceTemplatesRequest", "ListResourceTemplatesResult", "resources"),
     _m("resources/read", C2S, "ReadResourceRequest", "ReadResourceResult", "resources"),
@@ -156,9 +213,9 @@ _R2024_REQUESTS = _index([
 ])
 
 _R2024_NOTIFICATIONS = _nindex([
-    NotificationInfo("notifications/initialized", C2S, "InitializedNotification"),
-    NotificationInfo("notifications/cancelled", BOTH, "CancelledNotification"),
-    NotificationInfo("notifications/progress", BOTH, "ProgressNotification"),
+    NotificationInfo("notifications/initialized", C2S, "InitializedNotification", feature="lifecycle"),
+    NotificationInfo("notifications/cancelled", BOTH, "CancelledNotification", layer="transports"),
+    NotificationInfo("notifications/progress", BOTH, "ProgressNotification", layer="transports"),
     NotificationInfo("notifications/roots/list_changed", C2S, "RootsListChangedNotification", "roots.listChanged"),
     NotificationInfo("notifications/resources/list_changed", S2C, "ResourceListChangedNotification",
                      "resources.listChanged"),
@@ -177,7 +234,7 @@ R2024_11_05: Final = Revision(
     client_capabilities=("experimental", "roots", "roots.listChanged", "sampling"),
     server_capabilities=("experimental", "logging", "prompts", "prompts.listChanged", "resources",
                          "resources.subscribe", "resources.listChanged", "tools", "tools.listChanged"),
-    error_codes={**_JSONRPC_ERRORS, -32002: "Resource not found"},
+    error_codes={**_JSONRPC_ERRORS, RESOURCE_NOT_FOUND: "Resource not found"},
     summary="First release: initialize handshake, tools/resources/prompts, sampling, roots, logging; "
             "stdio and HTTP+SSE.",
 )
@@ -189,6 +246,7 @@ R2025_03_26: Final = replace(
     version="2025-03-26",
     server_capabilities=(*R2024_11_05.server_capabilities, "completions"),
     batching=True,
+    has_progress_message=True,
     summary="Streamable HTTP replaces HTTP+SSE; JSON-RPC batching; tool annotations; audio content; "
             "OAuth 2.1; completions capability.",
 )
@@ -204,6 +262,7 @@ R2025_06_18: Final = replace(
     },
     client_capabilities=(*R2025_03_26.client_capabilities, "elicitation"),
     batching=False,
+    has_structured_tool_output=True,
     http_headers=("MCP-Protocol-Version", "Mcp-Session-Id"),
     summary="Elicitation; structured tool output (outputSchema/structuredContent); resource links; "
             "MCP-Protocol-Version header; batching removed.",
@@ -235,8 +294,12 @@ R2025_11_25: Final = replace(
                          "tasks.list", "tasks.cancel", "tasks.requests"),
     server_capabilities=(*R2025_06_18.server_capabilities, "tasks", "tasks.list", "tasks.cancel",
                          "tasks.requests"),
-    error_codes={**R2025_06_18.error_codes, -32042: "URL elicitation required"},
+    error_codes={**R2025_06_18.error_codes, URL_ELICITATION_REQUIRED: "URL elicitation required"},
     schema_dialect="2020-12",
+    has_elicitation_modes=True,
+    has_tasks=True,
+    has_sse_priming=True,
+    types_carry_envelope=True,
     summary="JSON Schema 2020-12; icons; URL-mode elicitation; sampling with tools; experimental tasks; "
             "403 for a bad Origin.",
 )
@@ -244,13 +307,14 @@ R2025_11_25: Final = replace(
 # --- 2026-07-28: the modern, stateless era -------------------------------------------------------
 
 _MODERN_REQUESTS = _index([
-    _m("server/discover", C2S, "DiscoverRequest", "DiscoverResult", cacheable=True, layer="lifecycle"),
+    _m("server/discover", C2S, "DiscoverRequest", "DiscoverResult", cacheable=True, feature="lifecycle"),
     _m("resources/list", C2S, "ListResourcesRequest", "ListResourcesResult", "resources", cacheable=True),
     _m("resources/templates/list", C2S, "ListResourceTemplatesRequest", "ListResourceTemplatesResult",
        "resources", cacheable=True),
     _m("resources/read", C2S, "ReadResourceRequest", "ReadResourceResult", "resources", cacheable=True,
        may_need_input=True),
-    _m("subscriptions/listen", C2S, "SubscriptionsListenRequest", "SubscriptionsListenResult"),
+    _m("subscriptions/listen", C2S, "SubscriptionsListenRequest", "SubscriptionsListenResult",
+       feature="subscriptions"),
     _m("prompts/list", C2S, "ListPromptsRequest", "ListPromptsResult", "prompts", cacheable=True),
     _m("prompts/get", C2S, "GetPromptRequest", "GetPromptResult", "prompts", may_need_input=True),
     _m("tools/list", C2S, "ListToolsRequest", "ListToolsResult", "tools", cacheable=True),
@@ -269,8 +333,8 @@ R2026_07_28: Final = Revision(
     era="modern",
     requests=_MODERN_REQUESTS,
     notifications=_nindex([
-        NotificationInfo("notifications/cancelled", BOTH, "CancelledNotification"),
-        NotificationInfo("notifications/progress", S2C, "ProgressNotification"),
+        NotificationInfo("notifications/cancelled", BOTH, "CancelledNotification", layer="transports"),
+        NotificationInfo("notifications/progress", S2C, "ProgressNotification", layer="transports"),
         NotificationInfo("notifications/resources/list_changed", S2C, "ResourceListChangedNotification",
                          "resources.listChanged"),
         NotificationInfo("notifications/resources/updated", S2C, "ResourceUpdatedNotification",
@@ -280,7 +344,8 @@ R2026_07_28: Final = Revision(
         NotificationInfo("notifications/tools/list_changed", S2C, "ToolListChangedNotification",
                          "tools.listChanged"),
         NotificationInfo("notifications/message", S2C, "LoggingMessageNotification", "logging"),
-        NotificationInfo("notifications/subscriptions/acknowledged", S2C, "SubscriptionsAcknowledgedNotification"),
+        NotificationInfo("notifications/subscriptions/acknowledged", S2C, "SubscriptionsAcknowledgedNotification",
+                         feature="subscriptions"),
     ]),
     client_capabilities=("experimental", "extensions", "roots", "sampling", "sampling.context", "sampling.tools",
                          "elicitation", "elicitation.form", "elicitation.url"),
@@ -289,13 +354,18 @@ R2026_07_28: Final = Revision(
                          "tools.listChanged"),
     error_codes={
         **_JSONRPC_ERRORS,
-        -32020: "Header mismatch",
-        -32021: "Missing required client capability",
-        -32022: "Unsupported protocol version",
+        HEADER_MISMATCH: "Header mismatch",
+        MISSING_REQUIRED_CLIENT_CAPABILITY: "Missing required client capability",
+        UNSUPPORTED_PROTOCOL_VERSION: "Unsupported protocol version",
     },
     schema_dialect="2020-12",
-    resource_not_found_code=-32602,
+    resource_not_found_code=INVALID_PARAMS,
     http_headers=("MCP-Protocol-Version", "Mcp-Method", "Mcp-Name"),
+    has_progress_message=True,
+    has_structured_tool_output=True,
+    has_elicitation_modes=True,
+    has_sse_priming=True,
+    types_carry_envelope=True,
     summary="Stateless: per-request _meta version and capabilities, server/discover, InputRequiredResult "
             "(MRTR), subscriptions/listen, ttlMs/cacheScope; ping, logging/setLevel and sessions removed; "
             "tasks move to an extension.",
@@ -313,14 +383,53 @@ MODERN_VERSIONS: Final = tuple(v for v, r in REVISIONS.items() if r.era == "mode
 SIMULATED_VERSIONS: Final = ("2025-06-18", "2025-11-25", "2026-07-28")
 """The revisions whose messages the simulator's servers and clients produce."""
 
+ASSUMED_HTTP_VERSION: Final = "2025-03-26"
+"""The version a Streamable HTTP server assumes when a request carries no ``MCP-Protocol-Version``
+header (the revision that introduced Streamable HTTP)."""
+
 TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
 """The 2026-07-28 tasks extension id, negotiated through ``capabilities.extensions``."""
 
 TASKS_EXTENSION_METHODS: Final = _index([
-    _m("tasks/get", C2S, "GetTaskRequest", "GetTaskResult"),
-    _m("tasks/update", C2S, "UpdateTaskRequest", "UpdateTaskResult"),
-    _m("tasks/cancel", C2S, "CancelTaskRequest", "CancelTaskResult"),
+    _m("tasks/get", C2S, "GetTaskRequest", "GetTaskResult", feature="tasks"),
+    _m("tasks/update", C2S, "UpdateTaskRequest", "UpdateTaskResult", feature="tasks"),
+    _m("tasks/cancel", C2S, "CancelTaskRequest", "CancelTaskResult", feature="tasks"),
 ])
+
+
+def _places() -> dict[str, tuple[Layer, str | None]]:
+    out: dict[str, tuple[Layer, str | None]] = {}
+    infos: list[MethodInfo | NotificationInfo] = []
+    for rev in REVISIONS.values():
+        infos += [*rev.requests.values(), *rev.notifications.values()]
+    infos += TASKS_EXTENSION_METHODS.values()
+    for info in infos:
+        out.setdefault(info.method, (info.layer, info.feature))
+    return out
+
+
+PLACES: Final[Mapping[str, tuple[Layer, str | None]]] = _places()
+"""Every method any revision (or the tasks extension) defines → (its layer, its feature)."""
+
+
+def _namespace(method: str) -> str:
+    """``tools/call`` and ``notifications/tools/list_changed`` → ``tools``; ``ping`` → ``""``."""
+    rest = method.removeprefix("notifications/")
+    return rest.partition("/")[0] if "/" in rest else ""
+
+
+def place_of(method: str) -> tuple[Layer, str | None]:
+    """(layer, feature) of ``method``. A method no revision defines (a typo, a custom method) sits in
+    the capabilities layer, with the feature of any known method in the same namespace
+    (``tools/…`` → ``tools``)."""
+    known = PLACES.get(method)
+    if known is not None:
+        return known
+    namespace = _namespace(method)
+    for name, (_, feature) in PLACES.items():
+        if namespace and feature is not None and _namespace(name) == namespace:
+            return "capabilities", feature
+    return "capabilities", None
 
 
 class UnknownRevisionError(KeyError):
@@ -340,44 +449,68 @@ def era_of(version: str) -> Era:
     return get_revision(version).era
 
 
+# --- versions the registry does not know -----------------------------------------------------------
+# Versions are dates, so the questions about versions that are not released revisions (a peer from
+# the future, a header with a date between two releases) are answered here, by comparing dates, and
+# nowhere else.
+
+def revision_at(version: str) -> Revision:
+    """The released revision whose rules apply at ``version``: itself when it is released, else the
+    newest revision released before that date (the oldest one for anything earlier)."""
+    known = REVISIONS.get(version)
+    if known is not None:
+        return known
+    before = [r for v, r in REVISIONS.items() if v <= version]
+    return before[-1] if before else R2024_11_05
+
+
+def era_of_version(version: str, *, unknown_modern_after: str = LATEST_LEGACY) -> Era:
+    """The era of ``version``. An unknown version counts as modern when it is dated after
+    ``unknown_modern_after`` (by default the newest legacy revision, since the stateless era began
+    after it), else as legacy."""
+    known = REVISIONS.get(version)
+    if known is not None:
+        return known.era
+    return "modern" if version > unknown_modern_after else "legacy"
+
+
+def versions_up_to(version: str, among: Iterable[str] = SIMULATED_VERSIONS) -> tuple[str, ...]:
+    """The versions in ``among`` released no later than ``version`` and of its era, oldest first: what a
+    client pinned to ``version`` may offer."""
+    era = revision_at(version).era
+    return tuple(v for v in among if v <= version and revision_at(v).era == era)
+
+
+# --- fields that came and went ---------------------------------------------------------------------
+
+FIELD_SPANS: Final[Mapping[str, Mapping[str, tuple[str, str | None]]]] = {
+    "Tool": {"title": ("2025-06-18", None), "annotations": ("2025-03-26", None),
+             "outputSchema": ("2025-06-18", None), "icons": ("2025-11-25", None),
+             "execution": ("2025-11-25", "2025-11-25"), "_meta": ("2025-06-18", None)},
+    "Resource": {"title": ("2025-06-18", None), "icons": ("2025-11-25", None), "_meta": ("2025-06-18", None)},
+    "ResourceTemplate": {"title": ("2025-06-18", None), "icons": ("2025-11-25", None),
+                         "_meta": ("2025-06-18", None)},
+    "Prompt": {"title": ("2025-06-18", None), "icons": ("2025-11-25", None), "_meta": ("2025-06-18", None)},
+    "PromptArgument": {"title": ("2025-06-18", None)},
+    "Implementation": {"title": ("2025-06-18", None), "description": ("2025-11-25", None),
+                       "icons": ("2025-11-25", None), "websiteUrl": ("2025-11-25", None)},
+    "CallToolResult": {"structuredContent": ("2025-06-18", None)},
+}
+"""Type name → field → (the first revision that defines it, the last one or ``None``): ``title`` came in
+2025-06-18, ``icons`` in 2025-11-25, the experimental ``execution`` lived in 2025-11-25 only. Fields not
+listed exist in every revision."""
+
+
+def has_field(type_name: str, field: str, revision: str) -> bool:
+    """True when ``revision``'s ``type_name`` defines ``field``."""
+    span = FIELD_SPANS.get(type_name, {}).get(field)
+    if span is None:
+        return True
+    first, last = span
+    return revision >= first and (last is None or revision <= last)
+
+
 # --- the comparison table --------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class ComparisonTable:
-    """Rows × revisions, drawn from the registry; renders as HTML (notebooks) or text (terminals)."""
-
-    title: str
-    columns: tuple[str, ...]
-    rows: tuple[tuple[str, tuple[str, ...]], ...]
-    notes: tuple[str, ...] = field(default=())
-
-    def to_text(self) -> str:
-        head = ("", *self.columns)
-        body = [(name, *cells) for name, cells in self.rows]
-        widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
-        line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()  # noqa: E731
-        out = [self.title, line(head), "  ".join("-" * w for w in widths)]
-        out += [line(r) for r in body]
-        out += list(self.notes)
-        return "\n".join(out)
-
-    def to_html(self) -> str:
-        esc = html.escape
-        head = "".join(f"<th>{esc(c)}</th>" for c in self.columns)
-        rows = []
-        for name, cells in self.rows:
-            tds = "".join(f"<td>{esc(c)}</td>" for c in cells)
-            rows.append(f"<tr><th scope='row'><code>{esc(name)}</code></th>{tds}</tr>")
-        notes = "".join(f"<p>{esc(n)}</p>" for n in self.notes)
-        return (f"<table class='mcp-sim-revisions'><caption>{esc(self.title)}</caption>"
-                f"<thead><tr><th></th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{notes}")
-
-    def _repr_html_(self) -> str:
-        return self.to_html()
-
-    def __str__(self) -> str:
-        return self.to_text()
-
 
 _DIRECTION_WORD: Final = {C2S: "C→S", S2C: "S→C", BOTH: "both"}
 

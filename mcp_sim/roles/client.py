@@ -49,7 +49,14 @@ from mcp_sim.protocol.lifecycle import (
     era_from_discover_reply,
     has_capability,
 )
-from mcp_sim.protocol.revisions import LATEST, REVISIONS, SIMULATED_VERSIONS, TASKS_EXTENSION_METHODS, Era
+from mcp_sim.protocol.revisions import (
+    LATEST,
+    REVISIONS,
+    SIMULATED_VERSIONS,
+    TASKS_EXTENSION_METHODS,
+    Era,
+    era_of_version,
+)
 from mcp_sim.roles.cache import AuthorizationContext, ListCache
 from mcp_sim.sim.world import Simulation, maybe_current_simulation
 from mcp_sim.transports.base import AuthInfo, MessageStream, SessionExpired, TransportClosed, deliver_directly
@@ -170,7 +177,7 @@ def _era_of_version(version: str) -> Era:
     rev = REVISIONS.get(version)
     if rev is not None:
         return rev.era
-    return "modern" if version > LATEST else "legacy"
+    return era_of_version(version, unknown_modern_after=LATEST)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -20,16 +20,18 @@ chapter 01, roles and the complete call).
 * answers the servers' **requests for input**: elicitation from its user, sampling from its model
   under a :class:`SamplingBudget`, roots from its configuration;
 * records its talk with the user and the model, so sequence diagrams show User, Host and Model.
+
+The policies it applies are the trust model's (:mod:`mcp_sim.security.host_policy`, the one model
+the security labs attack too); the aggregated tools, their names and the model APIs' formats are
+:mod:`mcp_sim.roles.host_tools`.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import inspect
 import json
 import logging
-import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -38,15 +40,30 @@ import anyio
 from anyio.abc import TaskGroup
 
 from mcp_sim.protocol.errors import McpError
-from mcp_sim.protocol.revisions import REVISIONS, SIMULATED_VERSIONS
+from mcp_sim.protocol.revisions import REVISIONS, SIMULATED_VERSIONS, versions_up_to
 from mcp_sim.roles.cache import ListCache
 from mcp_sim.roles.client import Client, ClientCallbacks, ClientEra, RequestTimeout
-from mcp_sim.roles.model import ChatMessage, Model, ModelTurn, ToolCall, ToolSpec, count_tokens, sampled_text
+from mcp_sim.roles.host_tools import (
+    MESSAGE_CONVERTERS,
+    TOOL_CONVERTERS,
+    HostTool,
+    qualify,
+    result_text,
+)
+from mcp_sim.roles.model import ChatMessage, Model, ModelTurn, ToolCall, count_tokens, sampled_text
 from mcp_sim.roles.user import AlwaysApprove, ApprovalRequest, Approver, ElicitationPrompt, User
-from mcp_sim.security.host_policy import fingerprint
+from mcp_sim.security.host_policy import (
+    ApprovalPolicy,
+    SamplingBudget,
+    ToolPolicy,
+    ToolReview,
+    ToolReviewer,
+    fingerprint,
+)
+from mcp_sim.security.identity import AuthInfo
 from mcp_sim.sim.world import Simulation, current_simulation
 from mcp_sim.transports import open_link
-from mcp_sim.transports.base import AuthInfo, MessageStream, TransportClosed
+from mcp_sim.transports.base import MessageStream, TransportClosed
 
 log = logging.getLogger(__name__)
 
@@ -59,223 +76,6 @@ MODEL = "model"
 
 SAMPLING_REFUSED = -1
 """The code the spec's examples use when the user (or the Host's policy) refuses a sampling request."""
-
-
-# --------------------------------------------------------------------------------------------------
-# Aggregated tools and their names
-# --------------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class HostTool:
-    """A tool of one server, as the Host aggregates it."""
-
-    server: str
-    tool: Mapping[str, Any]
-    """The MCP ``Tool`` object exactly as ``tools/list`` returned it."""
-    qualified_name: str
-    """The collision-free name the model sees (``weather__get_forecast``)."""
-
-    @property
-    def name(self) -> str:
-        return str(self.tool["name"])
-
-    @property
-    def annotations(self) -> Mapping[str, Any]:
-        return self.tool.get("annotations") or {}
-
-    def spec(self) -> ToolSpec:
-        description = self.tool.get("description") or self.tool.get("title") or self.name
-        schema = self.tool.get("inputSchema") or {"type": "object", "properties": {}}
-        return ToolSpec(self.qualified_name, str(description), schema)
-
-
-_MODEL_NAME_RE = re.compile(r"[^A-Za-z0-9_-]")
-MAX_TOOL_NAME = 64
-"""Both OpenAI and Anthropic accept tool names matching ``^[a-zA-Z0-9_-]{1,64}$``."""
-
-
-def qualify(server: str, tool: str, taken: set[str]) -> str:
-    """``server__tool``, made legal for model APIs (other characters become ``_``, at most 64) and
-    unique among ``taken`` (a numeric suffix if two servers' names collide after cleaning)."""
-    base = _MODEL_NAME_RE.sub("_", f"{server}__{tool}")[:MAX_TOOL_NAME]
-    name, n = base, 1
-    while name in taken:
-        n += 1
-        suffix = f"_{n}"
-        name = base[:MAX_TOOL_NAME - len(suffix)] + suffix
-    taken.add(name)
-    return name
-
-
-# --------------------------------------------------------------------------------------------------
-# Converting to model APIs (JSON only, no network)
-# --------------------------------------------------------------------------------------------------
-
-def to_openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
-    """OpenAI chat-completions ``tools``: ``{"type": "function", "function": {name, description,
-    parameters}}``, where ``parameters`` is the MCP ``inputSchema``."""
-    return [{"type": "function",
-             "function": {"name": t.name, "description": t.description, "parameters": dict(t.input_schema)}}
-            for t in tools]
-
-
-def to_anthropic_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
-    """Anthropic Messages ``tools``: ``{name, description, input_schema}``."""
-    return [{"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)} for t in tools]
-
-
-def to_openai_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
-    """The conversation as OpenAI chat-completions ``messages`` (tool results as ``role: "tool"``)."""
-    out: list[dict[str, Any]] = []
-    for m in messages:
-        if m.role == "tool":
-            out.append({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.text})
-        elif m.tool_calls:
-            out.append({"role": "assistant", "content": m.text or None, "tool_calls": [
-                {"id": c.id, "type": "function",
-                 "function": {"name": c.name, "arguments": json.dumps(dict(c.arguments), sort_keys=True)}}
-                for c in m.tool_calls]})
-        else:
-            out.append({"role": m.role, "content": m.text})
-    return out
-
-
-def to_anthropic_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
-    """The conversation as Anthropic Messages ``messages`` (tool use/results as content blocks)."""
-    out: list[dict[str, Any]] = []
-    for m in messages:
-        if m.role == "tool":
-            block = {"type": "tool_result", "tool_use_id": m.tool_call_id,
-                     "content": [{"type": "text", "text": m.text}], "is_error": m.is_error}
-            if out and out[-1]["role"] == "user" and isinstance(out[-1]["content"], list):
-                out[-1]["content"].append(block)
-            else:
-                out.append({"role": "user", "content": [block]})
-        elif m.tool_calls:
-            blocks: list[dict[str, Any]] = [{"type": "text", "text": m.text}] if m.text else []
-            blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": dict(c.arguments)}
-                       for c in m.tool_calls]
-            out.append({"role": "assistant", "content": blocks})
-        else:
-            out.append({"role": m.role, "content": m.text})
-    return out
-
-
-TOOL_CONVERTERS: dict[str, Callable[[Sequence[ToolSpec]], list[dict[str, Any]]]] = {
-    "openai": to_openai_tools, "anthropic": to_anthropic_tools}
-MESSAGE_CONVERTERS: dict[str, Callable[[Sequence[ChatMessage]], list[dict[str, Any]]]] = {
-    "openai": to_openai_messages, "anthropic": to_anthropic_messages}
-
-
-def result_text(result: Mapping[str, Any]) -> str:
-    """The text a model is shown for a ``CallToolResult``: its text blocks, else its structured content."""
-    texts = [c.get("text", "") for c in result.get("content") or [] if isinstance(c, Mapping) and c.get("type") == "text"]
-    if texts:
-        return "\n".join(texts)
-    if "structuredContent" in result:
-        return json.dumps(result["structuredContent"], sort_keys=True)
-    return ""
-
-
-# --------------------------------------------------------------------------------------------------
-# Policies
-# --------------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class ToolPolicy:
-    """Which tools the model may see. Patterns are shell-style globs over qualified names
-    (``issues__*``); ``deny`` wins over ``allow``. Exposing fewer tools is least privilege: a tool the
-    model never sees is a tool a prompt injection cannot make it call."""
-
-    allow: tuple[str, ...] = ("*",)
-    deny: tuple[str, ...] = ()
-    servers: tuple[str, ...] | None = None
-    """Only these servers' tools (``None`` = all)."""
-    read_only: bool = False
-    """Only tools annotated ``readOnlyHint: true`` (by a trusted server)."""
-
-    def permits(self, tool: HostTool, *, trusted: bool = False) -> bool:
-        if self.servers is not None and tool.server not in self.servers:
-            return False
-        if any(fnmatch.fnmatchcase(tool.qualified_name, p) for p in self.deny):
-            return False
-        if self.read_only and not (trusted and tool.annotations.get("readOnlyHint") is True):
-            return False
-        return any(fnmatch.fnmatchcase(tool.qualified_name, p) for p in self.allow)
-
-
-@dataclass(frozen=True)
-class ApprovalPolicy:
-    """When the user must approve a tool call before it is sent.
-
-    ``mode``: ``"always"`` (every call), ``"unless-read-only"`` (skip only tools a *trusted* server
-    annotates ``readOnlyHint: true``), ``"destructive-only"`` (ask only for possibly destructive ones).
-    In every mode a possibly destructive tool is asked about. Per the spec, ``destructiveHint``
-    defaults to true when a tool is not read-only, so a tool without annotations counts as destructive;
-    and annotations from a server not in ``trusted_servers`` are ignored.
-
-    ``always_confirm``: glob patterns over qualified (``bank__transfer_*``) or bare tool names of
-    high-risk tools the user confirms *whatever* the mode and the annotations say — payments,
-    deletions, messages sent in the user's name. A server's own elicitation never replaces this."""
-
-    mode: Literal["always", "unless-read-only", "destructive-only"] = "always"
-    trusted_servers: frozenset[str] = frozenset()
-    always_confirm: tuple[str, ...] = ()
-
-    def is_high_risk(self, tool: HostTool) -> bool:
-        """True when ``tool`` matches one of the :attr:`always_confirm` patterns."""
-        return any(fnmatch.fnmatchcase(tool.qualified_name, p) or fnmatch.fnmatchcase(tool.name, p)
-                   for p in self.always_confirm)
-
-    def reasons(self, tool: HostTool) -> tuple[str, ...]:
-        """Why this call needs approval (empty = it may run without asking)."""
-        trusted = tool.server in self.trusted_servers
-        ann = tool.annotations if trusted else {}
-        read_only = ann.get("readOnlyHint") is True
-        destructive = tool.annotations.get("destructiveHint") is True or (
-            not read_only and ann.get("destructiveHint", True) is not False)
-        out: list[str] = []
-        if self.is_high_risk(tool):
-            out.append("high-risk: the Host always asks the user")
-        if destructive:
-            out.append("destructive" if tool.annotations.get("destructiveHint") is True
-                       else "may be destructive (no trusted annotations say otherwise)")
-        if self.mode == "always":
-            out.append("policy: always ask")
-        elif self.mode == "unless-read-only" and not read_only and not out:
-            out.append("policy: not read-only")
-        return tuple(out)
-
-
-@dataclass
-class SamplingBudget:
-    """How much of the Host's model the servers may use through sampling: a number of calls and a
-    number of tokens (words, in this simulator). Sampling is deprecated in 2026-07-28, and a Host that
-    keeps it for compatibility must still bound what servers can spend."""
-
-    max_calls: int = 3
-    max_tokens: int = 400
-    calls: int = 0
-    tokens: int = 0
-
-    def remaining_tokens(self) -> int:
-        return max(0, self.max_tokens - self.tokens)
-
-
-ToolReviewer = Callable[[str, Mapping[str, Any]], "bool | Awaitable[bool]"]
-"""``(server, tool definition) -> approve?`` — whoever reviews a new or changed definition before the
-model sees it (a person, an admin policy, :func:`~mcp_sim.security.host_policy.careful_reviewer`)."""
-
-
-@dataclass(frozen=True)
-class ToolReview:
-    """One review of one definition: which, why it was shown (``new`` or ``changed``), the verdict."""
-
-    server: str
-    tool: str
-    status: Literal["new", "changed"]
-    approved: bool
-    fingerprint: str
 
 
 @dataclass
@@ -415,7 +215,7 @@ class Host:
         client_era: ClientEra = era or "auto"
         if revision is not None:
             rev_era = REVISIONS[revision].era
-            versions = tuple(v for v in SIMULATED_VERSIONS if v <= revision and REVISIONS[v].era == rev_era) or (revision,)
+            versions = versions_up_to(revision, SIMULATED_VERSIONS) or (revision,)
             client_era = era or rev_era
         client = Client(self.name, era=client_era, versions=versions, callbacks=self._callbacks(),
                         timeout=timeout or self.timeout, cache=self.cache, auth=auth, sim=self.sim)
@@ -620,9 +420,9 @@ class Host:
 
     # -- the conversation ------------------------------------------------------------------------
     async def chat(self, text: str, *, max_steps: int = 6) -> str:
-        """One user request, end to end: the seeds' "complete call". The Host offers the model the
-        tools its policy allows (in the model API's format), runs the calls the model proposes —
-        each after the user's approval — feeds the results back, and returns the final answer."""
+        """One user request, end to end: the complete tool call. The Host offers the model the tools its
+        policy allows (in the model API's format), runs the calls the model proposes — each after the
+        user's approval — feeds the results back, and returns the final answer."""
         if self.model is None:
             raise RuntimeError("this Host has no model")
         self.say(USER, HOST, text)

@@ -5,7 +5,7 @@ list of tools (converted to the model API's own tool format), the model answers 
 calls** or a **final answer**, and the Host — not the model — decides whether each call may run.
 
 :class:`Model` is the whole contract. A real LLM plugs in by implementing it (convert the
-conversation with :func:`mcp_sim.roles.host.to_openai_tools` or ``to_anthropic_tools``, call the
+conversation with :func:`mcp_sim.roles.host_tools.to_openai_tools` or ``to_anthropic_tools``, call the
 provider's API, turn its tool calls into :class:`ToolCall`). The simulator ships
 :class:`ScriptedModel`, a deterministic stand-in whose "intelligence" is a list of readable rules —
 a regular expression over the user's words, the tool it picks and how it fills the arguments — so

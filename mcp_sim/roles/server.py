@@ -51,7 +51,7 @@ from mcp_sim.capabilities.subscriptions import Change
 from mcp_sim.capabilities.tasks import TASKS_EXTENSION, TaskStore
 from mcp_sim.capabilities.tools import TaskSupport, ToolDefinition, tool_from_function
 from mcp_sim.protocol.lifecycle import has_capability
-from mcp_sim.protocol.revisions import REVISIONS, get_revision
+from mcp_sim.protocol.revisions import REVISIONS, SIMULATED_VERSIONS, get_revision
 from mcp_sim.transports.base import AuthInfo
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ logger = logging.getLogger(__name__)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-DEFAULT_VERSIONS: Final = ("2025-06-18", "2025-11-25", "2026-07-28")
+DEFAULT_VERSIONS: Final = SIMULATED_VERSIONS
 
 
 class Server:

@@ -36,6 +36,7 @@ from anyio.abc import TaskGroup
 
 from mcp_sim.capabilities import completion, prompts, resources, tasks, tools
 from mcp_sim.capabilities import logging as mcp_logging
+from mcp_sim.capabilities.context import Context
 from mcp_sim.capabilities.mrtr import ClientInputUnavailable, InputRequired
 from mcp_sim.capabilities.subscriptions import (
     LIST_CHANGED_METHOD,
@@ -62,8 +63,7 @@ from mcp_sim.protocol.lifecycle import (
     negotiate_version,
     unsupported_version,
 )
-from mcp_sim.protocol.revisions import MethodInfo, get_revision
-from mcp_sim.roles.context import Context
+from mcp_sim.protocol.revisions import TASKS_EXTENSION_METHODS, MethodInfo, get_revision
 from mcp_sim.roles.server import Server
 from mcp_sim.transports.base import AuthInfo, MessageStream, TransportClosed, deliver_directly
 from mcp_sim.wire.jsonrpc import (
@@ -99,12 +99,8 @@ CAPABILITY_HANDLERS: dict[str, Handler] = {
     "tasks/update": tasks.update_task,
 }
 
-# The 2026-07-28 tasks extension's methods (not in the core revision table).
-EXTENSION_METHODS: dict[str, MethodInfo] = {
-    "tasks/get": MethodInfo("tasks/get", "client→server", "GetTaskRequest", "GetTaskResult"),
-    "tasks/update": MethodInfo("tasks/update", "client→server", "UpdateTaskRequest", "UpdateTaskResult"),
-    "tasks/cancel": MethodInfo("tasks/cancel", "client→server", "CancelTaskRequest", "CancelTaskResult"),
-}
+EXTENSION_METHODS: Mapping[str, MethodInfo] = TASKS_EXTENSION_METHODS
+"""The 2026-07-28 tasks extension's methods (not in the core revision table), from the registry."""
 
 
 @dataclass

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TypedDict
 
-from mcp_sim.roles.context import Context
+from mcp_sim.capabilities.context import Context
 from mcp_sim.roles.server import Server
-from mcp_sim.transports.base import AuthInfo
+from mcp_sim.security.identity import AuthInfo
 
 LEDGERS: dict[str, dict[str, list[int]]] = {
     "acme": {"ACME-001": [1000, -250, 75], "ACME-002": [5000]},

@@ -12,12 +12,15 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from mcp_sim.roles.context import Context
-from mcp_sim.roles.host import ApprovalPolicy, Host, SamplingBudget, ToolPolicy
+import mcp_sim.scenarios.issues as issues
+import mcp_sim.scenarios.notes as notes
+import mcp_sim.scenarios.weather as weather
+from mcp_sim.capabilities.context import Context
+from mcp_sim.roles.host import Host
 from mcp_sim.roles.model import SamplingRule, ScriptedModel, ToolRule
 from mcp_sim.roles.server import Server
 from mcp_sim.roles.user import ScriptedUser
-from mcp_sim.scenarios import issues, notes, weather
+from mcp_sim.security.host_policy import ApprovalPolicy, SamplingBudget, ToolPolicy
 from mcp_sim.sim.world import Simulation
 
 Faults = Mapping[str, Any]
@@ -86,8 +89,8 @@ def _host(**kw: Any) -> Host:
 
 async def complete_call(sim: Simulation, *, revision: str, transport: str,
                         faults: Faults | None = None) -> None:
-    """The seeds' complete call: discover → filter by policy → the model proposes ``create_issue`` →
-    the user approves → the client calls → the result goes back to the model → the final answer."""
+    """The complete tool call: discover → filter by policy → the model proposes ``create_issue`` → the
+    user approves → the client calls → the result goes back to the model → the final answer."""
     user = ScriptedUser(approvals=[True])
     policy = ToolPolicy(deny=("*__delete_*",))  # the model is never shown the destructive tool
     async with _host(user=user, tool_policy=policy) as host:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from mcp_sim.roles.context import Context
+from mcp_sim.capabilities.context import Context
 from mcp_sim.roles.server import Server
 
 STATIONS: dict[str, tuple[str, int]] = {

@@ -5,13 +5,14 @@ One module per boundary, so a learner finds each idea in one place:
 * :mod:`.identity` — users and tenants: *who* a request acts for;
 * :mod:`.tokens` — access tokens bound to an audience, with scopes (audience validation);
 * :mod:`.authorization` — the Server's per-operation checks: identity, scope, tenant, ownership;
-* :mod:`.host_policy` — the Host's decisions: exposure, review of definitions, namespacing,
-  confirmation (annotations are hints), argument filtering;
+* :mod:`.host_policy` — the Host's decisions, the one model the Host applies and the labs attack:
+  exposure, review of definitions, confirmation (annotations are hints), the sampling budget;
 * :mod:`.sandbox` — a sandbox per server process: files, environment, network egress;
 * :mod:`.request_state` — sealed ``requestState`` and idempotent side effects;
-* :mod:`.lab` — the security lab: scripted attacks with ``vulnerable`` and ``fixed`` configurations,
-  built on the simulator's own Host, Client and Server (the labs themselves are in
-  :mod:`mcp_sim.scenarios.security`).
+* :mod:`.lab` — the security lab's machinery: a lab is facts plus a scripted attack with
+  ``vulnerable`` and ``fixed`` configurations, built on the simulator's own Host, Client and Server.
+  The labs themselves, and ``run_lab``, are in :mod:`mcp_sim.scenarios.security`: this package
+  models trust and knows no scenario.
 
 The Host and the Server enforce these boundaries through their own options: ``Host(tool_review=…)``
 (review pinned by :func:`.host_policy.fingerprint`), ``ApprovalPolicy(always_confirm=…)``,
@@ -20,14 +21,13 @@ The Host and the Server enforce these boundaries through their own options: ``Ho
 
 from __future__ import annotations
 
-from typing import Any
-
 from mcp_sim.security.authorization import AccessDenied, AuditLog, authorize
 from mcp_sim.security.host_policy import (
-    ArgumentFilter,
-    ConfirmationPolicy,
-    DefinitionReview,
-    HostPolicy,
+    ApprovalPolicy,
+    SamplingBudget,
+    ToolPolicy,
+    careful_reviewer,
+    fingerprint,
     hidden_instructions,
 )
 from mcp_sim.security.identity import Directory, Tenant, User
@@ -39,31 +39,23 @@ __all__ = [
     "UNRESTRICTED",
     "AccessDenied",
     "AccessToken",
-    "ArgumentFilter",
+    "ApprovalPolicy",
     "AuditLog",
     "AuthorizationServer",
-    "ConfirmationPolicy",
-    "DefinitionReview",
     "Directory",
-    "HostPolicy",
     "IdempotencyLedger",
     "Machine",
+    "SamplingBudget",
     "SandboxPolicy",
     "SandboxViolation",
     "Tenant",
     "TokenRejected",
+    "ToolPolicy",
     "User",
     "authorize",
+    "careful_reviewer",
+    "fingerprint",
     "hidden_instructions",
-    "run_lab",
     "tamper",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """``LABS`` and ``run_lab`` are loaded on first use (the labs import the roles, which import this)."""
-    if name in ("LABS", "run_lab"):
-        from mcp_sim.security import lab
-
-        return getattr(lab, name)
-    raise AttributeError(name)

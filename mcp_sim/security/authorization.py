@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from mcp_sim.protocol.errors import McpError
-from mcp_sim.transports.base import AuthInfo
+from mcp_sim.security.identity import AuthInfo
 
 Check = Literal["identity", "scope", "tenant", "ownership"]
 

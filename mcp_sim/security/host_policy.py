@@ -1,22 +1,22 @@
-"""Host policies: what the model may see and what needs the user's confirmation (course chapter
-5.2.3, "the Host decides"; spec: Tools, "Security considerations").
+"""The Host's policies: what the model may see, what is reviewed, and what needs the user's
+confirmation (course chapter 05, "the Host decides"; spec: Tools, "Security considerations").
 
 Everything a Server says about itself is **untrusted input** to the Host: tool names, descriptions,
-schemas and annotations were written by whoever runs the Server. The Host therefore decides, with
-its own policy and never with the Server's word alone:
+schemas and annotations were written by whoever runs the Server. The Host therefore decides with its
+own policy, never with the Server's word alone. These are the one model of those decisions: the
+:class:`~mcp_sim.roles.host.Host` applies them, and the security labs attack them.
 
-* **exposure** — which Servers' tools the model may see at all (:attr:`HostPolicy.exposed_servers`);
-* **review** — a tool definition reaches the model only after it was reviewed, and a *changed*
-  definition is reviewed again: approval is pinned to a :func:`fingerprint`, not a name. The Host does
-  this with ``Host(tool_review=careful_reviewer)``; :class:`DefinitionReview` is the same rule as a
-  standalone object;
+* **exposure** — :class:`ToolPolicy`: which tools the model may see (globs over qualified names,
+  servers, read-only), least privilege;
+* **review** — ``Host(tool_review=careful_reviewer)``: a definition reaches the model only after it
+  was reviewed, and a *changed* definition is reviewed again, because approval is pinned to a
+  :func:`fingerprint`, not a name (:class:`ToolReview` records each verdict);
 * **namespacing** — two Servers may both offer ``send_email``; the model sees
-  ``mail__send_email`` and ``helper__send_email``, never one silently replacing the other;
-* **confirmation** — sensitive or destructive calls wait for the user. ``readOnlyHint`` and
-  ``destructiveHint`` are *hints*: "clients MUST consider tool annotations to be untrusted unless
-  they come from trusted servers" (:class:`ConfirmationPolicy`);
-* **argument filtering** — arguments that would carry data out of bounds are refused
-  (:class:`ArgumentFilter`).
+  ``mail__send_email`` and ``helper__send_email`` (:func:`mcp_sim.roles.host_tools.qualify`);
+* **confirmation** — :class:`ApprovalPolicy`: sensitive or destructive calls wait for the user.
+  ``readOnlyHint`` and ``destructiveHint`` are *hints*: "clients MUST consider tool annotations to
+  be untrusted unless they come from trusted servers";
+* **sampling** — :class:`SamplingBudget`: how much of the Host's model servers may spend.
 
 :func:`hidden_instructions` is the one definition of "text in a description that tries to steer the
 model": the scripted model obeys exactly what it finds, and the reviewer flags exactly that, so the
@@ -25,21 +25,14 @@ labs' model and reviewer can never disagree about what a poisoned description is
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import re
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
 
 from mcp_sim.security.request_state import canonical_json
-from mcp_sim.security.sandbox import normalise
-
-NAMESPACE_SEPARATOR = "__"
-
-
-def qualified_name(server: str, tool: str) -> str:
-    """The name the model sees for ``tool`` of ``server`` when the Host namespaces tools."""
-    return f"{server}{NAMESPACE_SEPARATOR}{tool}"
 
 
 def fingerprint(tool: Mapping[str, Any]) -> str:
@@ -89,132 +82,120 @@ def hidden_instructions(description: str | None) -> list[Directive]:
     return found
 
 
-# --- review of definitions -------------------------------------------------------------------------
-
-Reviewer = Callable[[str, Mapping[str, Any]], bool]
-"""``(server, tool definition) -> approve?``: the person (or admin policy) who looks at a definition."""
-
-
 def careful_reviewer(server: str, tool: Mapping[str, Any]) -> bool:
     """A reviewer who reads the whole description and refuses one that gives the model orders."""
     return not hidden_instructions(tool.get("description"))
 
 
+# --- the policies the Host applies -------------------------------------------------------------------
+
+class PolicyTool(Protocol):
+    """A tool as the policies see it: whose it is, its names, its (untrusted) annotations.
+    The Host's :class:`~mcp_sim.roles.host_tools.HostTool` is one."""
+
+    @property
+    def server(self) -> str: ...
+    @property
+    def qualified_name(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def annotations(self) -> Mapping[str, Any]: ...
+
+
+
 @dataclass(frozen=True)
-class ReviewFinding:
+class ToolPolicy:
+    """Which tools the model may see. Patterns are shell-style globs over qualified names
+    (``issues__*``); ``deny`` wins over ``allow``. Exposing fewer tools is least privilege: a tool the
+    model never sees is a tool a prompt injection cannot make it call."""
+
+    allow: tuple[str, ...] = ("*",)
+    deny: tuple[str, ...] = ()
+    servers: tuple[str, ...] | None = None
+    """Only these servers' tools (``None`` = all)."""
+    read_only: bool = False
+    """Only tools annotated ``readOnlyHint: true`` (by a trusted server)."""
+
+    def permits(self, tool: PolicyTool, *, trusted: bool = False) -> bool:
+        if self.servers is not None and tool.server not in self.servers:
+            return False
+        if any(fnmatch.fnmatchcase(tool.qualified_name, p) for p in self.deny):
+            return False
+        if self.read_only and not (trusted and tool.annotations.get("readOnlyHint") is True):
+            return False
+        return any(fnmatch.fnmatchcase(tool.qualified_name, p) for p in self.allow)
+
+
+@dataclass(frozen=True)
+class ApprovalPolicy:
+    """When the user must approve a tool call before it is sent.
+
+    ``mode``: ``"always"`` (every call), ``"unless-read-only"`` (skip only tools a *trusted* server
+    annotates ``readOnlyHint: true``), ``"destructive-only"`` (ask only for possibly destructive ones).
+    In every mode a possibly destructive tool is asked about. Per the spec, ``destructiveHint``
+    defaults to true when a tool is not read-only, so a tool without annotations counts as destructive;
+    and annotations from a server not in ``trusted_servers`` are ignored.
+
+    ``always_confirm``: glob patterns over qualified (``bank__transfer_*``) or bare tool names of
+    high-risk tools the user confirms *whatever* the mode and the annotations say — payments,
+    deletions, messages sent in the user's name. A server's own elicitation never replaces this."""
+
+    mode: Literal["always", "unless-read-only", "destructive-only"] = "always"
+    trusted_servers: frozenset[str] = frozenset()
+    always_confirm: tuple[str, ...] = ()
+
+    def is_high_risk(self, tool: PolicyTool) -> bool:
+        """True when ``tool`` matches one of the :attr:`always_confirm` patterns."""
+        return any(fnmatch.fnmatchcase(tool.qualified_name, p) or fnmatch.fnmatchcase(tool.name, p)
+                   for p in self.always_confirm)
+
+    def reasons(self, tool: PolicyTool) -> tuple[str, ...]:
+        """Why this call needs approval (empty = it may run without asking)."""
+        trusted = tool.server in self.trusted_servers
+        ann = tool.annotations if trusted else {}
+        read_only = ann.get("readOnlyHint") is True
+        destructive = tool.annotations.get("destructiveHint") is True or (
+            not read_only and ann.get("destructiveHint", True) is not False)
+        out: list[str] = []
+        if self.is_high_risk(tool):
+            out.append("high-risk: the Host always asks the user")
+        if destructive:
+            out.append("destructive" if tool.annotations.get("destructiveHint") is True
+                       else "may be destructive (no trusted annotations say otherwise)")
+        if self.mode == "always":
+            out.append("policy: always ask")
+        elif self.mode == "unless-read-only" and not read_only and not out:
+            out.append("policy: not read-only")
+        return tuple(out)
+
+
+@dataclass
+class SamplingBudget:
+    """How much of the Host's model the servers may use through sampling: a number of calls and a
+    number of tokens (words, in this simulator). Sampling is deprecated in 2026-07-28, and a Host that
+    keeps it for compatibility must still bound what servers can spend."""
+
+    max_calls: int = 3
+    max_tokens: int = 400
+    calls: int = 0
+    tokens: int = 0
+
+    def remaining_tokens(self) -> int:
+        return max(0, self.max_tokens - self.tokens)
+
+
+ToolReviewer = Callable[[str, Mapping[str, Any]], "bool | Awaitable[bool]"]
+"""``(server, tool definition) -> approve?`` — whoever reviews a new or changed definition before the
+model sees it (a person, an admin policy, :func:`~mcp_sim.security.host_policy.careful_reviewer`)."""
+
+
+@dataclass(frozen=True)
+class ToolReview:
+    """One review of one definition: which, why it was shown (``new`` or ``changed``), the verdict."""
+
     server: str
     tool: str
-    status: str
-    """``new``, ``changed``, ``unchanged`` or ``removed``."""
+    status: Literal["new", "changed"]
     approved: bool
-    reasons: tuple[str, ...] = ()
-
-
-@dataclass
-class DefinitionReview:
-    """Pins each approved definition by :func:`fingerprint`; new and changed ones go to the reviewer.
-
-    ``pin_by_fingerprint=False`` is the rug-pull mistake: approval is remembered by *name*, so a
-    Server can swap the description after approval and the new text reaches the model unreviewed.
-    """
-
-    reviewer: Reviewer = careful_reviewer
-    pin_by_fingerprint: bool = True
-    pinned: dict[tuple[str, str], str] = field(default_factory=dict)
-    findings: list[ReviewFinding] = field(default_factory=list)
-
-    def admit(self, server: str, tools: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-        """The definitions of ``server`` that may reach the model now."""
-        admitted = []
-        for tool in tools:
-            key = (server, tool["name"])
-            fp = fingerprint(tool) if self.pin_by_fingerprint else tool["name"]
-            if self.pinned.get(key) == fp:
-                admitted.append(tool)
-                continue
-            status = "changed" if key in self.pinned else "new"
-            approved = self.reviewer(server, tool)
-            reasons = tuple(d.text for d in hidden_instructions(tool.get("description")))
-            self.findings.append(ReviewFinding(server, tool["name"], status, approved, reasons))
-            if approved:
-                self.pinned[key] = fp
-                admitted.append(tool)
-            else:
-                self.pinned.pop(key, None)
-        return admitted
-
-
-# --- confirmation ----------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class ConfirmationPolicy:
-    """When a call waits for the user.
-
-    ``trust_annotations=True`` is the mistake: a tool that *says* ``readOnlyHint: true`` runs without
-    asking. The fixed policy trusts annotations only from ``trusted_servers`` and otherwise asks for
-    every call not in ``auto_approved`` (tools the Host itself vetted)."""
-
-    trust_annotations: bool = False
-    trusted_servers: frozenset[str] = frozenset()
-    auto_approved: frozenset[tuple[str, str]] = frozenset()
-    always_confirm: frozenset[str] = frozenset()
-    """Tool names that always need confirmation, whatever anyone says (payments, deletion …)."""
-
-    def needs_confirmation(self, server: str, tool: Mapping[str, Any]) -> tuple[bool, str]:
-        name = tool["name"]
-        if name in self.always_confirm:
-            return True, f"{name} is on the Host's always-confirm list"
-        if (server, name) in self.auto_approved:
-            return False, f"the Host vetted {server}/{name} itself"
-        hints = tool.get("annotations") or {}
-        if self.trust_annotations or server in self.trusted_servers:
-            if hints.get("readOnlyHint") is True:
-                return False, f"{server} says {name} is read-only (readOnlyHint), and the Host believed it"
-            return True, f"{name} is not marked read-only"
-        return True, f"annotations from {server} are untrusted hints, so the Host asks"
-
-
-# --- argument filtering ----------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class ArgumentFilter:
-    """Refuses arguments that would carry data where it must not go.
-
-    ``path_roots``: path-like string arguments must lie inside one of them (after normalisation).
-    ``forbidden_values``: exact secrets the Host knows of (e.g. data marked sensitive by another
-    Server) that must not leave through any tool argument."""
-
-    path_roots: tuple[str, ...] | None = None
-    forbidden_values: frozenset[str] = frozenset()
-
-    def problems(self, arguments: Mapping[str, Any]) -> list[str]:
-        out = []
-        for key, value in arguments.items():
-            if not isinstance(value, str):
-                continue
-            if any(secret and secret in value for secret in self.forbidden_values):
-                out.append(f"argument {key!r} carries data marked sensitive")
-            if self.path_roots is not None and value.startswith("/"):
-                path = normalise(value)
-                if not any(path == r or path.startswith(r.rstrip("/") + "/") for r in map(normalise, self.path_roots)):
-                    out.append(f"argument {key!r} names {path}, outside the allowed roots")
-        return out
-
-
-@dataclass
-class HostPolicy:
-    """All the Host's decisions in one place; the labs flip one field between vulnerable and fixed."""
-
-    exposed_servers: frozenset[str] | None = None
-    """``None`` = every connected Server's tools may reach the model."""
-    review: DefinitionReview | None = None
-    """``None`` = definitions reach the model unreviewed."""
-    namespacing: bool = True
-    confirmation: ConfirmationPolicy = field(default_factory=ConfirmationPolicy)
-    arguments: ArgumentFilter = field(default_factory=ArgumentFilter)
-
-    def visible_name(self, server: str, tool: str) -> str:
-        return qualified_name(server, tool) if self.namespacing else tool
-
-    def may_expose(self, server: str) -> bool:
-        return self.exposed_servers is None or server in self.exposed_servers
+    fingerprint: str

@@ -4,7 +4,7 @@ A Server that serves more than one organisation must know, on every request, two
 protocol itself does not carry in its JSON-RPC messages: the **subject** (the user or service the
 request acts for) and the **tenant** (the organisation whose data that subject may touch). Both come
 from the transport — a validated bearer token on Streamable HTTP, the process's configured identity
-on stdio — and reach the Server as :class:`~mcp_sim.transports.base.AuthInfo`.
+on stdio — and reach the Server as an :class:`AuthInfo`, which every transport's stream carries.
 
 This module holds the simulated directory of users and tenants, and draws their names from the
 simulation's seeded generator, so every lab attacks *different* tenants on every seed: a fix that
@@ -22,6 +22,22 @@ _NOUNS = ("harbor", "ridge", "meadow", "forge", "canyon", "delta", "grove", "sum
           "quarry", "lagoon", "prairie", "tundra", "atlas", "cedar", "falcon", "glacier", "heron", "juniper")
 _GIVEN = ("ada", "bruno", "chen", "dara", "emil", "fatima", "goran", "hana", "ines", "jon", "kofi", "lena",
           "mateo", "nora", "oskar", "priya", "quinn", "rosa", "sami", "tove")
+
+
+@dataclass(frozen=True)
+class AuthInfo:
+    """Who is calling, as the transport established it (a validated bearer token on HTTP, the
+    process's configured identity on stdio). The server reads it to authorise every operation."""
+
+    subject: str
+    """The user (or service) the token was issued to."""
+    tenant: str | None = None
+    scopes: tuple[str, ...] = ()
+    audience: str | None = None
+    """The resource the token was issued for; a server MUST reject tokens not issued for it."""
+    token: str | None = None
+    client_id: str | None = None
+
 
 
 def pick_name(rng: random.Random, kind: str = "tenant") -> str:

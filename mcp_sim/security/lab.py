@@ -7,7 +7,7 @@ the vulnerable configuration makes, the boundary that fixes it and the rule behi
 machine — runs the attack with names, amounts and paths drawn from the seeded generator, and reports
 an :class:`Outcome`: did it work, and what did the attacker get (data read, money moved …).
 
-:func:`run_lab` runs one lab and returns a :class:`LabResult` whose ``trace`` is the recorder of the
+:func:`mcp_sim.scenarios.security.run_lab` runs one lab and returns a :class:`LabResult` whose ``trace`` is the recorder of the
 run, with the attack's messages marked ``"attack"``, and whose ``explanation`` paragraph is composed
 from the lab's facts and the outcome's data — nothing in it is written per run.
 
@@ -33,9 +33,10 @@ from mcp_sim.protocol.revisions import LATEST
 from mcp_sim.roles.client import Client, ClientCallbacks
 from mcp_sim.roles.server import Server
 from mcp_sim.roles.server_session import serve
+from mcp_sim.security.identity import AuthInfo
 from mcp_sim.sim.world import Simulation
 from mcp_sim.trace.recorder import Recorder, TraceEvent
-from mcp_sim.transports.base import AuthInfo, MessageStream
+from mcp_sim.transports.base import MessageStream
 from mcp_sim.transports.memory import memory_link
 
 ServerMain = Callable[[MessageStream], Awaitable[None]]
@@ -212,7 +213,8 @@ Story = Callable[[LabContext], Awaitable[Outcome]]
 
 @dataclass(frozen=True)
 class Lab:
-    """One lab: its name in :data:`LABS`, its facts and its story."""
+    """One lab: its name, its facts and its story. The labs themselves are written in
+    :mod:`mcp_sim.scenarios.security`, which also holds the one table of them all (``LABS``)."""
 
     name: str
     facts: LabFacts
@@ -234,29 +236,3 @@ class Lab:
         outcome = sim.run(main)
         return LabResult(self.name, config, seed, outcome.succeeded, outcome.evidence, sim.recorder,
                          explain(self.facts, config, outcome), self.facts)
-
-
-LABS: dict[str, Lab] = {}
-"""Every registered lab by name (filled by :mod:`mcp_sim.scenarios.security`)."""
-
-
-def register(name: str, facts: LabFacts) -> Callable[[Story], Story]:
-    """Decorator: register ``story`` as the lab ``name``."""
-    def wrap(story: Story) -> Story:
-        if name in LABS:
-            raise ValueError(f"a lab named {name!r} is already registered")
-        LABS[name] = Lab(name, facts, story)
-        return story
-
-    return wrap
-
-
-def run_lab(name: str, config: Config = "vulnerable", seed: int = 0) -> LabResult:
-    """Run lab ``name`` in ``config`` (``"vulnerable"`` or ``"fixed"``) with ``seed``."""
-    if not LABS:
-        import mcp_sim.scenarios.security  # noqa: F401  (registers the labs)
-    try:
-        lab = LABS[name]
-    except KeyError:
-        raise KeyError(f"no lab named {name!r}; the labs are: {', '.join(sorted(LABS))}") from None
-    return lab.run(config, seed)

@@ -24,8 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from mcp_sim.security.identity import User
-from mcp_sim.transports.base import AuthInfo
+from mcp_sim.security.identity import AuthInfo, User
 
 
 @dataclass(frozen=True)

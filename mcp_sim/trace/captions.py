@@ -7,7 +7,8 @@ names both sides — "The weather client asks the weather server which tools it 
 Three things are derived from an event here, and only here, so the diagrams, the tables and the
 exports never disagree about wording:
 
-* :func:`classify` — which of the course's layers the event belongs to (and which capability);
+* :func:`classify` — which of the course's three layers the event belongs to (and which part of
+  MCP), read from the revisions registry (:data:`~mcp_sim.protocol.revisions.LAYERS`);
 * :func:`caption` — one sentence for the learner;
 * :func:`label` — the short text written on an arrow: ``→ tools/call #3``, ``← result #3``,
   ``✖ error -32601 #3``, ``⇢ notifications/progress 1/3``. The glyph says what kind of message it is,
@@ -18,39 +19,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_sim.protocol.revisions import REVISIONS, TASKS_EXTENSION_METHODS
-
-_CAPABILITY_OF_PREFIX = {
-    "tools/": "tools",
-    "resources/": "resources",
-    "prompts/": "prompts",
-    "completion/": "completions",
-    "sampling/": "sampling",
-    "elicitation/": "elicitation",
-    "roots/": "roots",
-    "logging/": "logging",
-    "tasks/": "tasks",
-    "subscriptions/": "subscriptions",
-    "notifications/tools/": "tools",
-    "notifications/resources/": "resources",
-    "notifications/prompts/": "prompts",
-    "notifications/roots/": "roots",
-    "notifications/message": "logging",
-    "notifications/tasks": "tasks",
-    "notifications/elicitation/": "elicitation",
-    "notifications/subscriptions/": "subscriptions",
-}
-
-_LIFECYCLE = {"initialize", "notifications/initialized", "ping", "server/discover"}
-_UTILITIES = {"notifications/cancelled", "notifications/progress"}
-
-LAYERS = ("roles", "lifecycle", "capabilities", "transports")
-"""The layers a trace event can belong to, in the order the course teaches them."""
+from mcp_sim.protocol.revisions import REVISIONS, TASKS_EXTENSION_METHODS, place_of
 
 
 def classify(event: Any) -> tuple[str, str | None]:
-    """(layer, capability) for an event: ``roles`` for app talk, ``transports`` for framing events,
-    ``lifecycle`` for the handshake/discovery, ``capabilities`` for the rest."""
+    """(layer, capability) for an event: ``roles`` for app talk, ``transports`` for framing events, and
+    for a message the layer and feature the revisions registry gives its method."""
     return classify_kind(event.kind, event.method)
 
 
@@ -60,14 +34,7 @@ def classify_kind(kind: str, method: str | None) -> tuple[str, str | None]:
         return "roles", None
     if method is None:
         return "transports", None
-    if method in _LIFECYCLE:
-        return "lifecycle", None
-    if method in _UTILITIES:
-        return "transports", None
-    for prefix, cap in _CAPABILITY_OF_PREFIX.items():
-        if method.startswith(prefix):
-            return "capabilities", cap
-    return "capabilities", None
+    return place_of(method)
 
 
 # --- who is who ------------------------------------------------------------------------------------

@@ -1,11 +1,13 @@
 """A trace: the events of one simulation, in order, with the questions a learner asks of them.
 
 A :class:`Trace` is an immutable list of :class:`~mcp_sim.trace.recorder.TraceEvent` objects. It
-filters (``trace.filter(link="weather", layer="lifecycle")``), lists the JSON-RPC messages, compares
+filters (``trace.filter(link="weather", capability="lifecycle")``), lists the JSON-RPC messages, compares
 itself with another trace (:meth:`Trace.diff` — what changed when one message was dropped or the
-revision changed?), and turns itself into the views the course uses: a sequence diagram, a text
-table, Mermaid, a standalone HTML page and JSON Lines. Every view of a filtered trace shows the same
-events in the same order, because every view is drawn from the same ``Trace`` object.
+revision changed?). It is the data; the views the course draws from it — the sequence diagram
+(:mod:`.sequence`), the text table (:mod:`.table`), the topology (:mod:`.topology`), Mermaid
+(:mod:`.mermaid`), the HTML page (:mod:`.page`) and JSON Lines (:mod:`.jsonl`) — each take a
+``Trace`` and import this module, never the other way round. Every view of a filtered trace shows the
+same events in the same order, because every view is drawn from the same ``Trace`` object.
 """
 
 from __future__ import annotations
@@ -15,16 +17,10 @@ import html
 import json
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, overload
+from typing import Any, overload
 
 from mcp_sim.trace.captions import label
 from mcp_sim.trace.recorder import TraceEvent
-
-if TYPE_CHECKING:
-    from mcp_sim.trace.sequence import SequenceDiagram
-    from mcp_sim.trace.table import TraceTable
-    from mcp_sim.trace.topology import TopologyDiagram
 
 Selector = str | Collection[str] | None
 """A filter value: one name, several names, or ``None`` for "any"."""
@@ -38,6 +34,12 @@ def _matches(value: str | None, wanted: Selector) -> bool:
     if isinstance(wanted, str):
         return value == wanted
     return value in wanted
+
+
+def format_ms(t_ms: float) -> str:
+    """``12.0`` → ``"12 ms"``, ``0.125`` → ``"0.125 ms"``: virtual time, as short as it is exact."""
+    text = f"{t_ms:.3f}".rstrip("0").rstrip(".")
+    return f"{text} ms"
 
 
 def lifelines(events: Iterable[TraceEvent]) -> list[str]:
@@ -69,14 +71,10 @@ class Trace(Sequence[TraceEvent]):
 
     @classmethod
     def of(cls, source: Any) -> Trace:
-        """A trace from whatever a scenario hands back: a ``Trace``, a ``Recorder``, a list of events or
-        the path of a JSON Lines file."""
+        """A trace from whatever a scenario hands back: a ``Trace``, a ``Recorder`` or a list of events
+        (a JSON Lines file is read by :func:`mcp_sim.trace.jsonl.load_jsonl`)."""
         if isinstance(source, Trace):
             return source
-        if isinstance(source, (str, Path)):
-            from mcp_sim.trace.jsonl import load_jsonl
-
-            return load_jsonl(source)
         events = getattr(source, "events", source)
         return cls(events)
 
@@ -174,63 +172,9 @@ class Trace(Sequence[TraceEvent]):
         """What changed between this trace and ``other``; see :class:`TraceDiff`."""
         return TraceDiff.between(self, Trace.of(other))
 
-    # -- views ---------------------------------------------------------------------------------
-    def sequence_diagram(self, **options: Any) -> SequenceDiagram:
-        """The sequence diagram (SVG) of this trace; ``highlight=seq`` marks one step."""
-        from mcp_sim.trace.sequence import SequenceDiagram
-
-        return SequenceDiagram(self, **options)
-
-    def table(self) -> TraceTable:
-        """The accessible text/HTML table of this trace: same events, same order as the diagram."""
-        from mcp_sim.trace.table import TraceTable
-
-        return TraceTable(self)
-
-    def topology(self) -> TopologyDiagram:
-        """Who is connected to whom, inferred from this trace's links (Graphviz)."""
-        from mcp_sim.trace.topology import TopologyDiagram
-
-        return TopologyDiagram.from_trace(self)
-
-    def to_svg(self, **options: Any) -> str:
-        return self.sequence_diagram(**options).to_svg()
-
-    def to_mermaid(self) -> str:
-        """The trace as a Mermaid ``sequenceDiagram`` (for Markdown, GitHub, docs)."""
-        from mcp_sim.trace.mermaid import to_mermaid
-
-        return to_mermaid(self)
-
-    def to_html(self, title: str | None = None) -> str:
-        """A standalone HTML page: the diagram, the table and every message's JSON, no external files."""
-        from mcp_sim.trace.page import trace_page
-
-        return trace_page(self, title=title)
-
     def to_json(self) -> list[dict[str, Any]]:
+        """Every event as a JSON-ready dict, in order (JSON Lines, widgets and the HTML page use it)."""
         return [e.to_json() for e in self._events]
-
-    def to_jsonl(self, path_or_file: str | Path | IO[str]) -> None:
-        """Write JSON Lines (see :mod:`mcp_sim.trace.jsonl`)."""
-        from mcp_sim.trace.jsonl import to_jsonl
-
-        to_jsonl(self._events, path_or_file)
-
-    @classmethod
-    def from_jsonl(cls, path_or_file: str | Path | IO[str]) -> Trace:
-        from mcp_sim.trace.jsonl import load_jsonl
-
-        return load_jsonl(path_or_file)
-
-    def _repr_html_(self) -> str:
-        diagram = self.sequence_diagram()
-        return (f"<div class='mcp-sim-trace'>{diagram._repr_html_()}"
-                f"<details><summary>Text table of the same {len(self)} events</summary>"
-                f"{self.table().to_html()}</details></div>")
-
-    def __str__(self) -> str:
-        return self.table().to_text()
 
 
 # --- comparing two traces ------------------------------------------------------------------------

@@ -11,12 +11,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
+from mcp_sim.trace.events import Trace
 from mcp_sim.trace.recorder import TraceEvent
-
-if TYPE_CHECKING:
-    from mcp_sim.trace.events import Trace
 
 
 def _jsonable(value: Any) -> Any:
@@ -50,8 +48,6 @@ def to_jsonl(events: Iterable[TraceEvent], path_or_file: str | Path | IO[str]) -
 def loads_jsonl(text: str) -> Trace:
     """Parse JSON Lines text into a :class:`~mcp_sim.trace.events.Trace`. Blank lines are skipped;
     a broken line is reported with its number."""
-    from mcp_sim.trace.events import Trace
-
     events = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():

@@ -12,8 +12,8 @@ import re
 from typing import Any
 
 from mcp_sim.trace.captions import label
-from mcp_sim.trace.events import Trace
-from mcp_sim.trace.sequence import NOTE_KINDS, format_ms
+from mcp_sim.trace.events import Trace, format_ms
+from mcp_sim.trace.sequence import NOTE_KINDS
 
 ARROWS = {"request": "->>", "response": "-->>", "notification": "-)", "error": "--x", "invalid": "-x",
           "batch": "->>", "app": "->>"}

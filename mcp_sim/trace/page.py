@@ -32,6 +32,16 @@ def _pretty(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
+def trace_html(trace: Any) -> str:
+    """The trace as a notebook shows it inline: the sequence diagram, with the text table of the same
+    events folded beneath it."""
+    trace = Trace.of(trace)
+    diagram = SequenceDiagram(trace)
+    return (f"<div class='mcp-sim-trace'>{diagram._repr_html_()}"
+            f"<details><summary>Text table of the same {len(trace)} events</summary>"
+            f"{diagram.table().to_html()}</details></div>")
+
+
 def trace_page(trace: Any, *, title: str | None = None) -> str:
     """The HTML text of the page (deterministic: the same trace gives the same bytes)."""
     trace = Trace.of(trace)

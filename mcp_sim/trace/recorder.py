@@ -560,7 +560,11 @@ class Recorder:
 
     def to_jsonl(self, path_or_file: Any) -> None:
         """Write the trace as JSON Lines (one event per line); see :func:`mcp_sim.trace.jsonl.to_jsonl`."""
-        self.trace().to_jsonl(path_or_file)
+        from mcp_sim.trace.jsonl import to_jsonl
+
+        to_jsonl(self.events, path_or_file)
 
     def _repr_html_(self) -> str:
-        return self.trace()._repr_html_()
+        from mcp_sim.trace.page import trace_html
+
+        return trace_html(self)

@@ -32,8 +32,9 @@ from typing import Any
 
 from mcp_sim.trace.captions import label
 from mcp_sim.trace.embed import svg_img
-from mcp_sim.trace.events import Trace, lifelines
+from mcp_sim.trace.events import Trace, format_ms, lifelines
 from mcp_sim.trace.recorder import TraceEvent
+from mcp_sim.trace.table import TraceTable
 
 LANE_TIME_W = 84
 LANE_BADGE_W = 96
@@ -72,12 +73,6 @@ def xml_text(text: Any) -> str:
     """Text made safe for SVG/HTML: escaped, and characters XML cannot hold replaced (frames from a
     malicious server may contain anything)."""
     return html.escape(_XML_BAD.sub("\ufffd", str(text)), quote=True)
-
-
-def format_ms(t_ms: float) -> str:
-    """``12.0`` → ``"12 ms"``, ``0.125`` → ``"0.125 ms"``: virtual time, as short as it is exact."""
-    text = f"{t_ms:.3f}".rstrip("0").rstrip(".")
-    return f"{text} ms"
 
 
 def time_badges(event: TraceEvent) -> list[str]:
@@ -119,9 +114,9 @@ class SequenceDiagram:
         """The ``seq`` of every row, top to bottom (the table lists the same, in the same order)."""
         return [e.seq for e in self.trace]
 
-    def table(self) -> Any:
+    def table(self) -> TraceTable:
         """The accessible companion: the same events as a text/HTML table."""
-        return self.trace.table()
+        return TraceTable(self.trace)
 
     def with_highlight(self, seq: int | None) -> SequenceDiagram:
         return SequenceDiagram(self.trace, highlight=seq, title=self.title)

@@ -12,9 +12,8 @@ import html
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_sim.trace.events import Trace
+from mcp_sim.trace.events import Trace, format_ms
 from mcp_sim.trace.recorder import TraceEvent
-from mcp_sim.trace.sequence import format_ms
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,9 @@ from typing import Literal, overload
 import anyio
 from anyio.abc import TaskGroup
 
+from mcp_sim.security.identity import AuthInfo
 from mcp_sim.sim.world import Simulation
-from mcp_sim.transports.base import AuthInfo, LinkInfo, MessageStream, SessionExpired, TransportClosed
+from mcp_sim.transports.base import LinkInfo, MessageStream, SessionExpired, TransportClosed
 from mcp_sim.transports.faults import Faults, FaultyMemoryStream, Latency, LinkFaults, faulty_memory_link
 from mcp_sim.transports.http import Headers, HttpExchange, HttpRequest, HttpResponse, HttpStatusError
 from mcp_sim.transports.http_client import HttpClientStream

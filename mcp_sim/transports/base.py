@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from mcp_sim.security.identity import AuthInfo  # the trust model's; a stream carries the caller's
 from mcp_sim.wire.jsonrpc import InvalidMessage, JSONRPCMessage, RequestId
 
 
@@ -42,21 +43,6 @@ class LinkInfo:
     """The client participant, ``client/<name>``."""
     server: str
     """The server participant, ``server/<name>``."""
-
-
-@dataclass(frozen=True)
-class AuthInfo:
-    """Who is calling, as the transport established it (a validated bearer token on HTTP, the
-    process's configured identity on stdio). The server reads it to authorise every operation."""
-
-    subject: str
-    """The user (or service) the token was issued to."""
-    tenant: str | None = None
-    scopes: tuple[str, ...] = ()
-    audience: str | None = None
-    """The resource the token was issued for; a server MUST reject tokens not issued for it."""
-    token: str | None = None
-    client_id: str | None = None
 
 
 @runtime_checkable

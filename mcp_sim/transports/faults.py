@@ -32,8 +32,9 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from mcp_sim.protocol.revisions import REVISIONS
+from mcp_sim.security.identity import AuthInfo
 from mcp_sim.sim.world import Simulation
-from mcp_sim.transports.base import AuthInfo, LinkInfo, TransportClosed
+from mcp_sim.transports.base import LinkInfo, TransportClosed
 from mcp_sim.transports.memory import MemoryStream
 from mcp_sim.wire.jsonrpc import (
     INVALID_REQUEST,

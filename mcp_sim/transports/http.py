@@ -49,7 +49,7 @@ from mcp_sim.protocol.errors import (
     McpError,
 )
 from mcp_sim.protocol.meta import PROTOCOL_VERSION
-from mcp_sim.protocol.revisions import LATEST, REVISIONS
+from mcp_sim.protocol.revisions import LATEST, REVISIONS, era_of_version
 from mcp_sim.sim.world import Simulation
 from mcp_sim.transports.base import LinkInfo, TransportClosed
 from mcp_sim.transports.faults import Wire
@@ -143,16 +143,13 @@ def error_code_for_status(status: int) -> int:
     return _ERROR_FOR_STATUS.get(status, INTERNAL_ERROR)
 
 
-_NEWEST_LEGACY: Final = max(v for v, r in REVISIONS.items() if not r.is_modern)
-
-
 def is_modern_version(version: str | None) -> bool:
     """True for a version of the modern, stateless era (2026-07-28 …). A version this simulator does
     not know counts as modern when it is dated after the newest legacy revision."""
     if version is None:
         return False
     revision = REVISIONS.get(version)
-    return revision.is_modern if revision is not None else version > _NEWEST_LEGACY
+    return revision.is_modern if revision is not None else era_of_version(version) == "modern"
 
 
 def message_version(message: JSONRPCMessage) -> str | None:
@@ -372,6 +369,22 @@ class ClientLink(Protocol):
     info: LinkInfo
     revision: str | None
     to_client: Wire
+
+
+class HttpEndpoint(Protocol):
+    """What a client end needs from the server it talks to: where it lives, and its front door.
+
+    :class:`~mcp_sim.transports.http_server.SimulatedHttpServer` is one; the client is written
+    against this port, so the client module never imports the server module."""
+
+    sim: Simulation
+    name: str
+    path: str
+    participant: str
+
+    async def handle(self, exchange: HttpExchange) -> Literal["accepted", "answered"]: ...
+
+    def crash(self) -> None: ...
 
 
 FrameKind = Literal["response", "head", "event", "end", "cut"]

@@ -33,12 +33,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
 
-from mcp_sim.transports.base import AuthInfo, LinkInfo, SessionExpired, TransportClosed
+from mcp_sim.security.identity import AuthInfo
+from mcp_sim.transports.base import LinkInfo, SessionExpired, TransportClosed
 from mcp_sim.transports.faults import Faults, LinkFaults, Shipment, Wire, decode_frame
 from mcp_sim.transports.http import (
     ACCEPT_BOTH,
@@ -48,6 +49,7 @@ from mcp_sim.transports.http import (
     MCP_PROTOCOL_VERSION,
     MCP_SESSION_ID,
     Headers,
+    HttpEndpoint,
     HttpExchange,
     HttpRequest,
     HttpResponse,
@@ -67,9 +69,6 @@ from mcp_sim.wire.jsonrpc import (
     encode,
 )
 
-if TYPE_CHECKING:
-    from mcp_sim.transports.http_server import SimulatedHttpServer
-
 __all__ = ["HttpClientStream"]
 
 DEFAULT_RECONNECT_MS = 1000
@@ -85,7 +84,7 @@ class HttpClientStream:
     the rules on purpose).
     """
 
-    def __init__(self, server: SimulatedHttpServer, name: str, *, faults: Faults | LinkFaults | None = None,
+    def __init__(self, server: HttpEndpoint, name: str, *, faults: Faults | LinkFaults | None = None,
                  token: str | None = None, origin: str | None = None, revision: str | None = None,
                  open_get_stream: bool = True, task_group: TaskGroup) -> None:
         self.server = server

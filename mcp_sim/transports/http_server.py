@@ -53,17 +53,18 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable, Collection
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Literal
 
 import anyio
 import anyio.lowlevel
 from anyio.abc import TaskGroup
 
 from mcp_sim.protocol.meta import PROTOCOL_VERSION
-from mcp_sim.protocol.revisions import REVISIONS
+from mcp_sim.protocol.revisions import ASSUMED_HTTP_VERSION, REVISIONS, revision_at
+from mcp_sim.security.identity import AuthInfo
 from mcp_sim.sim.world import Simulation
-from mcp_sim.transports.base import AuthInfo, LinkInfo, MessageStream, TransportClosed
-from mcp_sim.transports.faults import Faults, LinkFaults, decode_frame
+from mcp_sim.transports.base import LinkInfo, MessageStream
+from mcp_sim.transports.faults import Faults, LinkFaults
 from mcp_sim.transports.http import (
     EVENT_STREAM,
     JSON,
@@ -75,8 +76,19 @@ from mcp_sim.transports.http import (
     HttpResponse,
     check_modern_headers,
     is_modern_version,
-    modern_status_for,
     refuse_content,
+)
+from mcp_sim.transports.http_client import HttpClientStream
+from mcp_sim.transports.http_server_streams import (
+    LegacyServerStream,
+    LegacySession,
+    ModernCall,
+    ModernServerStream,
+    PendingRequest,
+    ResponseChannel,
+    ResponseMode,
+    error_body,
+    note,
 )
 from mcp_sim.transports.sse import SseStreamLog, parse_event_id
 from mcp_sim.wire.jsonrpc import (
@@ -87,14 +99,9 @@ from mcp_sim.wire.jsonrpc import (
     JSONRPCNotification,
     JSONRPCRequest,
     JSONRPCResultResponse,
-    RequestId,
     decode,
     encode,
-    error_object,
 )
-
-if TYPE_CHECKING:
-    from mcp_sim.transports.http_client import HttpClientStream
 
 __all__ = [
     "LegacyServerStream",
@@ -110,243 +117,12 @@ logger = logging.getLogger(__name__)
 ServerMain = Callable[[MessageStream], Awaitable[None]]
 TokenValidator = Callable[[str], AuthInfo | None]
 """Checks a bearer token: the caller's :class:`AuthInfo`, or ``None`` for an invalid token."""
-ResponseMode = Literal["auto", "json", "sse"]
-"""How the server answers a POSTed request: ``json`` (one JSON body), ``sse`` (always a stream) or
-``auto`` (JSON if the answer comes first, a stream if something related comes before it)."""
 Verdict = Literal["accepted", "answered"]
 
 
 def static_tokens(tokens: dict[str, AuthInfo]) -> TokenValidator:
     """A token validator backed by a fixed table ``{token: AuthInfo}`` (for lessons and tests)."""
     return tokens.get
-
-
-def _error_body(code: int, message: str, data: Any = None, id: RequestId | None = None) -> str:
-    return encode(JSONRPCErrorResponse(id, error_object(code, message, data)))
-
-
-class _ResponseChannel:
-    """The server's side of one POSTed request's answer: a JSON body or an SSE stream, decided by the
-    response mode (lazily in ``auto`` mode: the first message about the request decides)."""
-
-    def __init__(self, server: SimulatedHttpServer, exchange: HttpExchange, *, modern: bool, mode: ResponseMode,
-                 log: SseStreamLog, extra_headers: dict[str, str], priming: bool) -> None:
-        self.server = server
-        self.exchange = exchange
-        self.modern = modern
-        self.response_mode = mode
-        self.log = log
-        self.extra_headers = extra_headers
-        self.priming = priming
-        self.mode: Literal["json", "sse"] | None = None
-        self.done = False
-
-    @property
-    def can_stream(self) -> bool:
-        return self.response_mode != "json" and not self.done
-
-    def open_stream(self) -> None:
-        self.mode = "sse"
-        headers = Headers({"Content-Type": EVENT_STREAM, "Cache-Control": "no-cache"})
-        if self.modern:
-            headers["X-Accel-Buffering"] = "no"
-        for name, value in self.extra_headers.items():
-            headers[name] = value
-        self.exchange.open_sse(HttpResponse(200, headers))
-        self.log.attach(self.exchange.send_event, self.exchange.end)
-        if not self.modern:
-            self.exchange.on_client_close(self.log.detach)
-        if self.priming:
-            self.log.append("", retry=self.server.sse_retry_ms)
-
-    def write(self, text: str, *, final: bool, error_code: int | None = None) -> None:
-        if self.done:
-            return
-        if self.mode is None:
-            if final and self.response_mode != "sse":
-                self.mode = "json"
-                self.done = True
-                status = modern_status_for(error_code) if self.modern else 200
-                headers = Headers({"Content-Type": JSON, **self.extra_headers})
-                self.exchange.respond(HttpResponse(status, headers, text))
-                return
-            if self.response_mode == "json":
-                self.server._note(self.exchange, "JSON response mode: a notification about the request has no "
-                                                 "stream to travel on and is dropped", ("dropped",))
-                return
-            self.open_stream()
-        self.log.append(text)
-        if final:
-            self.done = True
-            self.log.finish()
-
-    def abandon(self) -> None:
-        """The handler ended without answering: a 500 (nothing sent yet) or the stream just ends."""
-        if self.done:
-            return
-        self.done = True
-        if self.mode is None:
-            self.exchange.respond(HttpResponse(500, Headers({"Content-Type": JSON}),
-                                               None))
-        else:
-            self.log.finish()
-
-
-class LegacyServerStream:
-    """The server program's stream for one legacy session (one ``Mcp-Session-Id``)."""
-
-    def __init__(self, session: _LegacySession, info: LinkInfo) -> None:
-        self.session = session
-        self.info = info
-        self.revision: str | None = None
-        self.auth: AuthInfo | None = session.auth
-        self._tx, self._rx = anyio.create_memory_object_stream[str](float("inf"))
-
-    async def send(self, message: JSONRPCMessage, *, related_request_id: RequestId | None = None) -> None:
-        session = self.session
-        if session.ended:
-            raise TransportClosed(f"session {session.id} has ended")
-        text = encode(message)
-        if isinstance(message, (JSONRPCResultResponse, JSONRPCErrorResponse)):
-            channel = session.pending.pop(message.id, None) if message.id is not None else None
-            if channel is None:
-                session.note(f"no open request {message.id!r} for this response: it is dropped", ("dropped",))
-                return
-            if channel.method == "initialize" and isinstance(message, JSONRPCResultResponse):
-                version = message.result.get("protocolVersion")
-                session.version = version if isinstance(version, str) else None
-                self.revision = self.revision or session.version
-            code = message.error.code if isinstance(message, JSONRPCErrorResponse) else None
-            channel.channel.write(text, final=True, error_code=code)
-            return
-        if related_request_id is not None:
-            pending = session.pending.get(related_request_id)
-            if pending is not None and pending.channel.can_stream:
-                pending.channel.write(text, final=False)
-                return
-        session.standalone.append(text)
-
-    async def receive(self) -> JSONRPCMessage | InvalidMessage:
-        text = await self._rx.receive()
-        return decode_frame(text, self.revision)
-
-    async def aclose(self) -> None:
-        self._tx.close()
-
-
-class _Pending:
-    __slots__ = ("channel", "method")
-
-    def __init__(self, method: str, channel: _ResponseChannel) -> None:
-        self.method = method
-        self.channel = channel
-
-
-class _LegacySession:
-    def __init__(self, server: SimulatedHttpServer, session_id: str, auth: AuthInfo | None, info: LinkInfo) -> None:
-        self.server = server
-        self.id = session_id
-        self.auth = auth
-        self.info = info
-        self.version: str | None = None
-        self.pending: dict[RequestId, _Pending] = {}
-        self.streams: dict[int, SseStreamLog] = {}
-        self.standalone = SseStreamLog(0)
-        self.streams[0] = self.standalone
-        self.get_exchange: HttpExchange | None = None
-        self.exchanges: set[HttpExchange] = set()
-        self.ended = False
-        self.scope: anyio.CancelScope | None = None
-        self.stream = LegacyServerStream(self, info)
-        self._next_stream = 0
-
-    def new_log(self) -> SseStreamLog:
-        self._next_stream += 1
-        log = SseStreamLog(self._next_stream)
-        self.streams[log.number] = log
-        return log
-
-    def note(self, text: str, marks: tuple[str, ...] = ()) -> None:
-        self.server.sim.recorder.record_event(kind="transport", link=self.info.name, sender=self.info.server,
-                                              receiver=self.info.client, text=text, transport="http", marks=marks)
-
-    def end(self, why: str) -> None:
-        if self.ended:
-            return
-        self.ended = True
-        self.note(f"session {self.id} ends: {why}", ("session-ended",))
-        self.stream._tx.close()
-        for exchange in list(self.exchanges):
-            exchange.abort()
-        self.exchanges.clear()
-        self.pending.clear()
-
-
-class _ModernCall:
-    """One 2026-07-28 POST being served: its own stream, its own ``main``, its own answer."""
-
-    def __init__(self, server: SimulatedHttpServer, exchange: HttpExchange, message: JSONRPCMessage,
-                 auth: AuthInfo | None, version: str | None, channel: _ResponseChannel | None) -> None:
-        self.server = server
-        self.exchange = exchange
-        self.message = message
-        self.channel = channel
-        self.scope: anyio.CancelScope | None = None
-        self.cancelled = False
-        self.stream = ModernServerStream(self, exchange.link.info, auth, version)
-
-    @property
-    def request_id(self) -> RequestId | None:
-        return self.message.id if isinstance(self.message, JSONRPCRequest) else None
-
-    def cancel(self) -> None:
-        """The client closed the response stream: in 2026-07-28 that is the cancellation."""
-        if self.cancelled or (self.channel is not None and self.channel.done):
-            return
-        self.cancelled = True
-        info = self.exchange.link.info
-        self.server.sim.recorder.record_event(
-            kind="transport", link=info.name, sender=info.server, receiver=info.server,
-            text=f"the client closed the response stream: the server cancels request {self.request_id!r}",
-            transport="http", marks=("cancelled",), request_id=self.request_id)
-        self.stream._tx.close()
-        if self.scope is not None:
-            self.scope.cancel()
-
-
-class ModernServerStream:
-    """The server program's stream for one 2026-07-28 POST: one request in, its answer out."""
-
-    def __init__(self, call: _ModernCall, info: LinkInfo, auth: AuthInfo | None, version: str | None) -> None:
-        self.call = call
-        self.info = info
-        self.revision = version
-        self.auth = auth
-        self._tx, self._rx = anyio.create_memory_object_stream[str](float("inf"))
-
-    async def send(self, message: JSONRPCMessage, *, related_request_id: RequestId | None = None) -> None:
-        call = self.call
-        if isinstance(message, JSONRPCRequest):
-            raise ValueError("2026-07-28 HTTP: a server MUST NOT send requests on a response stream; a server "
-                             "that needs input answers with an InputRequiredResult instead")
-        channel = call.channel
-        if call.cancelled:
-            # The client hung up: a handler inside the cancelled call sees its cancellation here.
-            await anyio.lowlevel.checkpoint()
-        if call.cancelled or channel is None or channel.done:
-            raise TransportClosed(f"the response stream of request {call.request_id!r} is closed")
-        final = isinstance(message, (JSONRPCResultResponse, JSONRPCErrorResponse)) and message.id == call.request_id
-        code = message.error.code if isinstance(message, JSONRPCErrorResponse) else None
-        channel.write(encode(message), final=final, error_code=code)
-        if final:
-            self._tx.close()
-
-    async def receive(self) -> JSONRPCMessage | InvalidMessage:
-        text = await self._rx.receive()
-        return decode_frame(text, self.revision)
-
-    async def aclose(self) -> None:
-        self._tx.close()
 
 
 class SimulatedHttpServer:
@@ -380,8 +156,8 @@ class SimulatedHttpServer:
         self.allow_delete = allow_delete
         self.sse_retry_ms = sse_retry_ms
         self.participant = f"server/{name}"
-        self.sessions: dict[str, _LegacySession] = {}
-        self.calls: set[_ModernCall] = set()
+        self.sessions: dict[str, LegacySession] = {}
+        self.calls: set[ModernCall] = set()
         self.clients = 0
 
     @property
@@ -400,8 +176,6 @@ class SimulatedHttpServer:
 
         ``name`` names the link in the trace (default ``"<server>#<n>"``); ``token`` is sent as
         ``Authorization: Bearer <token>``; ``origin`` as ``Origin``."""
-        from mcp_sim.transports.http_client import HttpClientStream
-
         self.clients += 1
         link_name = name or f"{self.name}#{self.clients}"
         return HttpClientStream(self, link_name, faults=faults, token=token, origin=origin, revision=revision,
@@ -430,7 +204,7 @@ class SimulatedHttpServer:
         headers = request.headers
         origin = headers.get("Origin")
         if self.allowed_origins is not None and origin is not None and origin not in self.allowed_origins:
-            return self._reply(exchange, 403, _error_body(INVALID_REQUEST, f"Forbidden: Origin {origin} is not allowed"))
+            return self._reply(exchange, 403, error_body(INVALID_REQUEST, f"Forbidden: Origin {origin} is not allowed"))
         auth, rejection = self._authenticate(headers)
         if rejection is not None:
             exchange.respond(rejection)
@@ -472,41 +246,36 @@ class SimulatedHttpServer:
                 {"WWW-Authenticate": f'Bearer error="insufficient_scope", scope="{scope}", {metadata}'}))
         return auth, None
 
-    def _note(self, exchange: HttpExchange, text: str, marks: tuple[str, ...] = ()) -> None:
-        info = exchange.link.info
-        self.sim.recorder.record_event(kind="transport", link=info.name, sender=info.server, receiver=info.client,
-                                       text=text, transport="http", marks=marks)
-
     def _decode_post(self, exchange: HttpExchange) -> JSONRPCMessage | Verdict:
         """Content negotiation and the body: 406/415, or a parse error answered at once (400)."""
         refused = refuse_content("POST", exchange.request.headers)
         if refused is not None:
-            return self._reply(exchange, refused[0], _error_body(INVALID_REQUEST, refused[1]))
+            return self._reply(exchange, refused[0], error_body(INVALID_REQUEST, refused[1]))
         decoded = decode(exchange.request.body)
         if isinstance(decoded, InvalidMessage):
             return self._reply(exchange, 400, encode(decoded.reply))
         if not isinstance(decoded, (JSONRPCRequest, JSONRPCNotification, JSONRPCResultResponse,
                                     JSONRPCErrorResponse)):
-            return self._reply(exchange, 400, _error_body(INVALID_REQUEST, "batches are not supported"))
+            return self._reply(exchange, 400, error_body(INVALID_REQUEST, "batches are not supported"))
         return decoded
 
     # -- legacy ------------------------------------------------------------------------------------
     def _session_for(self, exchange: HttpExchange, auth: AuthInfo | None,
-                     *, check_version: bool = True) -> _LegacySession | Verdict:
+                     *, check_version: bool = True) -> LegacySession | Verdict:
         headers = exchange.request.headers
         session_id = headers.get(MCP_SESSION_ID)
         if session_id is None:
-            return self._reply(exchange, 400, _error_body(
+            return self._reply(exchange, 400, error_body(
                 INVALID_REQUEST, "Bad Request: Mcp-Session-Id header is required after initialization"))
         session = self.sessions.get(session_id)
         if session is None or session.ended or (
                 session.auth is not None and (auth is None or auth.subject != session.auth.subject)):
             # A session is bound to the user who created it: another user's request cannot use it.
-            return self._reply(exchange, 404, _error_body(INVALID_REQUEST, "Not Found: session not found"))
+            return self._reply(exchange, 404, error_body(INVALID_REQUEST, "Not Found: session not found"))
         if check_version:
-            version = headers.get(MCP_PROTOCOL_VERSION) or "2025-03-26"
+            version = headers.get(MCP_PROTOCOL_VERSION) or ASSUMED_HTTP_VERSION
             if version not in self.versions:
-                return self._reply(exchange, 400, _error_body(
+                return self._reply(exchange, 400, error_body(
                     INVALID_REQUEST, f"Bad Request: Unsupported protocol version: {version}"))
         return session
 
@@ -518,7 +287,7 @@ class SimulatedHttpServer:
         headers = exchange.request.headers
         if isinstance(message, JSONRPCRequest) and message.method == "initialize":
             if MCP_SESSION_ID in headers:
-                return self._reply(exchange, 400, _error_body(
+                return self._reply(exchange, 400, error_body(
                     INVALID_REQUEST, "Bad Request: initialize must be sent without an Mcp-Session-Id",
                     id=message.id))
             requested = (message.params or {}).get("protocolVersion")
@@ -535,19 +304,19 @@ class SimulatedHttpServer:
         session.stream._tx.send_nowait(exchange.request.body)
         return self._reply(exchange, 202, None)
 
-    def _new_session(self, exchange: HttpExchange, auth: AuthInfo | None) -> _LegacySession:
+    def _new_session(self, exchange: HttpExchange, auth: AuthInfo | None) -> LegacySession:
         # Visible ASCII, unguessable, from the simulation's seeded generator (never os.urandom).
         session_id = self.sim.token(16)
         link = exchange.link.info
         info = LinkInfo(name=link.name, transport="http", client=link.client, server=link.server)
-        session = _LegacySession(self, session_id, auth, info)
+        session = LegacySession(self.sim, session_id, auth, info)
         self.sessions[session_id] = session
         session.note(f"server creates session {session_id}", ("session",))
         session.scope = anyio.CancelScope()
         self.task_group.start_soon(self._run_session, session, name=f"{self.name} session {session_id}")
         return session
 
-    async def _run_session(self, session: _LegacySession) -> None:
+    async def _run_session(self, session: LegacySession) -> None:
         assert session.scope is not None
         with session.scope:
             try:
@@ -557,13 +326,14 @@ class SimulatedHttpServer:
                 session.note(f"the server program raised {type(exc).__name__}: {exc}", ("error",))
         session.end("the server program returned")
 
-    def _legacy_request(self, session: _LegacySession, exchange: HttpExchange, message: JSONRPCRequest,
+    def _legacy_request(self, session: LegacySession, exchange: HttpExchange, message: JSONRPCRequest,
                         version: str | None, extra_headers: dict[str, str]) -> Verdict:
         mode = self.response_mode or "sse"
-        effective = version or session.version or "2025-03-26"
-        channel = _ResponseChannel(self, exchange, modern=False, mode=mode, log=session.new_log(),
-                                   extra_headers=extra_headers, priming=effective >= "2025-11-25")
-        session.pending[message.id] = _Pending(message.method, channel)
+        effective = version or session.version or ASSUMED_HTTP_VERSION
+        channel = ResponseChannel(exchange, modern=False, mode=mode, log=session.new_log(),
+                                  extra_headers=extra_headers, priming=revision_at(effective).has_sse_priming,
+                                  retry_ms=self.sse_retry_ms)
+        session.pending[message.id] = PendingRequest(message.method, channel)
         session.exchanges.add(exchange)
         if mode == "sse":
             channel.open_stream()
@@ -578,23 +348,23 @@ class SimulatedHttpServer:
         headers = exchange.request.headers
         refused = refuse_content("GET", headers)
         if refused is not None:
-            return self._reply(exchange, refused[0], _error_body(INVALID_REQUEST, refused[1]))
+            return self._reply(exchange, refused[0], error_body(INVALID_REQUEST, refused[1]))
         last_event_id = headers.get(LAST_EVENT_ID)
         if last_event_id is not None:
             parsed = parse_event_id(last_event_id)
             log = session.streams.get(parsed[0]) if parsed is not None else None
             if parsed is None or log is None:
-                return self._reply(exchange, 400, _error_body(
+                return self._reply(exchange, 400, error_body(
                     INVALID_REQUEST, f"Bad Request: unknown Last-Event-ID {last_event_id}"))
             return self._attach(session, exchange, log, parsed[1], resumed=True)
         if not self.get_stream:
             return self._reply(exchange, 405, None, {"Allow": "POST, DELETE"})
         if session.standalone.attached:
-            return self._reply(exchange, 409, _error_body(
+            return self._reply(exchange, 409, error_body(
                 INVALID_REQUEST, "Conflict: only one GET stream per session is allowed"))
         return self._attach(session, exchange, session.standalone, None, resumed=False)
 
-    def _attach(self, session: _LegacySession, exchange: HttpExchange, log: SseStreamLog, after: int | None,
+    def _attach(self, session: LegacySession, exchange: HttpExchange, log: SseStreamLog, after: int | None,
                 *, resumed: bool) -> Verdict:
         head = Headers({"Content-Type": EVENT_STREAM, "Cache-Control": "no-cache"})
         exchange.open_sse(HttpResponse(200, head))
@@ -609,7 +379,7 @@ class SimulatedHttpServer:
             exchange.send_event(event)
         if log.finished:
             exchange.end()
-        elif log is session.standalone and (session.version or "") >= "2025-11-25":
+        elif log is session.standalone and revision_at(session.version or "").has_sse_priming:
             log.append("", retry=self.sse_retry_ms)  # priming event: gives the client a cursor at once
         return "accepted"
 
@@ -629,7 +399,7 @@ class SimulatedHttpServer:
             return decoded
         message = decoded
         if not isinstance(message, (JSONRPCRequest, JSONRPCNotification)):
-            return self._reply(exchange, 400, _error_body(
+            return self._reply(exchange, 400, error_body(
                 INVALID_REQUEST, "2026-07-28: clients MUST NOT send JSON-RPC responses over HTTP"))
         mismatch = check_modern_headers(exchange.request.headers, message)
         if mismatch is not None:
@@ -638,9 +408,9 @@ class SimulatedHttpServer:
         version = exchange.request.headers.get(MCP_PROTOCOL_VERSION)
         channel = None
         if isinstance(message, JSONRPCRequest):
-            channel = _ResponseChannel(self, exchange, modern=True, mode=self.response_mode or "auto",
-                                       log=SseStreamLog(0, resumable=False), extra_headers={}, priming=False)
-        call = _ModernCall(self, exchange, message, auth, version, channel)
+            channel = ResponseChannel(exchange, modern=True, mode=self.response_mode or "auto",
+                                      log=SseStreamLog(0, resumable=False), extra_headers={}, priming=False)
+        call = ModernCall(self.sim, exchange, message, auth, version, channel)
         call.stream._tx.send_nowait(exchange.request.body)
         if channel is None:
             call.stream._tx.close()
@@ -652,7 +422,7 @@ class SimulatedHttpServer:
         exchange.on_client_close(call.cancel)
         return "accepted"
 
-    async def _run_call(self, call: _ModernCall) -> None:
+    async def _run_call(self, call: ModernCall) -> None:
         assert call.scope is not None
         try:
             with call.scope:
@@ -660,7 +430,7 @@ class SimulatedHttpServer:
                     await self.main(call.stream)
                 except Exception as exc:
                     logger.exception("server program failed on %s", call.message)
-                    self._note(call.exchange, f"the server program raised {type(exc).__name__}: {exc}", ("error",))
+                    note(call.exchange, f"the server program raised {type(exc).__name__}: {exc}", ("error",))
             if call.channel is not None and not call.cancelled:
                 call.channel.abandon()
         finally:

@@ -35,8 +35,9 @@ from typing import Literal
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
+from mcp_sim.security.identity import AuthInfo
 from mcp_sim.sim.world import Simulation
-from mcp_sim.transports.base import AuthInfo, LinkInfo, MessageStream, TransportClosed
+from mcp_sim.transports.base import LinkInfo, MessageStream, TransportClosed
 from mcp_sim.transports.faults import Faults, LinkFaults, Shipment, Wire, decode_frame
 from mcp_sim.wire.jsonrpc import InvalidMessage, JSONRPCMessage, RequestId, encode
 

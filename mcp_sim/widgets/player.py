@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_sim.trace.captions import label, who
-from mcp_sim.trace.events import Trace, TraceDiff
+from mcp_sim.trace.events import Trace, TraceDiff, format_ms
 from mcp_sim.trace.recorder import TraceEvent
-from mcp_sim.trace.sequence import SequenceDiagram, format_ms
+from mcp_sim.trace.sequence import SequenceDiagram
 
 VIEWS = ("json", "stdio", "http")
 """How the current message can be shown: its JSON, its stdio bytes, its HTTP exchange."""

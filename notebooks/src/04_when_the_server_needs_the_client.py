@@ -117,7 +117,7 @@ for event in fork.forked:
 # business logic, and to bind it to the caller, the original request and a short expiry.
 
 # %%
-from mcp_sim.security import run_lab
+from mcp_sim.scenarios.security import run_lab
 
 for config in ("vulnerable", "fixed"):
     result = run_lab("requeststate-tampering", config=config, seed=4)

@@ -1,19 +1,50 @@
 """The security labs: each a scripted attack with a ``vulnerable`` and a ``fixed`` configuration.
 
-Importing this package registers every lab in :data:`LABS`; run one with :func:`run_lab`::
+Each module here writes a few labs (:class:`~mcp_sim.security.lab.Lab`: facts plus a story) and
+lists them in its own ``LABS``; this file assembles the one table of every lab, :data:`LABS`, and
+runs one with :func:`run_lab`. The lab machinery (:mod:`mcp_sim.security.lab`) knows no lab: the
+table is built here, in one place, from the modules that write them::
 
     from mcp_sim.scenarios.security import LABS, run_lab
     result = run_lab("separate-connections", config="vulnerable", seed=3)
 """
 
-from mcp_sim.scenarios.security import (  # noqa: F401  (each module registers its labs)
-    client_features,
-    payments,
-    shared_machine,
-    tenants,
-    tool_definitions,
-    transports_labs,
-)
-from mcp_sim.security.lab import LABS, LabResult, run_lab
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Final
+
+import mcp_sim.scenarios.security.client_features as client_features
+import mcp_sim.scenarios.security.payments as payments
+import mcp_sim.scenarios.security.shared_machine as shared_machine
+import mcp_sim.scenarios.security.tenants as tenants
+import mcp_sim.scenarios.security.tool_definitions as tool_definitions
+import mcp_sim.scenarios.security.transports_labs as transports_labs
+from mcp_sim.security.lab import Config, Lab, LabResult
+
+
+def _table(*labs: Lab) -> Mapping[str, Lab]:
+    table: dict[str, Lab] = {}
+    for lab in labs:
+        if lab.name in table:
+            raise ValueError(f"two labs are named {lab.name!r}")
+        table[lab.name] = lab
+    return MappingProxyType(table)
+
+
+LABS: Final = _table(*client_features.LABS, *payments.LABS, *shared_machine.LABS, *tenants.LABS,
+                     *tool_definitions.LABS, *transports_labs.LABS)
+"""Every lab by name (read-only)."""
+
+
+def run_lab(name: str, config: Config = "vulnerable", seed: int = 0) -> LabResult:
+    """Run lab ``name`` in ``config`` (``"vulnerable"`` or ``"fixed"``) with ``seed``."""
+    try:
+        lab = LABS[name]
+    except KeyError:
+        raise KeyError(f"no lab named {name!r}; the labs are: {', '.join(sorted(LABS))}") from None
+    return lab.run(config, seed)
+
 
 __all__ = ["LABS", "LabResult", "run_lab"]

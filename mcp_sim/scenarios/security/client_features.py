@@ -11,21 +11,22 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
+from mcp_sim.capabilities.context import Context
 from mcp_sim.capabilities.mrtr import InputRequired
 from mcp_sim.capabilities.mrtr import sample as sampling_request
 from mcp_sim.protocol.errors import McpError
 from mcp_sim.protocol.lifecycle import has_capability
 from mcp_sim.protocol.revisions import LATEST
 from mcp_sim.roles.client import Client, ClientCallbacks
-from mcp_sim.roles.context import Context
-from mcp_sim.roles.host import ApprovalPolicy, Host, SamplingBudget
+from mcp_sim.roles.host import Host
 from mcp_sim.roles.model import SamplingRule, ScriptedModel, ToolRule
 from mcp_sim.roles.server import Server
 from mcp_sim.roles.user import ScriptedUser
+from mcp_sim.security.host_policy import ApprovalPolicy, SamplingBudget
 from mcp_sim.security.identity import Directory, User, pick_name
-from mcp_sim.security.lab import LabContext, LabFacts, Outcome, register
+from mcp_sim.security.lab import Lab, LabContext, LabFacts, Outcome
 from mcp_sim.security.sandbox import UNRESTRICTED, Machine, SandboxPolicy, SandboxViolation
 from mcp_sim.security.tokens import AuthorizationServer
 
@@ -58,7 +59,6 @@ class StartupCapabilitiesClient(Client):
         return await super().fulfil_input(method, params, self.startup or declared)
 
 
-@register("capabilities-cached", CAPS)
 async def capabilities_story(ctx: LabContext) -> Outcome:
     rng = ctx.rng
     inbox = [f"{pick_name(rng, 'user')}: {pick_name(rng, 'tenant')} offer" for _ in range(rng.randint(3, 7))]
@@ -142,7 +142,6 @@ SAMPLING = LabFacts(
 )
 
 
-@register("sampling-unbounded", SAMPLING)
 async def sampling_story(ctx: LabContext) -> Outcome:
     rng = ctx.rng
     per_round = rng.randint(3, 5)
@@ -196,7 +195,6 @@ ROOTS = LabFacts(
 )
 
 
-@register("roots-not-sandbox", ROOTS)
 async def roots_story(ctx: LabContext) -> Outcome:
     rng = ctx.rng
     user = pick_name(rng, "user").split(".")[0]
@@ -262,7 +260,6 @@ DEPUTY = LabFacts(
 )
 
 
-@register("confused-deputy", DEPUTY)
 async def deputy_story(ctx: LabContext) -> Outcome:
     rng = ctx.rng
     victim: User = next(iter(Directory.random(rng, tenants=1).users.values()))
@@ -315,3 +312,12 @@ async def deputy_story(ctx: LabContext) -> Outcome:
         obtained=f"obtained a proxy token for {victim.subject} without their consent and listed {len(got)} private repo(s)",
         stopped_by=stopped,
     )
+
+
+LABS: Final = (
+    Lab("capabilities-cached", CAPS, capabilities_story),
+    Lab("sampling-unbounded", SAMPLING, sampling_story),
+    Lab("roots-not-sandbox", ROOTS, roots_story),
+    Lab("confused-deputy", DEPUTY, deputy_story),
+)
+"""The labs of this module, in the order the course presents them."""

@@ -17,24 +17,25 @@ the sealed codec it also finds ``ctx.request_state_nonce`` and keys the payment 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 import anyio
 
+import mcp_sim.scenarios.notes as notes
+from mcp_sim.capabilities.context import Context
 from mcp_sim.capabilities.mrtr import PlainStateCodec, SealedStateCodec, StateCodec
 from mcp_sim.protocol.errors import McpError
 from mcp_sim.protocol.revisions import LATEST
 from mcp_sim.roles.client import Client, ClientCallbacks
-from mcp_sim.roles.context import Context
-from mcp_sim.roles.host import ApprovalPolicy, Host
+from mcp_sim.roles.host import Host
 from mcp_sim.roles.model import ScriptedModel, ToolRule
 from mcp_sim.roles.server import Server
 from mcp_sim.roles.user import ApprovalRequest, CallableApprover, ScriptedUser
-from mcp_sim.scenarios import notes
-from mcp_sim.security.identity import Directory, pick_name
-from mcp_sim.security.lab import ATTACK, LabContext, LabFacts, Outcome, register
+from mcp_sim.security.host_policy import ApprovalPolicy
+from mcp_sim.security.identity import AuthInfo, Directory, pick_name
+from mcp_sim.security.lab import ATTACK, Lab, LabContext, LabFacts, Outcome
 from mcp_sim.security.request_state import IdempotencyLedger, tamper
-from mcp_sim.transports.base import AuthInfo, LinkInfo, MessageStream
+from mcp_sim.transports.base import LinkInfo, MessageStream
 from mcp_sim.wire.jsonrpc import InvalidMessage, JSONRPCMessage, JSONRPCRequest, RequestId
 
 
@@ -149,7 +150,6 @@ TAMPER = LabFacts(
 )
 
 
-@register("requeststate-tampering", TAMPER)
 async def tamper_story(ctx: LabContext) -> Outcome:
     rng = ctx.rng
     user = next(iter(Directory.random(rng, tenants=1).users.values()))
@@ -203,7 +203,6 @@ REPLAY = LabFacts(
 )
 
 
-@register("requeststate-replay", REPLAY)
 async def replay_story(ctx: LabContext) -> Outcome:
     rng = ctx.rng
     user = next(iter(Directory.random(rng, tenants=1).users.values()))
@@ -244,7 +243,6 @@ ANNOTATIONS = LabFacts(
 )
 
 
-@register("annotations-trusted", ANNOTATIONS)
 async def annotations_story(ctx: LabContext) -> Outcome:
     rng = ctx.rng
     server_name = pick_name(rng, "server")
@@ -306,7 +304,6 @@ ELICIT = LabFacts(
 )
 
 
-@register("elicitation-as-approval", ELICIT)
 async def elicitation_story(ctx: LabContext) -> Outcome:
     rng = ctx.rng
     thief, amount = iban(rng), rng.randint(500, 9_000)
@@ -347,3 +344,12 @@ async def elicitation_story(ctx: LabContext) -> Outcome:
         obtained=f"moved {amount} EUR to {thief} after the user only answered \"which account\"",
         stopped_by=f"the Host showed the user \"{shown[0] if shown else '?'}\" and the user declined",
     )
+
+
+LABS: Final = (
+    Lab("requeststate-tampering", TAMPER, tamper_story),
+    Lab("requeststate-replay", REPLAY, replay_story),
+    Lab("annotations-trusted", ANNOTATIONS, annotations_story),
+    Lab("elicitation-as-approval", ELICIT, elicitation_story),
+)
+"""The labs of this module, in the order the course presents them."""

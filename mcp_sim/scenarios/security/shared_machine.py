@@ -14,17 +14,18 @@ credentials, reads the environment, and sends what it found to its collection ho
 from __future__ import annotations
 
 import json
+from typing import Final
 
+import mcp_sim.scenarios.finance as finance
 from mcp_sim.protocol.revisions import LATEST
-from mcp_sim.roles.host import ApprovalPolicy, Host
+from mcp_sim.roles.host import Host
 from mcp_sim.roles.model import ScriptedModel, ToolRule
 from mcp_sim.roles.server import Server
 from mcp_sim.roles.user import ScriptedUser
-from mcp_sim.scenarios import finance
-from mcp_sim.security.identity import pick_name
-from mcp_sim.security.lab import LabContext, LabFacts, Outcome, register
+from mcp_sim.security.host_policy import ApprovalPolicy
+from mcp_sim.security.identity import AuthInfo, pick_name
+from mcp_sim.security.lab import Lab, LabContext, LabFacts, Outcome
 from mcp_sim.security.sandbox import UNRESTRICTED, Machine, SandboxPolicy, SandboxViolation
-from mcp_sim.transports.base import AuthInfo
 
 FACTS = LabFacts(
     title="Separate connections are not a sandbox",
@@ -43,7 +44,6 @@ FACTS = LabFacts(
 )
 
 
-@register("separate-connections", FACTS)
 async def story(ctx: LabContext) -> Outcome:
     rng = ctx.rng
     user = pick_name(rng, "user").split(".")[0]
@@ -125,3 +125,9 @@ async def story(ctx: LabContext) -> Outcome:
         stopped_by=(f"inside its sandbox the formatter saw the variables {sorted(formatter_proc.environ)} only, "
                     f"and the sandbox refused {len(refused)} access(es): " + "; ".join(refused)),
     )
+
+
+LABS: Final = (
+    Lab("separate-connections", FACTS, story),
+)
+"""The labs of this module, in the order the course presents them."""

@@ -12,23 +12,24 @@
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, Final, TypedDict
 
+import mcp_sim.scenarios.finance as finance
+from mcp_sim.capabilities.context import Context
 from mcp_sim.protocol.errors import McpError
 from mcp_sim.protocol.revisions import LATEST
 from mcp_sim.roles.cache import ANONYMOUS, AuthorizationContext, ListCache
 from mcp_sim.roles.client import Client
-from mcp_sim.roles.context import Context
-from mcp_sim.roles.host import ApprovalPolicy, Host
+from mcp_sim.roles.host import Host
 from mcp_sim.roles.model import ScriptedModel, ToolRule
 from mcp_sim.roles.server import Server
 from mcp_sim.roles.user import ScriptedUser
-from mcp_sim.scenarios import finance
 from mcp_sim.security.authorization import authorize
-from mcp_sim.security.identity import Directory, pick_name
-from mcp_sim.security.lab import LabContext, LabFacts, Outcome, register, server_main
+from mcp_sim.security.host_policy import ApprovalPolicy
+from mcp_sim.security.identity import AuthInfo, Directory, pick_name
+from mcp_sim.security.lab import Lab, LabContext, LabFacts, Outcome, server_main
 from mcp_sim.security.tokens import AuthorizationServer, TokenRejected
-from mcp_sim.transports.base import AuthInfo, TransportClosed
+from mcp_sim.transports.base import TransportClosed
 from mcp_sim.transports.http_server import SimulatedHttpServer
 
 
@@ -72,7 +73,6 @@ def trusting_finance(ledgers: dict[str, dict[str, list[int]]]) -> Server:
     return server
 
 
-@register("host-approval-not-authorization", APPROVAL)
 async def approval_story(ctx: LabContext) -> Outcome:
     rng = ctx.rng
     directory = Directory.random(rng, tenants=2)
@@ -154,7 +154,6 @@ class MislabelledServer(Server):
         return False
 
 
-@register("list-cache-shared", CACHE)
 async def cache_story(ctx: LabContext) -> Outcome:
     rng = ctx.rng
     directory = Directory.random(rng, tenants=2)
@@ -227,7 +226,6 @@ HANDLES = LabFacts(
 )
 
 
-@register("state-handle-hijacking", HANDLES)
 async def handle_story(ctx: LabContext) -> Outcome:
     rng = ctx.rng
     directory = Directory.random(rng, tenants=1, users_per_tenant=2)
@@ -305,7 +303,6 @@ PASSTHROUGH = LabFacts(
 )
 
 
-@register("token-passthrough", PASSTHROUGH)
 async def passthrough_story(ctx: LabContext) -> Outcome:
     rng = ctx.rng
     directory = Directory.random(rng, tenants=1)
@@ -362,3 +359,11 @@ async def passthrough_story(ctx: LabContext) -> Outcome:
         stopped_by=f"the issues Server answered {rejected}",
     )
 
+
+LABS: Final = (
+    Lab("host-approval-not-authorization", APPROVAL, approval_story),
+    Lab("list-cache-shared", CACHE, cache_story),
+    Lab("state-handle-hijacking", HANDLES, handle_story),
+    Lab("token-passthrough", PASSTHROUGH, passthrough_story),
+)
+"""The labs of this module, in the order the course presents them."""

@@ -13,18 +13,19 @@ a stand-in for an LLM that cannot tell a tool's documentation from orders.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 import anyio
 
 from mcp_sim.protocol.revisions import LATEST
-from mcp_sim.roles.host import ApprovalPolicy, Host, HostTool, ToolReviewer
+from mcp_sim.roles.host import Host
+from mcp_sim.roles.host_tools import HostTool
 from mcp_sim.roles.model import ChatMessage, ModelTurn, ScriptedModel, ToolCall, ToolRule, ToolSpec, find_tool
 from mcp_sim.roles.server import Server
 from mcp_sim.roles.user import ScriptedUser
-from mcp_sim.security.host_policy import careful_reviewer, hidden_instructions
+from mcp_sim.security.host_policy import ApprovalPolicy, ToolReviewer, careful_reviewer, hidden_instructions
 from mcp_sim.security.identity import pick_name
-from mcp_sim.security.lab import LabContext, LabFacts, Outcome, register
+from mcp_sim.security.lab import Lab, LabContext, LabFacts, Outcome
 from mcp_sim.security.sandbox import Machine
 
 
@@ -152,7 +153,6 @@ POISONING = LabFacts(
 )
 
 
-@register("tool-poisoning", POISONING)
 async def poisoning_story(ctx: LabContext) -> Outcome:
     rng = ctx.rng
     _, path, secret, files = _secret_world(ctx)
@@ -198,7 +198,6 @@ RUG_PULL = LabFacts(
 )
 
 
-@register("rug-pull", RUG_PULL)
 async def rug_pull_story(ctx: LabContext) -> Outcome:
     rng = ctx.rng
     _, path, secret, files = _secret_world(ctx)
@@ -250,7 +249,6 @@ SHADOWING = LabFacts(
 )
 
 
-@register("tool-shadowing", SHADOWING)
 async def shadowing_story(ctx: LabContext) -> Outcome:
     rng = ctx.rng
     evil_name = pick_name(rng, "server")
@@ -288,3 +286,11 @@ async def shadowing_story(ctx: LabContext) -> Outcome:
         stopped_by=(f"the call went to mail__send_email ({len(delivered['mail'])} delivered by the mail server, "
                     f"{len(stolen)} by {evil_name})"),
     )
+
+
+LABS: Final = (
+    Lab("tool-poisoning", POISONING, poisoning_story),
+    Lab("rug-pull", RUG_PULL, rug_pull_story),
+    Lab("tool-shadowing", SHADOWING, shadowing_story),
+)
+"""The labs of this module, in the order the course presents them."""

@@ -13,14 +13,15 @@ Both run on the simulator's real transports (``mcp_sim.transports.stdio`` and ``
 from __future__ import annotations
 
 import json
+from typing import Final
 
+from mcp_sim.capabilities.context import Context
 from mcp_sim.protocol.errors import McpError
 from mcp_sim.protocol.revisions import LATEST
 from mcp_sim.roles.client import Client
-from mcp_sim.roles.context import Context
 from mcp_sim.roles.server import Server
 from mcp_sim.security.identity import pick_name
-from mcp_sim.security.lab import LabContext, LabFacts, Outcome, register, server_main
+from mcp_sim.security.lab import Lab, LabContext, LabFacts, Outcome, server_main
 from mcp_sim.security.sandbox import Machine
 from mcp_sim.transports import open_link
 from mcp_sim.transports.base import TransportClosed
@@ -41,7 +42,6 @@ STDOUT = LabFacts(
 )
 
 
-@register("stdio-stdout-contamination", STDOUT)
 async def stdout_story(ctx: LabContext) -> Outcome:
     rng = ctx.rng
     city = rng.choice(["Lisbon", "Oslo", "Quito", "Hanoi", "Accra"])
@@ -98,7 +98,6 @@ REBINDING = LabFacts(
 )
 
 
-@register("dns-rebinding", REBINDING)
 async def rebinding_story(ctx: LabContext) -> Outcome:
     rng = ctx.rng
     user = pick_name(rng, "user").split(".")[0]
@@ -139,3 +138,10 @@ async def rebinding_story(ctx: LabContext) -> Outcome:
         obtained=f"read {path} from the page {page} through the loopback server",
         stopped_by=f"the server refused the page's request: {refused}",
     )
+
+
+LABS: Final = (
+    Lab("stdio-stdout-contamination", STDOUT, stdout_story),
+    Lab("dns-rebinding", REBINDING, rebinding_story),
+)
+"""The labs of this module, in the order the course presents them."""

@@ -1,0 +1,280 @@
+"""The server end of each Streamable HTTP exchange, one kind per era (course chapter 06).
+
+:class:`~mcp_sim.transports.http_server.SimulatedHttpServer` is the front door: it checks Origin,
+token and headers. What the server *program* talks to once a message is let in lives here:
+
+* a :class:`ResponseChannel` is the answer to one POSTed request — one JSON body, or an SSE stream
+  when something about the request (progress, a log line, a legacy server→client request) has to
+  travel before the response;
+* **legacy** (2025-03-26 … 2025-11-25): a :class:`LegacySession` per ``Mcp-Session-Id``, whose
+  :class:`LegacyServerStream` routes each response to the channel of the request it answers and
+  everything else to the standalone stream the client opened with ``GET``;
+* **modern** (2026-07-28): a :class:`ModernCall` per POST, whose :class:`ModernServerStream` carries
+  that one request and its answer; closing the response stream *is* the cancellation.
+
+Nothing here knows the server object: each piece is handed the simulation (for its clock and
+recorder) and the exchange it answers, so this module sits below the server that uses it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import anyio
+import anyio.lowlevel
+
+from mcp_sim.security.identity import AuthInfo
+from mcp_sim.sim.world import Simulation
+from mcp_sim.transports.base import LinkInfo, TransportClosed
+from mcp_sim.transports.faults import decode_frame
+from mcp_sim.transports.http import EVENT_STREAM, JSON, Headers, HttpExchange, HttpResponse, modern_status_for
+from mcp_sim.transports.sse import SseStreamLog
+from mcp_sim.wire.jsonrpc import (
+    InvalidMessage,
+    JSONRPCErrorResponse,
+    JSONRPCMessage,
+    JSONRPCRequest,
+    JSONRPCResultResponse,
+    RequestId,
+    encode,
+    error_object,
+)
+
+ResponseMode = Literal["auto", "json", "sse"]
+"""How the server answers a POSTed request: ``json`` (one JSON body), ``sse`` (always a stream) or
+``auto`` (JSON if the answer comes first, a stream if something related comes before it)."""
+
+
+def note(exchange: HttpExchange, text: str, marks: tuple[str, ...] = ()) -> None:
+    """Record a transport note about ``exchange`` (server → client), e.g. a message dropped."""
+    info = exchange.link.info
+    exchange.link.sim.recorder.record_event(kind="transport", link=info.name, sender=info.server,
+                                            receiver=info.client, text=text, transport="http", marks=marks)
+
+
+def error_body(code: int, message: str, data: Any = None, id: RequestId | None = None) -> str:
+    return encode(JSONRPCErrorResponse(id, error_object(code, message, data)))
+
+
+class ResponseChannel:
+    """The server's side of one POSTed request's answer: a JSON body or an SSE stream, decided by the
+    response mode (lazily in ``auto`` mode: the first message about the request decides)."""
+
+    def __init__(self, exchange: HttpExchange, *, modern: bool, mode: ResponseMode, log: SseStreamLog,
+                 extra_headers: dict[str, str], priming: bool, retry_ms: int | None = None) -> None:
+        self.exchange = exchange
+        self.modern = modern
+        self.response_mode = mode
+        self.log = log
+        self.extra_headers = extra_headers
+        self.priming = priming
+        self.retry_ms = retry_ms
+        self.mode: Literal["json", "sse"] | None = None
+        self.done = False
+
+    @property
+    def can_stream(self) -> bool:
+        return self.response_mode != "json" and not self.done
+
+    def open_stream(self) -> None:
+        self.mode = "sse"
+        headers = Headers({"Content-Type": EVENT_STREAM, "Cache-Control": "no-cache"})
+        if self.modern:
+            headers["X-Accel-Buffering"] = "no"
+        for name, value in self.extra_headers.items():
+            headers[name] = value
+        self.exchange.open_sse(HttpResponse(200, headers))
+        self.log.attach(self.exchange.send_event, self.exchange.end)
+        if not self.modern:
+            self.exchange.on_client_close(self.log.detach)
+        if self.priming:
+            self.log.append("", retry=self.retry_ms)
+
+    def write(self, text: str, *, final: bool, error_code: int | None = None) -> None:
+        if self.done:
+            return
+        if self.mode is None:
+            if final and self.response_mode != "sse":
+                self.mode = "json"
+                self.done = True
+                status = modern_status_for(error_code) if self.modern else 200
+                headers = Headers({"Content-Type": JSON, **self.extra_headers})
+                self.exchange.respond(HttpResponse(status, headers, text))
+                return
+            if self.response_mode == "json":
+                note(self.exchange, "JSON response mode: a notification about the request has no stream to "
+                                    "travel on and is dropped", ("dropped",))
+                return
+            self.open_stream()
+        self.log.append(text)
+        if final:
+            self.done = True
+            self.log.finish()
+
+    def abandon(self) -> None:
+        """The handler ended without answering: a 500 (nothing sent yet) or the stream just ends."""
+        if self.done:
+            return
+        self.done = True
+        if self.mode is None:
+            self.exchange.respond(HttpResponse(500, Headers({"Content-Type": JSON}),
+                                               None))
+        else:
+            self.log.finish()
+
+
+class LegacyServerStream:
+    """The server program's stream for one legacy session (one ``Mcp-Session-Id``)."""
+
+    def __init__(self, session: LegacySession, info: LinkInfo) -> None:
+        self.session = session
+        self.info = info
+        self.revision: str | None = None
+        self.auth: AuthInfo | None = session.auth
+        self._tx, self._rx = anyio.create_memory_object_stream[str](float("inf"))
+
+    async def send(self, message: JSONRPCMessage, *, related_request_id: RequestId | None = None) -> None:
+        session = self.session
+        if session.ended:
+            raise TransportClosed(f"session {session.id} has ended")
+        text = encode(message)
+        if isinstance(message, (JSONRPCResultResponse, JSONRPCErrorResponse)):
+            channel = session.pending.pop(message.id, None) if message.id is not None else None
+            if channel is None:
+                session.note(f"no open request {message.id!r} for this response: it is dropped", ("dropped",))
+                return
+            if channel.method == "initialize" and isinstance(message, JSONRPCResultResponse):
+                version = message.result.get("protocolVersion")
+                session.version = version if isinstance(version, str) else None
+                self.revision = self.revision or session.version
+            code = message.error.code if isinstance(message, JSONRPCErrorResponse) else None
+            channel.channel.write(text, final=True, error_code=code)
+            return
+        if related_request_id is not None:
+            pending = session.pending.get(related_request_id)
+            if pending is not None and pending.channel.can_stream:
+                pending.channel.write(text, final=False)
+                return
+        session.standalone.append(text)
+
+    async def receive(self) -> JSONRPCMessage | InvalidMessage:
+        text = await self._rx.receive()
+        return decode_frame(text, self.revision)
+
+    async def aclose(self) -> None:
+        self._tx.close()
+
+
+class PendingRequest:
+    __slots__ = ("channel", "method")
+
+    def __init__(self, method: str, channel: ResponseChannel) -> None:
+        self.method = method
+        self.channel = channel
+
+
+class LegacySession:
+    def __init__(self, sim: Simulation, session_id: str, auth: AuthInfo | None, info: LinkInfo) -> None:
+        self.sim = sim
+        self.id = session_id
+        self.auth = auth
+        self.info = info
+        self.version: str | None = None
+        self.pending: dict[RequestId, PendingRequest] = {}
+        self.streams: dict[int, SseStreamLog] = {}
+        self.standalone = SseStreamLog(0)
+        self.streams[0] = self.standalone
+        self.get_exchange: HttpExchange | None = None
+        self.exchanges: set[HttpExchange] = set()
+        self.ended = False
+        self.scope: anyio.CancelScope | None = None
+        self.stream = LegacyServerStream(self, info)
+        self._next_stream = 0
+
+    def new_log(self) -> SseStreamLog:
+        self._next_stream += 1
+        log = SseStreamLog(self._next_stream)
+        self.streams[log.number] = log
+        return log
+
+    def note(self, text: str, marks: tuple[str, ...] = ()) -> None:
+        self.sim.recorder.record_event(kind="transport", link=self.info.name, sender=self.info.server,
+                                       receiver=self.info.client, text=text, transport="http", marks=marks)
+
+    def end(self, why: str) -> None:
+        if self.ended:
+            return
+        self.ended = True
+        self.note(f"session {self.id} ends: {why}", ("session-ended",))
+        self.stream._tx.close()
+        for exchange in list(self.exchanges):
+            exchange.abort()
+        self.exchanges.clear()
+        self.pending.clear()
+
+
+class ModernCall:
+    """One 2026-07-28 POST being served: its own stream, its own ``main``, its own answer."""
+
+    def __init__(self, sim: Simulation, exchange: HttpExchange, message: JSONRPCMessage,
+                 auth: AuthInfo | None, version: str | None, channel: ResponseChannel | None) -> None:
+        self.sim = sim
+        self.exchange = exchange
+        self.message = message
+        self.channel = channel
+        self.scope: anyio.CancelScope | None = None
+        self.cancelled = False
+        self.stream = ModernServerStream(self, exchange.link.info, auth, version)
+
+    @property
+    def request_id(self) -> RequestId | None:
+        return self.message.id if isinstance(self.message, JSONRPCRequest) else None
+
+    def cancel(self) -> None:
+        """The client closed the response stream: in 2026-07-28 that is the cancellation."""
+        if self.cancelled or (self.channel is not None and self.channel.done):
+            return
+        self.cancelled = True
+        info = self.exchange.link.info
+        self.sim.recorder.record_event(
+            kind="transport", link=info.name, sender=info.server, receiver=info.server,
+            text=f"the client closed the response stream: the server cancels request {self.request_id!r}",
+            transport="http", marks=("cancelled",), request_id=self.request_id)
+        self.stream._tx.close()
+        if self.scope is not None:
+            self.scope.cancel()
+
+
+class ModernServerStream:
+    """The server program's stream for one 2026-07-28 POST: one request in, its answer out."""
+
+    def __init__(self, call: ModernCall, info: LinkInfo, auth: AuthInfo | None, version: str | None) -> None:
+        self.call = call
+        self.info = info
+        self.revision = version
+        self.auth = auth
+        self._tx, self._rx = anyio.create_memory_object_stream[str](float("inf"))
+
+    async def send(self, message: JSONRPCMessage, *, related_request_id: RequestId | None = None) -> None:
+        call = self.call
+        if isinstance(message, JSONRPCRequest):
+            raise ValueError("2026-07-28 HTTP: a server MUST NOT send requests on a response stream; a server "
+                             "that needs input answers with an InputRequiredResult instead")
+        channel = call.channel
+        if call.cancelled:
+            # The client hung up: a handler inside the cancelled call sees its cancellation here.
+            await anyio.lowlevel.checkpoint()
+        if call.cancelled or channel is None or channel.done:
+            raise TransportClosed(f"the response stream of request {call.request_id!r} is closed")
+        final = isinstance(message, (JSONRPCResultResponse, JSONRPCErrorResponse)) and message.id == call.request_id
+        code = message.error.code if isinstance(message, JSONRPCErrorResponse) else None
+        channel.write(encode(message), final=final, error_code=code)
+        if final:
+            self._tx.close()
+
+    async def receive(self) -> JSONRPCMessage | InvalidMessage:
+        text = await self._rx.receive()
+        return decode_frame(text, self.revision)
+
+    async def aclose(self) -> None:
+        self._tx.close()
