@@ -103,9 +103,9 @@ WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 @pytest.mark.parametrize("source", SOURCE_FILES, ids=lambda p: p.stem)
 def test_every_widget_shows_its_last_state_without_a_kernel(source: Path) -> None:
-    # JupyterLab restores the saved widget state when the notebook opens, so every player, question
-    # and grader panel shows where the run left it; a viewer that cannot run widgets (GitHub,
-    # nbconvert without the widget state) shows the static HTML copy in the same output bundle.
+    # Pages that draw widgets from saved state (nbconvert's HTML, nbviewer, a trusted notebook) show
+    # every player, question and grader panel where the run left it; pages that cannot run widgets
+    # (GitHub, an untrusted notebook in JupyterLab) show the static HTML copy in the same bundle.
     nb = json.loads(target_for(source).read_text(encoding="utf-8"))
     state = nb["metadata"]["widgets"][WIDGET_STATE]["state"]
     views = [o["data"] for c in nb["cells"] if c["cell_type"] == "code" for o in c["outputs"]

@@ -52,8 +52,10 @@ def build_notebook(source: Path) -> nbformat.NotebookNode:
 def execute(nb: nbformat.NotebookNode, *, timeout: int = 120) -> nbformat.NotebookNode:
     """Run every cell in a fresh kernel, in the notebooks folder, and keep the outputs.
 
-    The widgets' last state is saved in the notebook's metadata (``widgets``), so JupyterLab shows
-    every player, question and grader panel as the run left it before the learner runs anything."""
+    The widgets' last state is saved in the notebook's metadata (``widgets``): a page that draws
+    widgets from saved state (``jupyter nbconvert --to html``, nbviewer, a trusted notebook in
+    JupyterLab) shows every player, question and grader panel as the run left it. Where widgets cannot
+    run (GitHub, a freshly cloned, untrusted notebook), each output's static HTML copy stands in."""
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False, store_widget_state=True,
                             resources={"metadata": {"path": str(NOTEBOOKS)}})
     client.execute()

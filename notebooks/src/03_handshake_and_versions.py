@@ -170,10 +170,12 @@ TraceTable(sim.recorder)
 # %% [markdown]
 # The server did not agree to anything: it answered with the version *it* speaks, a counter-offer.
 # The client does not speak 2025-11-25, so it closed the connection without sending
-# `notifications/initialized` (the spec says it SHOULD disconnect). Nothing else crossed the wire —
-# the trace ends with the server's answer, and no error code was sent: the client reported its
-# reason to its own host, as printed above the table. Now the modern errors. The next requests are built by
-# hand on purpose — a future version nobody supports, and a request with no `_meta` at all:
+# `notifications/initialized` (the spec says it SHOULD disconnect). Nothing else crossed the wire:
+# the trace ends with the server's answer, and no error code was sent. The client only reported
+# its reason to its own host, printed above the table.
+#
+# Now the modern errors. The next requests are built by hand on purpose — a future version nobody
+# supports, and a request with no `_meta` at all:
 
 # %%
 future = meta.request_meta("2027-01-01", {})
