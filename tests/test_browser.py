@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser import CHROMIUM_ARGS, error_outputs, find_chromium, jupyterlab, run_all
+from browser import _READY, CHROMIUM_ARGS, error_outputs, find_chromium, jupyterlab, run_all
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -58,6 +58,30 @@ def test_notebook_runs_in_the_browser(lab: Any, browser: Any, notebook: str) -> 
         assert diagrams.count() > 0, "no diagram was rendered"
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"{Path(notebook).stem}.png"), full_page=False)
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("notebook", ["01_roles.ipynb", "04_when_the_server_needs_the_client.ipynb"])
+def test_a_fresh_clone_shows_every_widget_before_anything_runs(lab: Any, browser: Any, notebook: str) -> None:
+    # A notebook nobody has run on this machine is untrusted, so JupyterLab renders only safe outputs:
+    # each player and question shows its static copy (where the committed run left it), never
+    # "Loading widget..." or an empty box.
+    fresh = f"notebooks/unopened-{notebook}"  # a copy no earlier test has run or autosaved
+    shutil.copyfile(ROOT / "notebooks" / notebook, lab.root / fresh)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    try:
+        page.goto(f"{lab.url}/lab/tree/{fresh}?reset&token={lab.token}", wait_until="domcontentloaded")
+        page.wait_for_function(_READY, arg=fresh, timeout=120_000, polling=250)
+        players = page.locator(".jp-OutputArea-output .mcp-sim-player-static")
+        players.first.wait_for(timeout=30_000)
+        assert "step 1 of" in _text(players.first)
+        assert page.locator(".jp-OutputArea-output .mcp-sim-prediction").count() > 0
+        assert page.get_by_text("Loading widget").count() == 0
+        assert page.get_by_text("Error displaying widget").count() == 0
+        ARTIFACTS.mkdir(exist_ok=True)
+        players.first.scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / f"unopened-{Path(notebook).stem}.png"))
     finally:
         page.close()
 

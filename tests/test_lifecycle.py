@@ -35,6 +35,9 @@ def test_legacy_happy_path() -> None:
     assert "not started" in str(err.value) and err.value.rule
     assert lc.on_event("initialize") is LegacyState.INITIALIZING
     assert lc.may_send("ping") and not lc.may_send("tools/call")
+    with pytest.raises(LifecycleViolation) as cancel:  # initialize MUST NOT be cancelled
+        lc.check_send("notifications/cancelled")
+    assert "MUST NOT be cancelled" in (cancel.value.rule or "")
     assert lc.may_send("notifications/message", "server") and not lc.may_send("sampling/createMessage", "server")
     assert lc.on_event("initialize result") is LegacyState.INITIALIZED
     lc.check_send("notifications/initialized")

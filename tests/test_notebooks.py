@@ -9,29 +9,45 @@ each chapter has goals, a recap, an exercise link, a widget and a predict-then-r
 from __future__ import annotations
 
 import json
+import os
 import re
+import shlex
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from mcp_sim.course.notebooks import SOURCES, build_notebook, parse_percent, target_for
+from mcp_sim.course.notebooks import SOURCES, build_notebook, read_cells, target_for
+from mcp_sim.course.predict import Prediction
 
 SOURCE_FILES = sorted(SOURCES.glob("*.py"))
-EXERCISES = Path(__file__).resolve().parents[1] / "exercises"
+ROOT = Path(__file__).resolve().parents[1]
+EXERCISES = ROOT / "exercises"
 
 
 def test_there_are_five_chapters() -> None:
     assert [p.stem[:2] for p in SOURCE_FILES] == ["00", "01", "02", "03", "04"]
 
 
-def test_percent_format_parsing() -> None:
-    cells = parse_percent("ignored\n# %% [markdown]\n# # Title\n#\n# text\n# %%\nx = 1\n\n# %% tags=[\"a\"]\ny\n")
-    assert cells == [
-        {"cell_type": "markdown", "source": "# Title\n\ntext", "tags": []},
-        {"cell_type": "code", "source": "x = 1", "tags": []},
-        {"cell_type": "code", "source": "y", "tags": ["a"]},
+def test_percent_format_is_read_by_jupytext() -> None:
+    cells = read_cells("# %% [markdown]\n# # Title\n#\n# text\n# %%\nx = 1\n\n# %% tags=[\"a\"]\ny\n")
+    assert [(c.cell_type, c.source, list(c.metadata.get("tags", []))) for c in cells] == [
+        ("markdown", "# Title\n\ntext", []),
+        ("code", "x = 1", []),
+        ("code", "y", ["a"]),
     ]
+
+
+@pytest.mark.parametrize("source", SOURCE_FILES, ids=lambda p: p.stem)
+def test_built_cells_keep_ids_and_tags(source: Path) -> None:
+    nb = build_notebook(source)
+    assert [c["id"] for c in nb.cells] == [f"{source.stem[:2]}-{i:03d}" for i in range(len(nb.cells))]
+    assert "jupytext" not in nb.metadata  # the notebook is the course's, not a paired file's
 
 
 @pytest.mark.parametrize("source", SOURCE_FILES, ids=lambda p: p.stem)
@@ -81,9 +97,88 @@ def test_chapter_structure(source: Path) -> None:
         assert (EXERCISES / exercise / "starter.py").is_file(), f"{exercise} is named but does not exist"
 
 
-def test_widget_state_is_not_committed() -> None:
-    # Widget views are stored as model ids that change every run; nbval skips them, and the saved
-    # widget state (a large, volatile blob) is not kept in the notebook metadata.
-    for source in SOURCE_FILES:
-        meta = json.loads(target_for(source).read_text(encoding="utf-8"))["metadata"]
-        assert "widgets" not in meta
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+
+
+@pytest.mark.parametrize("source", SOURCE_FILES, ids=lambda p: p.stem)
+def test_every_widget_shows_its_last_state_without_a_kernel(source: Path) -> None:
+    # Pages that draw widgets from saved state (nbconvert's HTML, nbviewer, a trusted notebook) show
+    # every player, question and grader panel where the run left it; pages that cannot run widgets
+    # (GitHub, an untrusted notebook in JupyterLab) show the static HTML copy in the same bundle.
+    nb = json.loads(target_for(source).read_text(encoding="utf-8"))
+    state = nb["metadata"]["widgets"][WIDGET_STATE]["state"]
+    views = [o["data"] for c in nb["cells"] if c["cell_type"] == "code" for o in c["outputs"]
+             if WIDGET_VIEW in o.get("data", {})]
+    assert views
+    for data in views:
+        model = state[data[WIDGET_VIEW]["model_id"]]
+        assert model["model_name"].endswith("Model")
+        static, text = ("".join(data.get(k, "")) for k in ("text/html", "text/plain"))
+        assert static.startswith("<"), "a widget output without a static copy"
+        assert text and "Box(" not in text, "the text form should say what the widget shows"
+
+
+def test_a_prediction_shows_its_question_but_not_its_answer_without_a_kernel() -> None:
+    question = Prediction(question="Which id does a notification carry?", choices=["1", "none", "null"],
+                          answer="none", why="A notification has no id.")
+    bundle = question._repr_mimebundle_()
+    assert WIDGET_VIEW in bundle
+    static = bundle["text/html"]
+    assert static.count("<li>") == 3 and "Which id does a notification carry?" in static
+    assert "A notification has no id." not in static  # predict first: the reveal needs the live panel
+    assert bundle["text/plain"] == str(question) and "(b) none" in bundle["text/plain"]
+
+
+def _readme_course_command() -> list[str]:
+    """The ``jupyter lab …`` part of the README's first set-up command, as arguments."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```bash\n(.*?)```", readme, flags=re.S)
+    commands = [line for block in blocks[:2] for line in block.splitlines() if line and not line.startswith("#")]
+    assert len(commands) == 2, "the README starts with exactly two set-up commands"
+    lab = commands[0].split("&&")[-1].strip()
+    assert lab.startswith(".venv/bin/jupyter lab "), lab
+    return ["jupyter", *shlex.split(lab)[1:]]  # the venv's jupyter, run by this interpreter
+
+
+NOTE_URL = "import pathlib, sys; pathlib.Path(sys.argv[1]).write_text(sys.argv[2])"
+
+
+@pytest.mark.slow
+def test_readme_course_command_serves_the_project_and_opens_chapter_00(tmp_path: Path) -> None:
+    # Run the README's command as written, adding only what a test needs: a free loopback port, a
+    # known token, a private runtime folder, and a "browser" that only notes what it was asked to open.
+    noted = tmp_path / "browser-was-asked-to-open.txt"
+    browser = f"{shlex.quote(sys.executable)} -c {shlex.quote(NOTE_URL)} {shlex.quote(str(noted))} %s"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    args = [sys.executable, "-m", *_readme_course_command(), f"--ServerApp.port={port}", "--ServerApp.ip=127.0.0.1",
+            "--IdentityProvider.token=readme", f"--ServerApp.browser={browser}", "--allow-root"]
+    env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"), JUPYTER_CONFIG_DIR=str(tmp_path / "config"))
+    with (tmp_path / "lab.log").open("w") as log:
+        proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/contents?token=readme",
+                                                timeout=2) as resp:
+                        root = json.load(resp)
+                    break
+                except OSError:
+                    assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "lab.log").read_text()
+                    time.sleep(0.3)
+            names = {item["name"] for item in root["content"]}
+            assert {"notebooks", "exercises", "README.md"} <= names, names
+            while not noted.exists() and time.monotonic() < deadline:
+                time.sleep(0.2)
+            # JupyterLab hands the browser a local page that redirects to the notebook's address.
+            page = urllib.request.urlopen(noted.read_text(encoding="utf-8").strip()).read().decode()
+            assert f"http://127.0.0.1:{port}/lab/tree/notebooks/00_start_here.ipynb?" in page
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()

@@ -89,9 +89,13 @@ def test_table_is_in_step_with_the_diagram() -> None:
     assert isinstance(table, TraceTable)
     assert table.seqs == diagram.seqs == [e.seq for e in trace]
     text = table.to_text()
-    assert text.splitlines()[0].split() == ["seq", "time", "from", "→", "to", "kind", "method", "/", "id", "caption"]
+    assert text.splitlines()[0].split() == ["seq", "time", "from", "→", "to", "layer", "kind", "method", "/", "id",
+                                              "caption"]
     assert len(text.splitlines()) == 2 + len(trace)
     assert "prompts/list #4 (-32601)" in text
+    rows = {r.seq: r for r in table.rows}
+    assert {rows[e.seq].layer for e in trace if e.method == "tools/list"} == {"capabilities"}
+    assert all(rows[e.seq].layer == e.layer for e in trace)
     page = table.to_html()
     assert page.count("<tr data-seq=") == len(trace)
     assert html.escape("The weather client asks the weather server which tools it offers") in page

@@ -13,7 +13,15 @@ from mcp_sim.sim.world import Simulation
 from mcp_sim.trace import Recorder, Trace
 from mcp_sim.trace.samples import synthetic_trace_recorder, weather_trace
 from mcp_sim.transports.faults import faulty_memory_link
-from mcp_sim.widgets.player import Change, ForkUnsupported, PlayerState, TracePlayer, http_text, stdio_text
+from mcp_sim.widgets.player import (
+    Change,
+    ForkUnsupported,
+    PlayerState,
+    TracePlayer,
+    http_text,
+    side_by_side,
+    stdio_text,
+)
 from mcp_sim.wire.jsonrpc import JSONRPCNotification, JSONRPCRequest, JSONRPCResultResponse
 
 
@@ -188,6 +196,35 @@ def test_widget_binds_to_the_state() -> None:
     player.change_kind.value = "seed"
     player.change_value.value = "not a number"
     assert player.fork_from_controls() is None and "Cannot fork" in player.fork_output.value
+
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def test_display_carries_a_static_copy_of_where_the_player_stands() -> None:
+    player = TracePlayer(run_echo())
+    player.jump(2)
+    bundle = player._repr_mimebundle_()
+    assert bundle[WIDGET_VIEW]["model_id"] == player.widget.model_id
+    static, text = bundle["text/html"], bundle["text/plain"]
+    current = player.state.current
+    assert current is not None and player.state.position() in text
+    assert f"<tr data-seq='{current.seq}' aria-current='step'" in static
+    assert static.count("aria-current") == 1 and static.count("<tr data-seq=") == len(player.state.visible)
+    assert json.dumps(current.message["id"]) in static  # the current message's JSON, as the player shows it
+    player.step()  # the copy follows the player: a later display shows the later step
+    assert player._repr_mimebundle_()["text/html"] != static
+
+
+def test_side_by_side_shows_both_players() -> None:
+    left, right = TracePlayer(run_echo(calls=1)), TracePlayer(run_echo(calls=2))
+    right.last_button.click()
+    row = side_by_side(left, right)
+    bundle = row._repr_mimebundle_()
+    assert bundle[WIDGET_VIEW]["model_id"] == row.widget.model_id
+    assert [c.model_id for c in row.widget.children] == [left.widget.model_id, right.widget.model_id]
+    assert bundle["text/plain"].splitlines() == [left.to_text(), right.to_text()]
+    assert left.static_html() in bundle["text/html"] and right.static_html() in bundle["text/html"]
 
 
 def test_stepping_is_fast() -> None:

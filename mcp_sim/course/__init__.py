@@ -22,7 +22,7 @@ class Chapter:
 CHAPTERS: Final = (
     Chapter("00", "Start here", "how the course works, the three layers, grading", "written"),
     Chapter("01", "Roles", "Host, Client, Server; one client per server; not a sandbox", "written"),
-    Chapter("02", "The data layer", "JSON-RPC 2.0 messages, ids, errors, malformed input", "written"),
+    Chapter("02", "JSON-RPC messages", "the message format: JSON-RPC 2.0, ids, errors, malformed input", "written"),
     Chapter("03", "The handshake and versions", "initialize, _meta, server/discover, era detection", "written"),
     Chapter("04", "When the server needs the client", "elicitation, sampling, roots, logging; MRTR", "written"),
     Chapter("05", "What servers offer", "tools, resources, templates, prompts, completion, pagination", "planned"),

@@ -1,9 +1,11 @@
 """Build the course notebooks from their sources, execute them, and save them with outputs.
 
-Each chapter is written as a plain Python file in "percent" format under ``notebooks/src/``:
-``# %% [markdown]`` starts a text cell (its lines begin with ``# ``), ``# %%`` starts a code cell.
-Plain files diff and review well; the executed ``.ipynb`` next to them is what learners open and
-what nbval re-runs in CI, comparing every output with the committed one.
+Each chapter is written as a plain Python file in jupytext's "percent" format under
+``notebooks/src/``: ``# %% [markdown]`` starts a text cell (its lines begin with ``# ``), ``# %%``
+starts a code cell. Plain files diff and review well, and ``jupytext`` (which reads them here) is
+also what a learner uses to pair a notebook with a script. The executed ``.ipynb`` next to each
+source is what learners open and what nbval re-runs in CI, comparing every output with the
+committed one.
 
 Run ``python -m mcp_sim.course.notebooks`` to rebuild every notebook (or name some).
 """
@@ -11,11 +13,10 @@ Run ``python -m mcp_sim.course.notebooks`` to rebuild every notebook (or name so
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
-from typing import Any
 
+import jupytext
 import nbformat
 from nbclient import NotebookClient
 
@@ -23,41 +24,9 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = PROJECT_ROOT / "notebooks"
 SOURCES = NOTEBOOKS / "src"
 
-_CELL_START = re.compile(r"^# %%(?P<kind> \[markdown\])?(?P<tags>\s+tags=\[(?P<taglist>[^\]]*)\])?\s*$")
-
-
-def parse_percent(text: str) -> list[dict[str, Any]]:
-    """Split a percent-format source into cells: ``{"cell_type", "source", "tags"}``."""
-    cells: list[dict[str, Any]] = []
-    current: dict[str, Any] | None = None
-    for line in text.splitlines():
-        match = _CELL_START.match(line)
-        if match:
-            if current is not None:
-                cells.append(current)
-            tags = [t.strip().strip("'\"") for t in (match.group("taglist") or "").split(",") if t.strip()]
-            current = {"cell_type": "markdown" if match.group("kind") else "code", "lines": [], "tags": tags}
-            continue
-        if current is None:
-            continue  # text before the first cell marker (a module docstring, a licence line) is skipped
-        if current["cell_type"] == "markdown":
-            if line.startswith("# "):
-                line = line[2:]
-            elif line.startswith("#"):
-                line = line[1:]
-        current["lines"].append(line)
-    if current is not None:
-        cells.append(current)
-    out = []
-    for cell in cells:
-        lines = cell.pop("lines")
-        while lines and not lines[-1].strip():
-            lines.pop()
-        while lines and not lines[0].strip():
-            lines.pop(0)
-        cell["source"] = "\n".join(lines)
-        out.append(cell)
-    return out
+def read_cells(text: str) -> list[nbformat.NotebookNode]:
+    """The cells of a percent-format source, as jupytext (the format's own tool) reads them."""
+    return list(jupytext.reads(text, fmt="py:percent").cells)
 
 
 def build_notebook(source: Path) -> nbformat.NotebookNode:
@@ -67,21 +36,27 @@ def build_notebook(source: Path) -> nbformat.NotebookNode:
         "kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"},
         "language_info": {"name": "python"},
     }
-    for i, cell in enumerate(parse_percent(source.read_text(encoding="utf-8"))):
-        if cell["cell_type"] == "markdown":
-            node = nbformat.v4.new_markdown_cell(cell["source"])
+    for i, cell in enumerate(read_cells(source.read_text(encoding="utf-8"))):
+        if cell.cell_type == "markdown":
+            node = nbformat.v4.new_markdown_cell(cell.source)
         else:
-            node = nbformat.v4.new_code_cell(cell["source"])
+            node = nbformat.v4.new_code_cell(cell.source)
         node["id"] = f"{source.stem[:2]}-{i:03d}"  # stable ids keep diffs quiet
-        if cell["tags"]:
-            node.metadata["tags"] = cell["tags"]
+        tags = cell.metadata.get("tags")
+        if tags:
+            node.metadata["tags"] = list(tags)
         nb.cells.append(node)
     return nb
 
 
 def execute(nb: nbformat.NotebookNode, *, timeout: int = 120) -> nbformat.NotebookNode:
-    """Run every cell in a fresh kernel, in the notebooks folder, and keep the outputs."""
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False, store_widget_state=False,
+    """Run every cell in a fresh kernel, in the notebooks folder, and keep the outputs.
+
+    The widgets' last state is saved in the notebook's metadata (``widgets``): a page that draws
+    widgets from saved state (``jupyter nbconvert --to html``, nbviewer, a trusted notebook in
+    JupyterLab) shows every player, question and grader panel as the run left it. Where widgets cannot
+    run (GitHub, a freshly cloned, untrusted notebook), each output's static HTML copy stands in."""
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False, store_widget_state=True,
                             resources={"metadata": {"path": str(NOTEBOOKS)}})
     client.execute()
     return nb

@@ -75,7 +75,16 @@ class Prediction:
         title = w.HTML(value=f"<b>Predict, then reveal:</b> {html.escape(self.question)}")
         return w.VBox([title, radio, button, out])
 
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
+    def static_html(self) -> str:
+        """The question without its buttons: what a page that cannot run widgets shows (GitHub,
+        ``jupyter nbconvert --to html``). The answer stays hidden there too: predict first."""
+        items = "".join(f"<li>{html.escape(c)}</li>" for c in self.choices)
+        return (f"<div class='mcp-sim-prediction'><p><b>Predict, then reveal:</b> {html.escape(self.question)}</p>"
+                f"<ol type='a'>{items}</ol><p><i>Run the notebook to choose an answer and check it.</i></p></div>")
 
-        display(self.widget())
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """The live panel for Jupyter, with the static question and its text beside it."""
+        bundle = dict(self.widget()._repr_mimebundle_())
+        bundle["text/html"] = self.static_html()
+        bundle["text/plain"] = str(self)
+        return bundle

@@ -68,10 +68,11 @@ LEGACY_TRANSITIONS: Final[Mapping[tuple[LegacyState, str], LegacyState]] = {
 # What each side may send in each state. "*" means any method its revision allows. The rules come
 # from the spec's lifecycle page: before the server has answered initialize the client SHOULD send
 # nothing but pings; before notifications/initialized the server SHOULD send nothing but pings and
-# log messages.
+# log messages. The cancellation page adds that initialize MUST NOT be cancelled, so while it is the
+# one request in flight the client has nothing it may send notifications/cancelled about.
 LEGACY_ALLOWED: Final[Mapping[LegacyState, Mapping[Role, frozenset[str]]]] = {
     S.NOT_STARTED: {"client": frozenset({"initialize"}), "server": frozenset()},
-    S.INITIALIZING: {"client": frozenset({"ping", "notifications/cancelled"}),
+    S.INITIALIZING: {"client": frozenset({"ping"}),
                      "server": frozenset({"ping", "notifications/message"})},
     S.INITIALIZED: {"client": frozenset({"notifications/initialized", "ping"}),
                     "server": frozenset({"ping", "notifications/message"})},
@@ -82,8 +83,9 @@ LEGACY_ALLOWED: Final[Mapping[LegacyState, Mapping[Role, frozenset[str]]]] = {
 LEGACY_RULES: Final[Mapping[LegacyState, str]] = {
     S.NOT_STARTED: "The initialization phase MUST be the first interaction between client and server.",
     S.INITIALIZING: "The client SHOULD NOT send requests other than pings before the server has responded "
-                    "to the initialize request; the server SHOULD NOT send requests other than pings and "
-                    "logging before receiving the initialized notification.",
+                    "to the initialize request, and the initialize request MUST NOT be cancelled; the server "
+                    "SHOULD NOT send requests other than pings and logging before receiving the initialized "
+                    "notification.",
     S.INITIALIZED: "After a successful initialize response the client MUST send an initialized notification "
                    "before normal operations; the server SHOULD NOT send requests other than pings and "
                    "logging before receiving it.",

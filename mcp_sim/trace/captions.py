@@ -138,7 +138,7 @@ def _result_detail(method: str | None, result: dict[str, Any]) -> str:
         return f"{len(items)} {noun}" + (f": {', '.join(shown)}{more}" if shown else "")
 
     if method == "initialize":
-        return f", agreeing on protocol version {result.get('protocolVersion', '?')}"
+        return f" with protocol version {result.get('protocolVersion', '?')}"
     if method == "server/discover":
         return f", supporting versions {', '.join(map(str, result.get('supportedVersions') or []))}"
     if method == "tools/list":

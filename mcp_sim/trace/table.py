@@ -2,7 +2,8 @@
 
 A sequence diagram is a picture; a screen reader, a terminal or a ``grep`` needs words. The table has
 one row per event, in the diagram's order, with the same filter applied: ``seq``, virtual time,
-``from → to``, kind, method and request id, and the caption. Build it from the same
+``from → to``, the course layer the event belongs to (chapter 00's map), kind, method and request id,
+and the caption. Build it from the same
 :class:`~mcp_sim.trace.events.Trace` as the diagram and the two can never drift apart.
 """
 
@@ -23,6 +24,9 @@ class TableRow:
     seq: int
     time: str
     route: str
+    layer: str
+    """The layer the recorder filed the event under at the transport boundary; the table shows it
+    rather than working it out again, so table, filters and diagrams can never disagree."""
     kind: str
     what: str
     caption: str
@@ -35,13 +39,13 @@ class TableRow:
             what = f"{what} #{e.request_id}".strip()
         if e.kind == "error":
             what = f"{what} ({((e.message or {}).get('error') or {}).get('code')})".strip()
-        return cls(e.seq, format_ms(e.t_ms), f"{e.sender} → {e.receiver}", kind, what, e.caption)
+        return cls(e.seq, format_ms(e.t_ms), f"{e.sender} → {e.receiver}", e.layer, kind, what, e.caption)
 
     def cells(self) -> tuple[str, ...]:
-        return (str(self.seq), self.time, self.route, self.kind, self.what, self.caption)
+        return (str(self.seq), self.time, self.route, self.layer, self.kind, self.what, self.caption)
 
 
-COLUMNS = ("seq", "time", "from → to", "kind", "method / id", "caption")
+COLUMNS = ("seq", "time", "from → to", "layer", "kind", "method / id", "caption")
 
 
 class TraceTable:

@@ -24,6 +24,7 @@ from mcp_sim.trace.captions import label, who
 from mcp_sim.trace.events import Trace, TraceDiff, format_ms
 from mcp_sim.trace.recorder import TraceEvent
 from mcp_sim.trace.sequence import SequenceDiagram
+from mcp_sim.trace.table import TraceTable
 
 VIEWS = ("json", "stdio", "http")
 """How the current message can be shown: its JSON, its stdio bytes, its HTTP exchange."""
@@ -555,12 +556,59 @@ class TracePlayer:
         self.back_button.disabled = self.first_button.disabled = s.at_start
         self.forward_button.disabled = self.last_button.disabled = s.at_end
 
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
+    # -- display -----------------------------------------------------------------------------
+    def to_text(self) -> str:
+        """Where the player stands, in words: what a terminal or a text-only viewer shows."""
+        return f"Trace player, {self.state.position()}: {self.state.caption}"
 
-        display(self.widget)
+    def static_html(self) -> str:
+        """The player as it stands, without controls: the copy a page that cannot run widgets shows
+        (GitHub, ``jupyter nbconvert --to html``, a notebook opened without its widget state)."""
+        s = self.state
+        rows = TraceTable(s.visible, title="All steps").to_html()
+        current = s.current
+        if current is not None:  # mark the current step's row, in words as well as in weight
+            mark = f"<tr data-seq='{current.seq}'>"
+            rows = rows.replace(mark, f"<tr data-seq='{current.seq}' aria-current='step' "
+                                      "style='font-weight:bold'>", 1)
+        return (f"<div class='mcp-sim-player-static'><p><b>Trace player</b> (a static copy: run the cell "
+                f"to step through it) — {html.escape(s.position())}</p>"
+                f"<p><b>{html.escape(s.caption)}</b></p>"
+                f"<pre style='white-space:pre-wrap;max-height:260px;overflow:auto'>{html.escape(s.detail())}</pre>"
+                f"<details><summary>All steps</summary>{rows}</details></div>")
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """The live widget for Jupyter, with a static copy and a line of text beside it for every
+        viewer that cannot run widgets."""
+        bundle = dict(self.widget._repr_mimebundle_())
+        bundle["text/html"] = self.static_html()
+        bundle["text/plain"] = self.to_text()
+        return bundle
+
+
+class SideBySide:
+    """Several players in one row, so two traces can be stepped through next to each other."""
+
+    def __init__(self, *players: TracePlayer) -> None:
+        import ipywidgets as w
+
+        self.players = players
+        self.widget = w.HBox([p.widget for p in players])
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        bundle = dict(self.widget._repr_mimebundle_())
+        bundle["text/html"] = ("<div style='display:flex;gap:1em'>"
+                               + "".join(f"<div style='flex:1;min-width:0'>{p.static_html()}</div>"
+                                         for p in self.players) + "</div>")
+        bundle["text/plain"] = "\n".join(p.to_text() for p in self.players)
+        return bundle
 
 
 def play(trace: Any, **options: Any) -> TracePlayer:
     """``play(run_scenario("weather"))``: a player for a trace or a recorder."""
     return TracePlayer(trace, **options)
+
+
+def side_by_side(*players: TracePlayer) -> SideBySide:
+    """``side_by_side(play(legacy), play(modern))``: two (or more) players in one row."""
+    return SideBySide(*players)

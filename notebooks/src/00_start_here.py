@@ -38,10 +38,29 @@
 #
 # They are teaching categories, not separate programs. The payoff of keeping them apart: a transport
 # can change without changing what a tool means, and new capabilities arrive without changing who
-# talks to whom.
+# talks to whom. The package is laid out the same way (`mcp_sim/roles/`, `mcp_sim/capabilities/`,
+# `mcp_sim/transports/` with the JSON-RPC codec in `mcp_sim/wire/`).
+#
+# ### The same map in the spec's words
+#
+# The official specification draws **two** layers, and you will meet its words when you read it.
+# This is the only place the course translates; everywhere else it uses its own three.
+#
+# | the spec's layer | what the spec puts there | where this course teaches it |
+# |---|---|---|
+# | **data layer** | the JSON-RPC message format; the lifecycle (the `initialize` handshake, or `server/discover` and per-request `_meta` in 2026-07-28); the primitives (tools, resources, prompts; elicitation, sampling, roots); utilities such as progress, cancellation and logging | the message format: **transports**, chapter 02 · the lifecycle: chapter 03 (a trace marks its rows `lifecycle`) · the primitives and utilities: **capabilities**, chapters 04 and up |
+# | **transport layer** | stdio and Streamable HTTP: how a message is framed, sent and authorized | **transports**, chapter 06 |
+#
+# The spec has no layer for **roles**: it names Host, Client and Server in its architecture overview,
+# before either layer. The one real difference is JSON-RPC: the spec files the message format under
+# its data layer (it is the same on every transport), this course files it under transports (it is
+# how every message travels).
 #
 # Here is a first, complete run: a user asks a host to file a bug; the host's model picks a tool;
-# the user approves; the client calls the server. Each row is one message, labelled with its layer.
+# the user approves; the client calls the server. Each row is one message or one step inside the
+# host, and the `layer` column says where it belongs: `roles` for talk between the user, the host
+# and its model, `lifecycle` for the client and server learning about each other, `capabilities`
+# for using what the server offers.
 
 # %%
 from mcp_sim.scenarios import run_scenario
@@ -72,13 +91,17 @@ SequenceDiagram(first)
 from mcp_sim.course.predict import Prediction
 
 Prediction(
-    question="In the run above (revision 2026-07-28), which message opened the connection?",
-    choices=["initialize", "server/discover", "tools/list", "none — the first tools/call did"],
-    answer="server/discover",
-    why="2026-07-28 has no initialize handshake. The client may ask server/discover what the server "
-        "supports (this host does, to learn its capabilities); every request then carries its own version "
-        "and capabilities in _meta.",
-    wrong_because={"initialize": "initialize belongs to the legacy era (up to 2025-11-25)."},
+    question="In the run above (revision 2026-07-28), what did the client have to send before its first "
+             "tools/list?",
+    choices=["initialize, then notifications/initialized", "server/discover", "nothing: any request may come first"],
+    answer="nothing: any request may come first",
+    why="2026-07-28 has no handshake: every request carries its own version and capabilities in _meta, so "
+        "any request may be the first. This client chose to ask server/discover first, to learn what the "
+        "server supports; a client that already knows may skip it.",
+    wrong_because={"initialize, then notifications/initialized": "That handshake belongs to the legacy era "
+                   "(up to 2025-11-25).",
+                   "server/discover": "It is the first message in this trace, but it is optional: the client "
+                   "asked it by choice."},
 )
 
 # %% [markdown]
@@ -93,8 +116,10 @@ Prediction(
 # ```
 #
 # or from a terminal: `mcp-sim grade ex02_error_codes` (all exercises: `mcp-sim grade`; your progress:
-# `mcp-sim progress`). The checks use fresh random inputs each time, so an answer that only works for
-# one example will not pass. A failed check explains what went wrong in MCP's terms and cites the
+# `mcp-sim progress`). The checks run your code on many generated cases, not on one example, so an
+# answer that only works for one example will not pass. The cases are seeded, not random: the same
+# seed always gives the same cases, so a failure can be reproduced, and `mcp-sim grade --seed 7`
+# draws another set. A failed check explains what went wrong in MCP's terms and cites the
 # rule; the *Show next hint* button reveals hints one at a time. Your files are never modified, and
 # code that crashes or loops forever is stopped with a readable message instead of breaking the
 # notebook.
@@ -112,7 +137,7 @@ grade("ex02_error_codes", record=False)
 # | notebook | what it covers |
 # |---|---|
 # | [01 · Roles](01_roles.ipynb) | Host, Client, Server; one client per server; why that is not a sandbox |
-# | [02 · The data layer](02_data_layer.ipynb) | JSON-RPC 2.0: requests, responses, notifications, errors, ids |
+# | [02 · JSON-RPC messages](02_json_rpc_messages.ipynb) | the message format: requests, responses, notifications, errors, ids |
 # | [03 · The handshake and versions](03_handshake_and_versions.ipynb) | `initialize`, `_meta`, `server/discover`, version and capability errors |
 # | [04 · When the server needs the client](04_when_the_server_needs_the_client.ipynb) | elicitation, sampling, roots; Multi Round-Trip Requests |
 #

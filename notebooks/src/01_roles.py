@@ -113,8 +113,9 @@ complete = run_scenario("complete-call", revision="2026-07-28", seed=1)
 play(complete)
 
 # %% [markdown]
-# The player above needs a live kernel. Its text twin, which also reads well on GitHub, is the
-# table of the same trace: find the approval (`host → user`, then `user → host`) just before the
+# The player's buttons need a running kernel; until you run the cell it shows the step where it was
+# left (or, on a page that cannot run widgets, a static copy). Its text twin, which reads well
+# anywhere, is the table of the same trace: find the approval (`host → user`, then `user → host`) just before the
 # client sends `tools/call`.
 
 # %%

@@ -146,7 +146,13 @@ def run_against(server: Server, client: Client | None = None, raw: list[JSONRPCR
                     if then is not None:
                         await then(client)
             except McpError as exc:
-                print(f"McpError {exc}")
+                # Say where the error came from: an answer that crossed the wire, or the client's own
+                # decision, which sends nothing (the code is then only the client's local label).
+                answered = [e for e in sim.recorder if e.kind == "error"]
+                if any(e.message["error"]["code"] == exc.code for e in answered):
+                    print(f"the server answered with error {exc.code}: {exc.message}")
+                else:
+                    print(f"the client stopped on its own; no error went on the wire: {exc.message}")
             finally:
                 if client is not None:
                     await client.close()
@@ -162,9 +168,14 @@ sim = run_against(picky, Client("old-app", era="legacy", versions=("2025-06-18",
 TraceTable(sim.recorder)
 
 # %% [markdown]
-# The server answered with the version *it* speaks; the client could not accept it and gave up
-# before sending `notifications/initialized`. Now the modern errors. The next requests are built by
-# hand on purpose — a future version nobody supports, and a request with no `_meta` at all:
+# The server did not agree to anything: it answered with the version *it* speaks, a counter-offer.
+# The client does not speak 2025-11-25, so it closed the connection without sending
+# `notifications/initialized` (the spec says it SHOULD disconnect). Nothing else crossed the wire:
+# the trace ends with the server's answer, and no error code was sent. The client only reported
+# its reason to its own host, printed above the table.
+#
+# Now the modern errors. The next requests are built by hand on purpose — a future version nobody
+# supports, and a request with no `_meta` at all:
 
 # %%
 future = meta.request_meta("2027-01-01", {})

@@ -15,9 +15,9 @@
 # %% [markdown]
 # ## The same tool, two eras
 #
-# The weather server has a tool, `plan_outing`, that needs two things it cannot get by itself: the
-# user's preferred activity (elicitation) and a one-line summary written by the host's model
-# (sampling). We run the *same* scenario in 2025-11-25 and in 2026-07-28.
+# The weather server has a tool, `plan_outing`, that needs two things it cannot get by itself: which
+# city the outing is in, which only the user can say (elicitation), and a one-line plan written by
+# the host's model (sampling). The third way back up, roots, gets its own section below. We run the *same* scenario in 2025-11-25 and in 2026-07-28.
 
 # %%
 import json
@@ -39,6 +39,14 @@ print(f"legacy: {len(legacy)} events, modern: {len(modern)} events")
 
 # %%
 TraceTable([e for e in legacy if e.link == "weather"])
+
+# %% [markdown]
+# Look at the ids. The client's requests are `initialize #1`, `tools/list #2`, `tools/call #3`; the
+# server's own requests are `elicitation/create #1` and `sampling/createMessage #2` — the same
+# numbers again. They do not clash, because **each side numbers the requests it sends**: the spec
+# only asks that a sender never reuse an id of its own within the session. A response travels back
+# to whoever sent the request, so the client looks an answer up among *its* open requests and the
+# server among *its* own; the direction tells the two `#1`s apart.
 
 # %%
 SequenceDiagram(legacy)
@@ -65,6 +73,33 @@ print(json.dumps(first_answer.message["result"], indent=2))
 retry = [e for e in calls if e.kind == "request"][1]
 print(json.dumps({k: v for k, v in retry.message["params"].items() if k != "_meta"}, indent=2))
 
+# %% [markdown]
+# The `requestState` above looks opaque, but this server only **encodes** its state; it does not
+# protect it. Decode it the way any client could:
+
+# %%
+import base64
+
+state = first_answer.message["result"]["requestState"]
+decoded = base64.urlsafe_b64decode(state + "=" * (-len(state) % 4))  # base64 without its "=" padding
+print(decoded.decode())
+
+# %% [markdown]
+# Plain JSON: the server's notes between rounds (which questions it asked, which answers it already
+# has). Readable means editable. A client can write answers the user never gave into it and send the
+# new string back on its retry:
+
+# %%
+edited = json.loads(decoded)
+edited["answers"]["city"] = {"action": "accept", "content": {"city": "Atlantis"}}
+forged = base64.urlsafe_b64encode(json.dumps(edited, separators=(",", ":")).encode()).decode().rstrip("=")
+print(forged)
+print(base64.urlsafe_b64decode(forged + "=" * (-len(forged) % 4)).decode())
+
+# %% [markdown]
+# A server that only decodes cannot tell that string from one it wrote itself. The last section
+# shows where that leads, and how sealing the state stops it.
+
 # %%
 SequenceDiagram(modern)
 
@@ -78,13 +113,11 @@ SequenceDiagram(modern)
 # %%
 from functools import partial
 
-import ipywidgets as widgets
-
-from mcp_sim.widgets.player import play
+from mcp_sim.widgets.player import play, side_by_side
 
 rerun = partial(run_scenario, "weather-mrtr")  # lets each player fork the run with one change
-widgets.HBox([play(legacy, runner=rerun, options={"revision": "2025-11-25", "seed": 1}).widget,
-              play(modern, runner=rerun, options={"revision": "2026-07-28", "seed": 1}).widget])
+side_by_side(play(legacy, runner=rerun, options={"revision": "2025-11-25", "seed": 1}),
+             play(modern, runner=rerun, options={"revision": "2026-07-28", "seed": 1}))
 
 # %% [markdown]
 # Each player can **fork** the run: pick a step, choose a change under *Fork this moment* and the
@@ -108,6 +141,84 @@ for event in fork.forked:
 # a response or a visible timeout, never silence.
 
 # %% [markdown]
+# ## Roots: which folders are in scope
+#
+# A server that works on files needs to know which folders the user shared with it. It asks the
+# client for its **roots** (`roots/list`); the host answers from its configuration, and each root
+# is a `file://` URI with an optional name. Below, a small `files` server has a tool that asks for
+# the roots, and a client whose host shares one folder; we run it in both eras.
+
+# %%
+import anyio
+
+from mcp_sim.roles.client import Client, ClientCallbacks
+from mcp_sim.roles.context import Context
+from mcp_sim.roles.server import Server
+from mcp_sim.roles.server_session import serve
+from mcp_sim.sim.world import Simulation
+from mcp_sim.transports.memory import memory_link
+
+files = Server("files", version="1.0.0")
+
+
+@files.tool(annotations={"readOnlyHint": True})
+async def workspace(ctx: Context) -> str:
+    """Which folders the user shared with this server (it asks the client for its roots)."""
+    roots = await ctx.list_roots()
+    return ", ".join(f"{r.get('name', '?')} ({r['uri']})" for r in roots)
+
+
+async def shared_folders(server: str) -> list[dict]:
+    """The host's answer to roots/list: the folders the user chose to share with ``server``."""
+    return [{"uri": "file:///Users/ada/code/weather-app", "name": "weather-app"}]
+
+
+def run_with_roots(era: str) -> Simulation:
+    sim = Simulation(seed=1)
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            to_server, server_end = memory_link(sim, "files")
+            tg.start_soon(serve, files, server_end)
+            client = Client("ide", era=era, callbacks=ClientCallbacks(roots=shared_folders))
+            await client.connect(to_server, tg)
+            result = await client.call_tool("workspace", {})
+            print(f"{era:6} tool result: {result['content'][0]['text']}")
+            await client.close()
+
+    sim.run(main)
+    return sim
+
+
+legacy_roots = run_with_roots("legacy")
+modern_roots = run_with_roots("modern")
+TraceTable(legacy_roots.recorder)
+
+# %% [markdown]
+# In the legacy era the server sends `roots/list` as a request of its own (again with its own id,
+# `#1`), and the roots come back in the client's response:
+
+# %%
+for event in legacy_roots.recorder:
+    if event.method == "roots/list" and event.kind in ("request", "response"):
+        print(json.dumps(event.message))
+
+# %% [markdown]
+# In 2026-07-28 the same question travels inside an `InputRequiredResult`, and the roots come back
+# in the retry's `inputResponses`:
+
+# %%
+for event in modern_roots.recorder:
+    if event.method == "tools/call" and event.kind in ("request", "response"):
+        body = event.message.get("result") or event.message["params"]
+        asked_or_answered = {k: v for k, v in body.items() if k in ("inputRequests", "inputResponses")}
+        if asked_or_answered:
+            print(f"{event.kind:8} #{event.request_id}: {json.dumps(asked_or_answered)}")
+
+# %% [markdown]
+# Roots tell a well-behaved server where to look; they do not stop a server from looking elsewhere.
+# Like sampling, roots are deprecated in 2026-07-28.
+#
 # ## `requestState` is attacker-controlled
 #
 # The server hands `requestState` to the client and trusts whatever comes back at its own peril:
@@ -144,6 +255,10 @@ Prediction(
 # - Legacy servers ask the client with JSON-RPC requests during a call; modern servers return an
 #   `InputRequiredResult` and the client retries with `inputResponses` and the echoed `requestState`.
 # - A server may only ask for what the client declared on that very request.
-# - `requestState` crosses the trust boundary twice: seal it, bind it, expire it.
+# - Each side numbers its own requests, so a server's `#1` and a client's `#1` are different requests.
+# - Roots (`roots/list`) tell a server which folders the user shared; in 2026-07-28 they too arrive
+#   through `inputRequests`.
+# - `requestState` crosses the trust boundary twice: encoded is not protected (you decoded and
+#   edited one above); seal it, bind it, expire it.
 #
 # **Exercises:** `ex04_mrtr_loop`, `ex04_seal_state`.

@@ -1,5 +1,9 @@
 # %% [markdown]
-# # 02 · The data layer: JSON-RPC 2.0
+# # 02 · JSON-RPC messages
+#
+# Every MCP message, on every transport, is a JSON-RPC 2.0 message. In the course's map (chapter 00)
+# this format is the bottom of the **transports** layer: the envelope every pipe carries. The spec
+# files the same format under its *data layer*; chapter 00 has the table that translates.
 #
 # **What you will learn**
 #
@@ -28,7 +32,7 @@ from mcp_sim.wire import JSONRPCNotification, JSONRPCRequest, decode, encode
 # | request | yes | yes | `params` | exactly once |
 # | notification | **no** | yes | `params` | never |
 # | result response | yes (the request's) | no | `result` | — |
-# | error response | yes (or absent if the request was unreadable) | no | `error: {code, message, data?}` | — |
+# | error response | yes (the request's); from 2025-11-25 absent if the request was unreadable | no | `error: {code, message, data?}` | — |
 #
 # The `id` is the whole trick: it is how an answer finds its question.
 
@@ -143,6 +147,11 @@ for label, text in broken.items():
 # Notice the ids in those answers: when the `id` could be read (`2`, `4`) the error echoes it, so the
 # sender knows which request failed; when it could not (`null`, unparseable) the error has none.
 #
+# Leaving the `id` out is only valid from revision 2025-11-25, whose schema made it optional on an
+# error response. The earlier schemas (2024-11-05 to 2025-06-18) require an `id` that is a string or
+# an integer on every error, so in those revisions an answer to an unreadable request matches no
+# schema at all: plain JSON-RPC 2.0 would send `"id": null`, which MCP forbids.
+#
 # Batches — a JSON array of messages — were allowed in exactly one revision, 2025-03-26. The codec
 # recognises them and, unless told the revision allows them, refuses them with `-32600`.
 
@@ -168,11 +177,11 @@ Prediction(
 # %% [markdown]
 # ## Recap
 #
-# - JSON-RPC gives MCP four shapes; the `id` ties each response to its request, so many requests
+# - JSON-RPC is MCP's message format on every transport; it gives MCP four shapes; the `id` ties each response to its request, so many requests
 #   can be in flight and answers may arrive in any order.
 # - Notifications have no `id` and are never answered.
-# - Unreadable input gets `-32700` (no id); readable-but-invalid input gets `-32600` (with the id
-#   when it could be read); MCP ids are never `null`; batches only existed in 2025-03-26.
+# - Unreadable input gets `-32700` (no id, valid from 2025-11-25); readable-but-invalid input gets
+#   `-32600` (with the id when it could be read); MCP ids are never `null`; batches only existed in 2025-03-26.
 #
 # **Exercises:** `ex02_next_message` and `ex02_error_codes` in `../exercises/` — see
 # [00 · Start here](00_start_here.ipynb) for how to grade them.
