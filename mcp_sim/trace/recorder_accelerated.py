@@ -38,7 +38,6 @@ class RecordingRows:
         _marks: list[str]
         _listeners: list[Callable[[TraceEvent], None]]
 
-        def _now(self) -> float: ...
         def _completed(self, event: TraceEvent) -> TraceEvent: ...
 
     def __init__(self, **options: Any) -> None:
@@ -47,6 +46,19 @@ class RecordingRows:
         """Recorded, not yet made into events."""
         self._quick = self._classifier is classify
         """Rows only with the course's own classifier, which looks at nothing but kind and method."""
+        self._count = 0
+        """Events and rows recorded so far (``len(self)``, kept rather than summed)."""
+        self._current_simulation: Callable[[], Any] | None = None
+        """``maybe_current_simulation``, looked up once (the world module imports the recorder's)."""
+
+    def _now(self) -> float:
+        find = self._current_simulation
+        if find is None:
+            from mcp_sim.sim.world import maybe_current_simulation
+
+            find = self._current_simulation = maybe_current_simulation
+        sim = find()
+        return sim.now_ms() if sim is not None else 0.0
 
     def record_sent(self, link: str, sender: str, receiver: str, raw: str, revision: str | None,
                     transport: str, sent: JSONRPCMessage) -> None:
@@ -56,13 +68,15 @@ class RecordingRows:
                 if (type(rid) is int or type(rid) is str) and type(method) is str and method \
                         and (params is None or type(params) is dict):
                     self._pending[(link, sender, rid)] = method
-                    self._rows.append((_frame_event, len(self) + 1, self._now(), link, sender, receiver, "request",
+                    self._count = seq = self._count + 1
+                    self._rows.append((_frame_event, seq, self._now(), link, sender, receiver, "request",
                                        raw, revision, transport, method, rid))
                     return
             elif type(sent) is JSONRPCResultResponse:
                 rid, result = sent
                 if (type(rid) is int or type(rid) is str) and type(result) is dict:
-                    self._rows.append((_frame_event, len(self) + 1, self._now(), link, sender, receiver, "response",
+                    self._count = seq = self._count + 1
+                    self._rows.append((_frame_event, seq, self._now(), link, sender, receiver, "response",
                                        raw, revision, transport, self._pending.get((link, receiver, rid)), rid))
                     return
         super().record_sent(link, sender, receiver, raw, revision, transport, sent)  # type: ignore[misc]
@@ -71,7 +85,8 @@ class RecordingRows:
                    marks: tuple[str, ...] = (), data: dict[str, Any] | Callable[[], dict[str, Any]] | None = None,
                    t_ms: float | None = None) -> None:
         if self.enabled and self._quick and not self._listeners:
-            self._rows.append((_app_event, len(self) + 1, self._now() if t_ms is None else t_ms, link, sender,
+            self._count = seq = self._count + 1
+            self._rows.append((_app_event, seq, self._now() if t_ms is None else t_ms, link, sender,
                                receiver, text, data, marks))
             return
         super().record_app(sender=sender, receiver=receiver, text=text, link=link,  # type: ignore[misc]
@@ -80,6 +95,7 @@ class RecordingRows:
     def _add(self, t_ms: float | None, link: str, sender: str, receiver: str, kind: str,
              message: dict[str, Any] | None, **details: Any) -> TraceEvent:
         self.events  # the rows recorded before come first  # noqa: B018
+        self._count += 1
         return super()._add(t_ms, link, sender, receiver, kind, message, **details)  # type: ignore[misc, no-any-return]
 
     @property
@@ -91,10 +107,11 @@ class RecordingRows:
         return self._events
 
     def __len__(self) -> int:
-        return len(self._events) + len(self._rows)
+        return self._count
 
     def clear(self) -> None:
         self._rows.clear()
+        self._count = 0
         super().clear()  # type: ignore[misc]
 
 

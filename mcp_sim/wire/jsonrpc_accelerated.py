@@ -23,6 +23,7 @@ from mcp_sim.wire.jsonrpc import (
     Batch,
     Decoded,
     InvalidMessage,
+    JSONRPCErrorResponse,
     JSONRPCMessage,
     JSONRPCNotification,
     JSONRPCRequest,
@@ -31,10 +32,13 @@ from mcp_sim.wire.jsonrpc import (
 
 _ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 _DECODER: Final = json.JSONDecoder()
+_MESSAGE_TYPES: Final = frozenset({JSONRPCRequest, JSONRPCNotification, JSONRPCResultResponse, JSONRPCErrorResponse})
 
 
 def encode(message: JSONRPCMessage | Batch | dict[str, Any]) -> str:
     """:func:`mcp_sim.wire.jsonrpc.encode`, with one encoder made once."""
+    if type(message) in _MESSAGE_TYPES:
+        return _ENCODER.encode(message.to_dict())  # type: ignore[union-attr]
     return _ENCODER.encode(jsonrpc.json_value(message))
 
 
