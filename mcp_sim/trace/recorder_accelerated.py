@@ -52,13 +52,14 @@ class RecordingRows:
         """``maybe_current_simulation``, looked up once (the world module imports the recorder's)."""
 
     def _now(self) -> float:
-        find = self._current_simulation
-        if find is None:
-            from mcp_sim.sim.world import maybe_current_simulation
-
-            find = self._current_simulation = maybe_current_simulation
-        sim = find()
+        sim = (self._current_simulation or self._find_current_simulation())()
         return sim.now_ms() if sim is not None else 0.0
+
+    def _find_current_simulation(self) -> Callable[[], Any]:
+        from mcp_sim.sim.world import maybe_current_simulation
+
+        self._current_simulation = maybe_current_simulation
+        return maybe_current_simulation
 
     def record_sent(self, link: str, sender: str, receiver: str, raw: str, revision: str | None,
                     transport: str, sent: JSONRPCMessage) -> None:

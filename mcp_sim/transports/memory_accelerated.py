@@ -104,6 +104,8 @@ class _PipeReader:
 
     async def receive(self) -> str:
         pipe = self._pipe
+        if pipe.frames and not pipe.reader_closed and not pipe.writers:
+            return pipe.frames.popleft()  # the usual case: a frame is waiting
         if not pipe.frames and not pipe.reader_closed and not pipe.writer_closed:
             # Nothing to read yet: let the other tasks run once before waiting, exactly as anyio's
             # ``receive`` does, so that every task runs in the same order as on the readable pipe.
