@@ -3,7 +3,9 @@
 
 Same text out, same messages in, in fewer steps, using only the ``json`` module's public API:
 
-* ``json.dumps`` with options builds a new ``JSONEncoder`` for every call; :func:`encode` reuses one.
+* ``json.dumps`` with options builds a new ``JSONEncoder`` for every call; :func:`encode` reuses one,
+  which does not look for circular references (a message is a tree of JSON values: a cycle could
+  only come from a bug, and ends in ``RecursionError`` instead of ``ValueError``).
 * ``json.loads`` skips leading whitespace with a regular expression and checks for trailing data;
   :func:`decode` asks a reused ``JSONDecoder`` for the one value at the start of the frame, and
   anything unusual (whitespace, extra data, an error, a batch) goes to the plain ``decode``, so the
@@ -30,7 +32,7 @@ from mcp_sim.wire.jsonrpc import (
     JSONRPCResultResponse,
 )
 
-_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False)
 _DECODER: Final = json.JSONDecoder()
 _MESSAGE_TYPES: Final = frozenset({JSONRPCRequest, JSONRPCNotification, JSONRPCResultResponse, JSONRPCErrorResponse})
 
