@@ -1,16 +1,17 @@
 """The quick argument check of tools/call agrees with jsonschema (course chapter 05).
 
 Every tool call validates its arguments. For the schemas type hints produce, the server first asks
-:func:`~mcp_sim.capabilities.tools.plain_checker`'s compiled check; only when it is not sure does
-``jsonschema`` run (and explain the error). These tests hold the quick check to the reference: it
-must never accept what jsonschema rejects, and for plain schemas it must accept what jsonschema
-accepts (no needless slow path).
+:func:`~mcp_sim.capabilities.tools.plain_checker` (the schema compiled by ``fastjsonschema``); only
+when it is not sure does ``jsonschema`` run (and explain the error). These tests hold the quick check
+to the reference: it must never accept what jsonschema rejects, and for plain schemas it must accept
+what jsonschema accepts (no needless slow path).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import fastjsonschema
 import jsonschema
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -52,25 +53,49 @@ def test_the_quick_check_agrees_with_jsonschema(schema: dict[str, Any], value: A
     assert quick == surely_valid(schema, value)
     if quick:
         assert valid, f"accepted an invalid value {value!r} for {schema}"
-    if valid and "enum" not in str(schema) and not _integral_float_in(value):
-        # (1.0 is an integer to JSON Schema; the quick check leaves that subtlety to jsonschema)
+    if valid and _compiles(schema):
         assert quick, f"sent a valid value {value!r} for {schema} the slow way"
 
 
-def _integral_float_in(value: Any) -> bool:
-    if isinstance(value, float):
-        return value.is_integer()
-    if isinstance(value, list):
-        return any(_integral_float_in(v) for v in value)
-    if isinstance(value, dict):
-        return any(_integral_float_in(v) for v in value.values())
-    return False
+def _compiles(schema: dict[str, Any]) -> bool:
+    """fastjsonschema refuses a schema no object can satisfy (required names it forbids); then the
+    quick check is never sure and jsonschema decides every value."""
+    try:
+        fastjsonschema.compile(schema)
+    except fastjsonschema.JsonSchemaDefinitionException:
+        return False
+    return True
 
 
 def test_a_schema_with_other_keywords_is_never_surely_valid() -> None:
     schema = {"type": "string", "minLength": 3}
     assert not is_plain_schema(schema)
     assert plain_checker(schema)("a long string") is False  # "not sure": jsonschema decides
+
+
+def test_an_enum_of_numbers_is_left_to_jsonschema() -> None:
+    """Python's ``True == 1`` would let a compiled ``in`` accept ``true`` for ``enum: [1]``; JSON
+    Schema does not, so such a schema is not plain and jsonschema judges it."""
+    schema = {"enum": [1, 2]}
+    assert not is_plain_schema(schema)
+    assert not jsonschema.Draft202012Validator(schema).is_valid(True)
+    assert plain_checker(schema)(True) is False
+
+
+def test_a_tool_reports_invalid_arguments_in_jsonschemas_words() -> None:
+    from mcp_sim.roles.server import Server
+
+    server = Server("t")
+
+    @server.tool()
+    def count(n: int, label: str = "") -> int:
+        return n
+
+    tool = server.tools["count"]
+    assert tool.argument_errors({"n": 3}) == []
+    errors = tool.argument_errors({"n": "three"})
+    assert len(errors) == 1 and errors[0].startswith("n: ") and "'three'" in errors[0]
+    assert tool.argument_errors({}) == ["'n' is a required property"]
 
 
 def test_booleans_are_not_integers_and_integers_are_numbers() -> None:

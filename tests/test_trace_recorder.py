@@ -137,3 +137,40 @@ def test_trace_filters_and_questions() -> None:
     assert trace.by_seq(2).method == "initialize"
     assert trace[1:3] == [trace[1], trace[2]]
     assert "JSON-RPC messages" in repr(trace)
+
+
+def _mixed_recording(recorder: Recorder) -> list[dict[str, object]]:
+    """Every way of recording, interleaved: frames the transport encoded, odd frames, marks, app talk
+    written on reading, transport events, and a listener arriving half-way."""
+    request = JSONRPCRequest(1, "tools/call", {"name": "echo", "arguments": {"text": "hi"}})
+    result = JSONRPCResultResponse(1, {"content": []})
+    recorder.record_app(sender="user", receiver="host", text=lambda: "call echo", data=lambda: {"n": 1})
+    recorder.record_sent("l", "client/l", "server/l", encode(request), "2025-11-25", "memory", request)
+    recorder.record_event(kind="transport", link="l", sender="client/l", receiver="client/l", text="connected")
+    recorder.record_sent("l", "server/l", "client/l", encode(result), "2025-11-25", "memory", result)
+    recorder.record_message(link="l", sender="server/l", receiver="client/l", raw="debug: not JSON")
+    recorder.mark_next("attack")
+    recorder.record_sent("l", "client/l", "server/l", encode(request), "2025-11-25", "memory", request)
+    heard: list[TraceEvent] = []
+    recorder.subscribe(heard.append)
+    recorder.record_app(sender="host", receiver="user", text="done")
+    assert heard == recorder.events[-1:]
+    assert len(recorder) == 7 == len(recorder.events)
+    return [e.to_json() for e in recorder.events]
+
+
+def test_the_accelerated_recorder_records_what_the_readable_one_records() -> None:
+    from mcp_sim import accelerated
+    from mcp_sim.trace.recorder import AcceleratedRecorder
+
+    readable = Recorder()
+    with accelerated.use():
+        fast = Recorder()
+    assert type(readable) is Recorder and type(fast) is AcceleratedRecorder
+    expected = _mixed_recording(readable)
+    assert _mixed_recording(fast) == expected
+    assert [e["kind"] for e in expected] == ["app", "request", "transport", "response", "invalid", "request", "app"]
+    assert expected[3]["method"] == "tools/call" and expected[5]["marks"] == ["attack"]
+    assert expected[0]["text"] == "call echo" and expected[0]["message"] == {"n": 1}
+    fast.clear()
+    assert len(fast) == 0 and fast.events == []

@@ -1,10 +1,9 @@
-"""Direct delivery on the memory pipe: frames reach the receiving session inside the sender's ``send``,
-in order, and nothing a learner can see changes (course chapter 06, transports).
+"""The memory pipe, readable and accelerated: frames reach the receiving session through its read
+loop, in order, and nothing a learner can see differs between the two (course chapter 06, transports).
 
-The pipe hands each frame, decoded, to the session's handler; what the handler declines waits in
-the queue for the session's read loop. These tests hold the pipe and the sessions to that contract:
-order is kept when a frame must wait its turn, the end of the stream still reaches ``receive``, and a
-round trip between a real Client and Server records exactly the frames it did before.
+Neither memory pipe offers direct delivery (:func:`~mcp_sim.transports.base.deliver_directly`):
+handing a frame to the receiving session inside ``send`` would let tasks on different links run in
+another order than the readable pipe lets them, and so record another trace.
 """
 
 from __future__ import annotations
@@ -12,51 +11,74 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
+import pytest
 
+from mcp_sim import accelerated
 from mcp_sim.roles.client import Client
 from mcp_sim.roles.server import Server
 from mcp_sim.roles.server_session import serve
 from mcp_sim.sim.world import Simulation
 from mcp_sim.transports.base import deliver_directly
-from mcp_sim.transports.memory import memory_link
-from mcp_sim.wire.jsonrpc import InvalidMessage, JSONRPCMessage, JSONRPCNotification, JSONRPCRequest
+from mcp_sim.transports.memory import AcceleratedMemoryStream, MemoryStream, memory_link
+from mcp_sim.wire.jsonrpc import JSONRPCNotification, JSONRPCRequest
+
+BOTH = pytest.mark.parametrize("fast", [False, True], ids=["readable", "accelerated"])
 
 
-def test_the_pipe_hands_frames_over_and_queues_what_the_handler_declines_in_order() -> None:
+@BOTH
+def test_the_pipe_carries_frames_in_order_then_reports_the_end(fast: bool) -> None:
     sim = Simulation(1)
-    taken: list[str] = []
     read: list[str] = []
 
     async def main() -> None:
-        client_end, server_end = memory_link(sim, "direct")
-        busy = {"declining": False}
-
-        def handler(message: JSONRPCMessage | InvalidMessage) -> bool:
-            assert isinstance(message, JSONRPCNotification)
-            if busy["declining"] or message.method == "wait":
-                busy["declining"] = True  # once one waits its turn, the rest queue behind it
-                return False
-            taken.append(message.method)
-            return True
-
-        assert deliver_directly(server_end, handler)
-        for method in ("a", "b", "wait", "c", "d"):
+        with accelerated.use(fast):
+            client_end, server_end = memory_link(sim, "pipe")
+        assert type(client_end) is (AcceleratedMemoryStream if fast else MemoryStream)
+        assert deliver_directly(server_end, lambda message: True) is False
+        for method in ("a", "b", "c"):
             await client_end.send(JSONRPCNotification(method))
-        assert taken == ["a", "b"]  # handed over inside send, before any task switch
-        for _ in range(3):
-            message = await server_end.receive()
+        await client_end.aclose()
+        while True:
+            try:
+                message = await server_end.receive()
+            except anyio.EndOfStream:
+                read.append("end")
+                break
             assert isinstance(message, JSONRPCNotification)
             read.append(message.method)
-        await client_end.aclose()
-        try:
-            await server_end.receive()
-        except anyio.EndOfStream:
-            read.append("end")
 
     sim.run(main)
-    assert read == ["wait", "c", "d", "end"]
-    # Every frame was still encoded and recorded once, in the order it was sent.
-    assert [e.method for e in sim.recorder.events] == ["a", "b", "wait", "c", "d"]
+    assert read == ["a", "b", "c", "end"]
+    # Every frame was encoded and recorded once, in the order it was sent.
+    assert [e.method for e in sim.recorder.events] == ["a", "b", "c"]
+
+
+@BOTH
+def test_a_full_pipe_makes_the_writer_wait_for_the_reader(fast: bool) -> None:
+    sim = Simulation(1)
+    log: list[str] = []
+
+    async def main() -> None:
+        with accelerated.use(fast):
+            client_end, server_end = memory_link(sim, "pipe", buffer=1)
+
+        async def write() -> None:
+            for method in ("a", "b"):
+                await client_end.send(JSONRPCNotification(method))
+                log.append(f"sent {method}")
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(write)
+            await anyio.sleep(1)
+            log.append("reading")
+            for _ in range(2):
+                message = await server_end.receive()
+                assert isinstance(message, JSONRPCNotification)
+                log.append(f"read {message.method}")
+
+    sim.run(main)
+    assert log[:2] == ["sent a", "reading"]  # "b" waited for room
+    assert sorted(log[2:]) == ["read a", "read b", "sent b"]
 
 
 def test_a_stream_that_cannot_deliver_directly_says_so() -> None:
@@ -77,41 +99,45 @@ def _echo_server() -> Server:
     return server
 
 
-def test_frames_sent_while_initialize_is_answered_wait_for_it() -> None:
+@BOTH
+def test_frames_sent_while_initialize_is_answered_wait_for_it(fast: bool) -> None:
     """``initialize`` is answered in order: a ping sent right behind it (before its response) is
-    declined by direct delivery and answered after it, by the read loop."""
+    answered after it."""
     sim = Simulation(2)
     order: list[Any] = []
 
     async def main() -> None:
-        client_end, server_end = memory_link(sim, "echo")
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(serve, _echo_server(), server_end)
-            await client_end.send(JSONRPCRequest(1, "initialize", {
-                "protocolVersion": "2025-11-25", "capabilities": {},
-                "clientInfo": {"name": "t", "version": "0"}}))
-            await client_end.send(JSONRPCRequest(2, "ping", None))
-            for _ in range(2):
-                reply = await client_end.receive()
-                order.append(getattr(reply, "id", None))
-            await client_end.aclose()
+        with accelerated.use(fast):
+            client_end, server_end = memory_link(sim, "echo")
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(serve, _echo_server(), server_end)
+                await client_end.send(JSONRPCRequest(1, "initialize", {
+                    "protocolVersion": "2025-11-25", "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "0"}}))
+                await client_end.send(JSONRPCRequest(2, "ping", None))
+                for _ in range(2):
+                    reply = await client_end.receive()
+                    order.append(getattr(reply, "id", None))
+                await client_end.aclose()
 
     sim.run(main)
     assert order == [1, 2]
 
 
-def test_a_client_and_server_on_a_memory_link_record_the_same_frames_as_before() -> None:
+@BOTH
+def test_a_client_and_server_on_a_memory_link_record_the_frames_of_the_call(fast: bool) -> None:
     sim = Simulation(3)
 
     async def main() -> dict[str, Any]:
-        client_end, server_end = memory_link(sim, "echo")
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(serve, _echo_server(), server_end)
-            client = Client(era="legacy", sim=sim)
-            await client.connect(client_end, tg)
-            result = await client.call_tool("echo", {"text": "hi"})
-            await client.close()
-            return result
+        with accelerated.use(fast):
+            client_end, server_end = memory_link(sim, "echo")
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(serve, _echo_server(), server_end)
+                client = Client(era="legacy", sim=sim)
+                await client.connect(client_end, tg)
+                result = await client.call_tool("echo", {"text": "hi"})
+                await client.close()
+                return result
 
     result = sim.run(main)
     assert result["content"] == [{"type": "text", "text": "hi"}]

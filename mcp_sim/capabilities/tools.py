@@ -1,20 +1,17 @@
 """Tools: functions the model may call (spec "Server features / Tools"; course chapter 05).
 
-A tool is declared from a typed Python function. Its name, description (the docstring) and
-``inputSchema`` (derived from the type hints) are what ``tools/list`` shows the model; when the function
-returns a ``TypedDict``, a dataclass or a pydantic model the tool also gets an ``outputSchema`` and its
-results carry ``structuredContent``.
+A tool is declared from a typed Python function (:func:`tool_from_function`, what ``@server.tool()``
+does). Its name, description (the docstring) and ``inputSchema`` (derived from the type hints) are
+what ``tools/list`` shows the model; when the function returns a ``TypedDict``, a dataclass or a
+pydantic model the tool also gets an ``outputSchema`` and its results carry ``structuredContent``.
 
-``tools/call`` validates the arguments against the ``inputSchema`` before running anything. Invalid
-arguments and exceptions inside the tool are *results* with ``isError: true`` and a readable message —
-the model must be able to see what went wrong and try again — while an unknown tool name is a protocol
-error (``-32602``).
+``tools/call`` (:func:`call_tool`) validates the arguments against the ``inputSchema`` before running
+anything. Invalid arguments and exceptions inside the tool are *results* with ``isError: true`` and a
+readable message — the model must be able to see what went wrong and try again — while an unknown
+tool name is a protocol error (``-32602``).
 
-Validation uses the ``jsonschema`` library (JSON Schema draft 2020-12), imported and compiled for a
-tool the first time that tool's arguments need it: importing it takes seconds, which a server that
-starts and answers ``tools/list`` should not pay. Most tool schemas are a plain object of typed
-properties, and for those :func:`surely_valid` recognises correct arguments directly; anything it is
-not sure about goes to ``jsonschema``, which also writes the error messages.
+The module reads top-down: the tool, the two requests, the results, then how schemas are made from
+type hints and how arguments are checked against them.
 """
 
 from __future__ import annotations
@@ -27,7 +24,6 @@ import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
 import typing_extensions as te
@@ -51,214 +47,6 @@ TaskSupport = Literal["forbidden", "optional", "required"]
 CONTENT_TYPES = frozenset({"text", "image", "audio", "resource", "resource_link"})
 
 
-# --- validating arguments ----------------------------------------------------------------------------
-
-_ANNOTATIONS = frozenset({"title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly"})
-_JSON_TYPES = frozenset({"string", "integer", "number", "boolean", "null", "array", "object"})
-
-
-def is_plain_schema(schema: Any) -> bool:
-    """True for a schema built only from ``type``, ``properties``, ``required``, ``additionalProperties``
-    (true/false), ``items``, ``enum`` and annotations, each well formed — the shape type hints give.
-    Such a schema is valid draft 2020-12, and :func:`surely_valid` understands all of it."""
-    if not isinstance(schema, dict):
-        return False
-    for key, value in schema.items():
-        if key in ("title", "description"):
-            ok = isinstance(value, str)
-        elif key in _ANNOTATIONS:
-            ok = key != "examples" or isinstance(value, list)
-        elif key == "type":
-            types = value if isinstance(value, list) else [value]
-            ok = bool(types) and all(isinstance(t, str) and t in _JSON_TYPES for t in types) \
-                and len(set(types)) == len(types)
-        elif key == "properties":
-            ok = isinstance(value, dict) and all(is_plain_schema(sub) for sub in value.values())
-        elif key == "required":
-            ok = isinstance(value, list) and all(isinstance(n, str) for n in value) and len(set(value)) == len(value)
-        elif key == "additionalProperties":
-            ok = isinstance(value, bool)
-        elif key == "items":
-            ok = is_plain_schema(value)
-        elif key == "enum":
-            ok = isinstance(value, list)
-        else:
-            ok = False
-        if not ok:
-            return False
-    return True
-
-
-def _has_type(value: Any, name: str) -> bool:
-    if name == "string":
-        return isinstance(value, str)
-    if name == "integer":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if name == "number":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if name == "boolean":
-        return isinstance(value, bool)
-    if name == "object":
-        return isinstance(value, dict)
-    if name == "array":
-        return isinstance(value, list)
-    return value is None  # "null"
-
-
-_PLAIN_TYPES: dict[str, type] = {"string": str, "object": dict, "array": list}
-"""JSON types that are exactly one Python type (``integer`` and ``number`` must also exclude ``bool``)."""
-
-
-def surely_valid(schema: dict[str, Any], value: Any) -> bool:
-    """True when ``value`` certainly satisfies ``schema`` (a plain schema, see :func:`is_plain_schema`).
-    False means "not sure": the caller asks ``jsonschema``, which also explains what is wrong."""
-    return plain_checker(schema)(value)
-
-
-Checker = Callable[[Any], bool]
-
-
-def plain_checker(schema: dict[str, Any]) -> Checker:
-    """:func:`surely_valid` for one schema, worked out once: a function of the value alone.
-
-    A tool's arguments are checked on every call, so the schema is read when the tool is declared
-    and turned into a few small checks (a type test, the required names, each property's own check);
-    a call then runs only those. The rules are the ones :func:`is_plain_schema` admits, read the way
-    draft 2020-12 reads them: ``properties`` and ``required`` say nothing about non-objects, ``items``
-    nothing about non-arrays."""
-    checks: list[Checker] = []
-    for key, expected in schema.items():
-        if key == "type":
-            if isinstance(expected, str):
-                plain = _PLAIN_TYPES.get(expected)  # exactly one Python type: one isinstance
-                checks.append(partial(_is_instance, plain) if plain is not None else partial(_of_type, expected))
-            else:
-                checks.append(partial(_of_any_type, tuple(expected)))
-        elif key == "properties":
-            checks.append(partial(_properties_hold, tuple((name, plain_checker(sub)) for name, sub in expected.items())))
-        elif key == "required":
-            checks.append(partial(_has_required, tuple(expected)))
-        elif key == "additionalProperties":
-            if expected is False:
-                checks.append(partial(_only_known, frozenset(schema.get("properties", ()))))
-        elif key == "items":
-            checks.append(partial(_items_hold, plain_checker(expected)))
-        elif key == "enum":
-            # Only the plain case; JSON Schema's equality (1 == 1.0, True != 1) is jsonschema's to judge.
-            checks.append(partial(_is_listed_string, tuple(expected)))
-        elif key not in _ANNOTATIONS:
-            return _not_sure
-    if len(checks) == 1:
-        return checks[0]
-    return partial(_all_hold, tuple(checks))
-
-
-def _not_sure(value: Any) -> bool:
-    return False
-
-
-def _is_instance(kind: type, value: Any) -> bool:
-    return isinstance(value, kind)
-
-
-def _of_type(name: str, value: Any) -> bool:
-    return _has_type(value, name)
-
-
-def _of_any_type(names: tuple[str, ...], value: Any) -> bool:
-    return any(_has_type(value, name) for name in names)
-
-
-def _properties_hold(checks: tuple[tuple[str, Checker], ...], value: Any) -> bool:
-    if isinstance(value, dict):
-        for name, check in checks:
-            if name in value and not check(value[name]):
-                return False
-    return True
-
-
-def _has_required(names: tuple[str, ...], value: Any) -> bool:
-    if isinstance(value, dict):
-        for name in names:
-            if name not in value:
-                return False
-    return True
-
-
-def _only_known(known: frozenset[str], value: Any) -> bool:
-    return not isinstance(value, dict) or known.issuperset(value)
-
-
-def _items_hold(check: Checker, value: Any) -> bool:
-    return not isinstance(value, list) or all(check(item) for item in value)
-
-
-def _is_listed_string(allowed: tuple[Any, ...], value: Any) -> bool:
-    return isinstance(value, str) and value in allowed
-
-
-def _all_hold(checks: tuple[Checker, ...], value: Any) -> bool:
-    for check in checks:
-        if not check(value):
-            return False
-    return True
-
-
-def _is_schema_keyword_map(key: str) -> bool:
-    return key in ("properties", "$defs", "definitions", "patternProperties")
-
-
-def strip_titles(schema: Any) -> Any:
-    """Remove the ``title`` pydantic adds to every schema node (``"City"`` for ``city``): noise to a
-    learner reading ``tools/list``. Property *names* called ``title`` are kept."""
-    if isinstance(schema, list):
-        return [strip_titles(s) for s in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key == "title" and isinstance(value, str):
-            continue
-        if _is_schema_keyword_map(key) and isinstance(value, dict):
-            out[key] = {name: strip_titles(sub) for name, sub in value.items()}
-        else:
-            out[key] = strip_titles(value)
-    return out
-
-
-def for_pydantic(hint: Any) -> Any:
-    """``hint`` with every ``typing.TypedDict`` rebuilt as a ``typing_extensions.TypedDict``: on Python
-    3.11 pydantic reads only the latter, and a learner naturally writes ``from typing import TypedDict``."""
-    if typing.is_typeddict(hint) and type(hint).__module__ == "typing" and sys.version_info < (3, 12):
-        required: frozenset[str] = getattr(hint, "__required_keys__", frozenset())
-        fields = {name: (te.Required if name in required else te.NotRequired)[for_pydantic(sub)]
-                  for name, sub in typing.get_type_hints(hint).items()}
-        rebuilt = te.TypedDict(hint.__name__, fields)  # type: ignore[misc, operator]
-        rebuilt.__doc__ = hint.__doc__
-        return rebuilt
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
-    if origin is None or not args or origin is Literal:
-        return hint
-    if origin is typing.Annotated:
-        return typing.Annotated[(for_pydantic(args[0]), *hint.__metadata__)]
-    converted = tuple(for_pydantic(a) for a in args)
-    if converted == args:
-        return hint
-    if origin in (typing.Union, types.UnionType):
-        return typing.Union[converted]  # noqa: UP007 - rebuilding a union from its parts
-    return origin[converted if len(converted) > 1 else converted[0]]
-
-
-def _structured_type(hint: Any) -> bool:
-    """Return types whose values become ``structuredContent``: records with named fields."""
-    if hint is None or hint is Any:
-        return False
-    if isinstance(hint, type) and (issubclass(hint, BaseModel) or dataclasses.is_dataclass(hint)):
-        return True
-    return typing.is_typeddict(hint)
-
-
 @dataclass
 class ToolDefinition:
     """One tool as the server knows it: its public description plus how to run it."""
@@ -280,21 +68,19 @@ class ToolDefinition:
     arguments_model: type[BaseModel] | None = None
     _output_adapter: TypeAdapter[Any] | None = None
     _validator: Any = field(default=None, repr=False)
-    """The compiled ``jsonschema`` validator, built on first need (see the module docstring)."""
-    _plain: bool = field(default=False, repr=False)
+    """The ``jsonschema`` validator, built on first need (see :func:`explain_arguments`)."""
+    _quick_check: Checker | None = field(default=None, repr=False)
+    """:func:`plain_checker` of ``inputSchema``, compiled on the first call."""
     _argument_names: tuple[str, ...] = field(default=(), repr=False)
     _text_arguments: bool = field(default=False, repr=False)
     """Every parameter is a plain ``str`` or ``bool``: valid arguments need no conversion."""
-    _surely_valid: Callable[[Any], bool] = field(default=_not_sure, repr=False)
-    """:func:`plain_checker` of ``inputSchema`` (or "not sure" when the schema is not plain)."""
 
     def __post_init__(self) -> None:
-        self._plain = is_plain_schema(self.input_schema)
-        self._surely_valid = plain_checker(self.input_schema) if self._plain else _not_sure
         if self.arguments_model is not None:
             self._argument_names = tuple(self.arguments_model.model_fields)
             hints = self.handler.hints
-            self._text_arguments = self._plain and all(hints.get(p.name) in (str, bool) for p in self.handler.params)
+            self._text_arguments = is_plain_schema(self.input_schema) and \
+                all(hints.get(p.name) in (str, bool) for p in self.handler.params)
 
     def validator(self) -> Any:
         """The draft 2020-12 validator of ``inputSchema`` (checking the schema itself the first time)."""
@@ -324,8 +110,13 @@ class ToolDefinition:
         return for_revision("Tool", obj, revision)
 
     def argument_errors(self, arguments: Mapping[str, Any]) -> list[str]:
-        """Every way ``arguments`` breaks the ``inputSchema``, in words (empty when valid)."""
-        if self._surely_valid(arguments):
+        """Every way ``arguments`` breaks the ``inputSchema``, in words (empty when valid).
+
+        Valid arguments are the usual case, so a compiled check confirms them first (see
+        :func:`plain_checker`); ``jsonschema``, the reference, decides the rest and explains them."""
+        if self._quick_check is None:
+            self._quick_check = plain_checker(self.input_schema)
+        if self._quick_check(arguments):
             return []
         errors = []
         for err in sorted(self.validator().iter_errors(arguments), key=lambda e: list(e.absolute_path)):
@@ -364,35 +155,6 @@ class ToolDefinition:
                 result["structuredContent"] = structured
             return result
         return {"content": content_blocks(value)}
-
-
-def text_content(text: str) -> dict[str, Any]:
-    """A ``TextContent`` block."""
-    return {"type": "text", "text": text}
-
-
-def content_blocks(value: Any) -> list[dict[str, Any]]:
-    """Whatever a tool returned, as a list of content blocks: text for strings, JSON text for data."""
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [text_content(value)]
-    if hasattr(value, "to_json") and getattr(value, "type", None) in CONTENT_TYPES:
-        block: dict[str, Any] = value.to_json()
-        return [block]
-    if isinstance(value, Mapping) and value.get("type") in CONTENT_TYPES:
-        return [dict(value)]
-    if isinstance(value, Sequence) and not isinstance(value, (bytes, bytearray)) and value and all(
-            (isinstance(v, Mapping) and v.get("type") in CONTENT_TYPES) or hasattr(v, "to_json") for v in value):
-        return [b for v in value for b in content_blocks(v)]
-    if isinstance(value, BaseModel):
-        value = value.model_dump(mode="json")
-    return [text_content(json.dumps(value, ensure_ascii=False, default=str))]
-
-
-def tool_error_result(message: str) -> dict[str, Any]:
-    """A failed tool call as the model should see it: a result with ``isError: true``."""
-    return {"content": [text_content(message)], "isError": True}
 
 
 def tool_from_function(fn: Callable[..., Any], *, name: str | None = None, title: str | None = None,
@@ -485,3 +247,172 @@ async def run_tool(ctx: Context, tool: ToolDefinition, arguments: Mapping[str, A
         logger.info("tool %s raised %r", tool.name, exc)
         return tool_error_result(f"Tool {tool.name} failed: {type(exc).__name__}: {exc}")
     return tool.result_for(value, ctx.revision)
+
+
+# --- results ---------------------------------------------------------------------------------------
+
+def text_content(text: str) -> dict[str, Any]:
+    """A ``TextContent`` block."""
+    return {"type": "text", "text": text}
+
+
+def content_blocks(value: Any) -> list[dict[str, Any]]:
+    """Whatever a tool returned, as a list of content blocks: text for strings, JSON text for data."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [text_content(value)]
+    if hasattr(value, "to_json") and getattr(value, "type", None) in CONTENT_TYPES:
+        block: dict[str, Any] = value.to_json()
+        return [block]
+    if isinstance(value, Mapping) and value.get("type") in CONTENT_TYPES:
+        return [dict(value)]
+    if isinstance(value, Sequence) and not isinstance(value, (bytes, bytearray)) and value and all(
+            (isinstance(v, Mapping) and v.get("type") in CONTENT_TYPES) or hasattr(v, "to_json") for v in value):
+        return [b for v in value for b in content_blocks(v)]
+    if isinstance(value, BaseModel):
+        value = value.model_dump(mode="json")
+    return [text_content(json.dumps(value, ensure_ascii=False, default=str))]
+
+
+def tool_error_result(message: str) -> dict[str, Any]:
+    """A failed tool call as the model should see it: a result with ``isError: true``."""
+    return {"content": [text_content(message)], "isError": True}
+
+
+# --- schemas from type hints ------------------------------------------------------------------------
+
+def _is_schema_keyword_map(key: str) -> bool:
+    return key in ("properties", "$defs", "definitions", "patternProperties")
+
+
+def strip_titles(schema: Any) -> Any:
+    """Remove the ``title`` pydantic adds to every schema node (``"City"`` for ``city``): noise to a
+    learner reading ``tools/list``. Property *names* called ``title`` are kept."""
+    if isinstance(schema, list):
+        return [strip_titles(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if _is_schema_keyword_map(key) and isinstance(value, dict):
+            out[key] = {name: strip_titles(sub) for name, sub in value.items()}
+        else:
+            out[key] = strip_titles(value)
+    return out
+
+
+def for_pydantic(hint: Any) -> Any:
+    """``hint`` with every ``typing.TypedDict`` rebuilt as a ``typing_extensions.TypedDict``: on Python
+    3.11 pydantic reads only the latter, and a learner naturally writes ``from typing import TypedDict``."""
+    if typing.is_typeddict(hint) and type(hint).__module__ == "typing" and sys.version_info < (3, 12):
+        required: frozenset[str] = getattr(hint, "__required_keys__", frozenset())
+        fields = {name: (te.Required if name in required else te.NotRequired)[for_pydantic(sub)]
+                  for name, sub in typing.get_type_hints(hint).items()}
+        rebuilt = te.TypedDict(hint.__name__, fields)  # type: ignore[misc, operator]
+        rebuilt.__doc__ = hint.__doc__
+        return rebuilt
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin is None or not args or origin is Literal:
+        return hint
+    if origin is typing.Annotated:
+        return typing.Annotated[(for_pydantic(args[0]), *hint.__metadata__)]
+    converted = tuple(for_pydantic(a) for a in args)
+    if converted == args:
+        return hint
+    if origin in (typing.Union, types.UnionType):
+        return typing.Union[converted]  # noqa: UP007 - rebuilding a union from its parts
+    return origin[converted if len(converted) > 1 else converted[0]]
+
+
+def _structured_type(hint: Any) -> bool:
+    """Return types whose values become ``structuredContent``: records with named fields."""
+    if hint is None or hint is Any:
+        return False
+    if isinstance(hint, type) and (issubclass(hint, BaseModel) or dataclasses.is_dataclass(hint)):
+        return True
+    return typing.is_typeddict(hint)
+
+
+# --- checking arguments ------------------------------------------------------------------------------
+#
+# ``jsonschema`` is the reference (JSON Schema draft 2020-12) and writes the error messages, but it
+# reads the schema anew on every call. ``fastjsonschema`` compiles a schema once into a Python
+# function, several times quicker — for the drafts up to 7 only. For the schemas type hints give
+# (objects of typed properties: :func:`is_plain_schema`) drafts 7 and 2020-12 mean the same, so the
+# compiled check may say "valid"; anything else it cannot be sure of goes to jsonschema.
+
+_ANNOTATIONS = frozenset({"title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly"})
+_JSON_TYPES = frozenset({"string", "integer", "number", "boolean", "null", "array", "object"})
+
+Checker = Callable[[Any], bool]
+
+
+def is_plain_schema(schema: Any) -> bool:
+    """True for a schema built only from ``type``, ``properties``, ``required``, ``additionalProperties``
+    (true/false), ``items``, ``enum`` (of strings) and annotations, each well formed — the shape type
+    hints give. Such a schema means the same in draft 7 and draft 2020-12. (An enum of other values
+    is left out: Python's ``==`` says ``True == 1``, JSON Schema does not.)"""
+    if not isinstance(schema, dict):
+        return False
+    for key, value in schema.items():
+        if key in ("title", "description"):
+            ok = isinstance(value, str)
+        elif key in _ANNOTATIONS:
+            ok = key != "examples" or isinstance(value, list)
+        elif key == "type":
+            types = value if isinstance(value, list) else [value]
+            ok = bool(types) and all(isinstance(t, str) and t in _JSON_TYPES for t in types) \
+                and len(set(types)) == len(types)
+        elif key == "properties":
+            ok = isinstance(value, dict) and all(is_plain_schema(sub) for sub in value.values())
+        elif key == "required":
+            ok = isinstance(value, list) and all(isinstance(n, str) for n in value) and len(set(value)) == len(value)
+        elif key == "additionalProperties":
+            ok = isinstance(value, bool)
+        elif key == "items":
+            ok = is_plain_schema(value)
+        elif key == "enum":
+            ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        else:
+            ok = False
+        if not ok:
+            return False
+    return True
+
+
+def plain_checker(schema: dict[str, Any]) -> Checker:
+    """A function of a value that is ``True`` when the value certainly satisfies ``schema``: the
+    schema compiled once by ``fastjsonschema`` when it is plain (:func:`is_plain_schema`); for any
+    other schema it always says ``False`` ("not sure": ask jsonschema)."""
+    if not is_plain_schema(schema):
+        return _not_sure
+    import fastjsonschema  # compiles the schema into Python code, once per tool
+
+    try:
+        validate = fastjsonschema.compile({"$schema": "http://json-schema.org/draft-07/schema#", **schema})
+    except fastjsonschema.JsonSchemaDefinitionException:
+        # It refuses some valid schemas it finds pointless (a required name that additionalProperties
+        # forbids, so no object can pass): jsonschema judges those.
+        return _not_sure
+
+    def check(value: Any) -> bool:
+        try:
+            validate(value)
+        except fastjsonschema.JsonSchemaException:
+            return False
+        return True
+
+    return check
+
+
+def surely_valid(schema: dict[str, Any], value: Any) -> bool:
+    """True when ``value`` certainly satisfies ``schema`` (:func:`plain_checker`, for one value)."""
+    return plain_checker(schema)(value)
+
+
+def _not_sure(value: Any) -> bool:
+    return False

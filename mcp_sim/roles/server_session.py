@@ -8,36 +8,36 @@ by the era it speaks:
   (:mod:`mcp_sim.protocol.lifecycle`) decides what may be sent when; the negotiated revision, the
   client's capabilities, the log level and resource subscriptions are remembered for the connection.
   The server may send requests of its own (elicitation, sampling, roots) while handling a call.
+  That part of the connection lives in :mod:`mcp_sim.roles.server_session_legacy`.
 * **modern** (2026-07-28): every request carries its version and the client's capabilities in
   ``params._meta``, checked afresh each time; results say ``resultType``; a handler that needs input
   is answered with an ``InputRequiredResult``; change notifications flow only on
   ``subscriptions/listen`` streams.
 
-Requests run concurrently, each in a cancel scope of its own while it runs, so ``notifications/cancelled``
-can stop one.
-They run in the session's *workers*: a worker answers one request at a time and, when it is done,
-waits for the next one rather than ending, so a busy connection reuses a few tasks instead of starting
-one per request (starting a task costs several times more than waking one). A request that arrives
-while every worker is busy gets a new worker; they all end with the connection.
-A handler's crash never ends the connection: tools report it as an ``isError`` result, everything
-else as ``-32603`` with a readable message.
+The session's read loop is its one entry point: it takes the client's messages in order and starts
+one task for each request, inside the connection's task group, in a cancel scope of its own, so that
+requests run concurrently and ``notifications/cancelled`` can stop one. ``initialize`` alone is
+answered in order, before anything else is read. A handler's crash never ends the connection: tools
+report it as an ``isError`` result, everything else as ``-32603`` with a readable message.
+
+The accelerated twin (:mod:`mcp_sim.roles.server_session_accelerated`, chosen by
+:mod:`mcp_sim.accelerated` when ``serve`` starts a session) answers exactly the same way with fewer
+Python steps.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
 
+from mcp_sim import accelerated
 from mcp_sim.capabilities import completion, prompts, resources, tasks, tools
-from mcp_sim.capabilities import logging as mcp_logging
 from mcp_sim.capabilities.context import Context
-from mcp_sim.capabilities.mrtr import ClientInputUnavailable, InputRequired
+from mcp_sim.capabilities.mrtr import InputRequired
 from mcp_sim.capabilities.subscriptions import (
     LIST_CHANGED_METHOD,
     RESOURCE_UPDATED_METHOD,
@@ -55,17 +55,17 @@ from mcp_sim.protocol.errors import (
     method_not_found,
 )
 from mcp_sim.protocol.lifecycle import (
-    LegacyLifecycle,
     LegacyState,
     ModernRequestMeta,
     check_modern_request,
     has_capability,
-    negotiate_version,
     unsupported_version,
 )
 from mcp_sim.protocol.revisions import TASKS_EXTENSION_METHODS, MethodInfo, get_revision
 from mcp_sim.roles.server import Server
-from mcp_sim.transports.base import AuthInfo, MessageStream, TransportClosed, deliver_directly
+from mcp_sim.roles.server_session_accelerated import WorkerPool
+from mcp_sim.roles.server_session_legacy import LegacyConnection
+from mcp_sim.transports.base import AuthInfo, MessageStream, TransportClosed
 from mcp_sim.wire.jsonrpc import (
     InvalidMessage,
     JSONRPCErrorResponse,
@@ -103,17 +103,8 @@ EXTENSION_METHODS: Mapping[str, MethodInfo] = TASKS_EXTENSION_METHODS
 """The 2026-07-28 tasks extension's methods (not in the core revision table), from the registry."""
 
 
-@dataclass
-class _Pending:
-    """A request the server sent to the client (legacy era), waiting for its response."""
 
-    method: str
-    done: anyio.Event = field(default_factory=anyio.Event)
-    result: dict[str, Any] | None = None
-    error: str | None = None
-
-
-class ServerSession:
+class ServerSession(LegacyConnection):
     """The server end of one connection and everything it remembers."""
 
     def __init__(self, server: Server, stream: MessageStream | None = None, *, auth: AuthInfo | None = None) -> None:
@@ -121,27 +112,13 @@ class ServerSession:
         self.stream = stream
         self._auth = auth
         self.number = server.next_number("session")
-        self.lifecycle: LegacyLifecycle | None = None
-        self.legacy_revision: str | None = None
-        self.client_capabilities: dict[str, Any] = {}
-        self.client_info: dict[str, Any] | None = None
-        self.log_level: str | None = server.log_level
-        self.subscribed_uris: set[str] = set()
+        self._start_legacy()
         self.listens: dict[RequestId, Listen] = {}
-        self._pending: dict[RequestId, _Pending] = {}
+        """Open ``subscriptions/listen`` streams (modern era), by the id of their request."""
         self._in_flight: dict[RequestId, anyio.CancelScope] = {}
-        self._next_id = 0
+        """The cancel scope of every request being answered, by id (``notifications/cancelled``)."""
         self._work: TaskGroup | None = None
-        self._idle_workers: list[asyncio.Future[JSONRPCRequest | None]] = []
-        """Workers waiting for a request (see :meth:`_worker`)."""
         self._closed = False
-        self._reading = False
-        """The read loop is handling a message it received (direct delivery waits for it)."""
-        self._legacy_methods: dict[str, tuple[Any, ...]] = {}
-        """method → (negotiated revision, legacy versions, version, MethodInfo, handler), for :meth:`_prepare_legacy`."""
-        self._modern_methods: dict[str, tuple[Any, ...]] = {}
-        """method → (modern versions, tasks extension on? (``None``: a core method), revision, MethodInfo),
-        for :meth:`_prepare_modern`."""
         self._own_handlers: dict[str, Handler] = {
             "ping": self._ping,
             "logging/setLevel": self._set_level,
@@ -150,6 +127,7 @@ class ServerSession:
             "server/discover": self._discover,
             "subscriptions/listen": self._listen,
         }
+        """The methods the session answers itself (connection state); the rest go to the capabilities."""
         self._outbox_send, self._outbox_receive = anyio.create_memory_object_stream[
             tuple[str, dict[str, Any] | None]](float("inf"))
 
@@ -184,25 +162,15 @@ class ServerSession:
                 pass
 
     async def _read_loop(self) -> None:
-        """Read the client's messages in order. With direct delivery (see :meth:`_take`) most of them
-        are handled the moment they are sent, and this loop gets only those that must wait their
-        turn, plus the end of the stream."""
+        """Read the client's messages in order, until the client closes the stream."""
         stream = self.stream
-        assert stream is not None and self._work is not None
-        deliver_directly(stream, self._take)
-        try:
-            while True:
-                try:
-                    message = await stream.receive()
-                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, TransportClosed):
-                    return
-                self._reading = True  # until this one is handled, direct delivery declines (order)
-                try:
-                    await self._on_message(message)
-                finally:
-                    self._reading = False
-        finally:
-            deliver_directly(stream, None)
+        assert stream is not None
+        while True:
+            try:
+                message = await stream.receive()
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, TransportClosed):
+                return
+            await self._on_message(message)
 
     async def _on_message(self, message: JSONRPCMessage | InvalidMessage) -> None:
         if isinstance(message, InvalidMessage):
@@ -223,86 +191,13 @@ class ServerSession:
         else:
             self._on_response(message)
 
-    def _take(self, message: JSONRPCMessage | InvalidMessage) -> bool:
-        """Direct delivery from the transport, inside the client's ``send``: take what needs no
-        waiting — a request for a worker, a notification, a response — and decline the rest
-        (unreadable frames, a reused id, ``initialize``), which the read loop then answers in order."""
-        if self._reading or self._closed or self._work is None:
-            return False
-        if isinstance(message, JSONRPCRequest):
-            if message.id in self._in_flight or message.method == "initialize":
-                return False
-            self._dispatch(message)
-        elif isinstance(message, InvalidMessage):
-            return False
-        else:
-            try:
-                if isinstance(message, JSONRPCNotification):
-                    self._on_notification(message)
-                else:
-                    self._on_response(message)
-            except Exception:  # the server's own failure must not surface in the client's send
-                logger.exception("handling %r failed", message)
-        return True
-
     def _dispatch(self, request: JSONRPCRequest) -> None:
-        """Give ``request`` to an idle worker, or start a new worker for it."""
-        if self._idle_workers:
-            self._idle_workers.pop().set_result(request)
-        else:
-            assert self._work is not None
-            self._work.start_soon(self._worker, request)
-
-    async def _worker(self, request: JSONRPCRequest | None) -> None:
-        """Answer requests, one at a time, until the connection ends.
-
-        The worker's cancel scope is the scope of the request it is answering: ``_in_flight`` maps
-        that request's id to it, and only while the handler runs. Cancelling it (the client sent
-        ``notifications/cancelled``) stops that one request and, with it, this worker — a cancelled
-        scope is spent — so the next request gets a fresh worker. Cancelling is rare; entering a scope
-        for every request would cost each of them more than starting a worker costs once."""
-        with anyio.CancelScope() as scope:
-            while request is not None:
-                self._in_flight[request.id] = scope
-                try:
-                    response = await self.handle(request)
-                finally:
-                    self._in_flight.pop(request.id, None)
-                if scope.cancel_called:
-                    # Cancelled just as the handler finished: the answer still goes out, as it would
-                    # have without the cancellation, and this worker (its scope spent) ends.
-                    with anyio.CancelScope(shield=True):
-                        if response is not None:
-                            await self._send(response)
-                    return
-                if response is not None:  # None: no response is due (a listen stream the client closed)
-                    await self._send(response)
-                if self._closed:
-                    return
-                next_request: asyncio.Future[JSONRPCRequest | None] = asyncio.get_running_loop().create_future()
-                self._idle_workers.append(next_request)
-                try:
-                    request = await next_request
-                finally:
-                    if next_request in self._idle_workers:
-                        self._idle_workers.remove(next_request)
-
-    def _end_of_stream(self) -> None:
-        """The client closed the connection: end listen streams, fail what waits on the client."""
-        self._closed = True
-        for idle in self._idle_workers:
-            if not idle.done():
-                idle.set_result(None)  # no more requests: the worker ends
-        self._idle_workers.clear()
-        for listen_id in list(self.listens):
-            scope = self._in_flight.get(listen_id)
-            if scope is not None:
-                scope.cancel()
-        for pending in self._pending.values():
-            pending.error = "the connection closed before the client answered"
-            pending.done.set()
+        """Answer ``request`` in a task of its own, so the read loop goes on reading."""
+        assert self._work is not None
+        self._work.start_soon(self._answer, request)
 
     async def _answer(self, request: JSONRPCRequest) -> None:
+        """Answer one request inside its own cancel scope (``notifications/cancelled`` cancels it)."""
         with anyio.CancelScope() as scope:
             self._in_flight[request.id] = scope
             try:
@@ -310,8 +205,17 @@ class ServerSession:
             finally:
                 self._in_flight.pop(request.id, None)
         if scope.cancelled_caught or response is None:
-            return  # cancelled by the client: no response (spec "Cancellation")
+            return  # cancelled by the client (spec "Cancellation"), or a listen stream the client closed
         await self._send(response)
+
+    def _end_of_stream(self) -> None:
+        """The client closed the connection: end listen streams, fail what waits on the client."""
+        self._closed = True
+        for listen_id in list(self.listens):
+            scope = self._in_flight.get(listen_id)
+            if scope is not None:
+                scope.cancel()
+        self._fail_pending()
 
     async def _send(self, message: JSONRPCMessage, related_request_id: RequestId | None = None) -> None:
         if self.stream is None:
@@ -344,42 +248,6 @@ class ServerSession:
             logger.debug("not sending %s while the connection is %s", method, self.lifecycle.state.value)
             return
         await self._send(JSONRPCNotification(method, params), related_request_id)
-
-    async def request(self, method: str, params: dict[str, Any] | None, *,
-                      related_request_id: RequestId | None = None) -> dict[str, Any]:
-        """Legacy era: send a request to the client and wait for its result."""
-        if self.stream is None or self._closed:
-            raise ClientInputUnavailable(f"cannot send {method}: the connection is closed")
-        if self.lifecycle is None or self.lifecycle.state is not LegacyState.OPERATING:
-            raise ClientInputUnavailable(f"cannot send {method} before the client finished initialization")
-        self._next_id += 1
-        request_id = self._next_id
-        pending = _Pending(method)
-        self._pending[request_id] = pending
-        try:
-            await self._send(JSONRPCRequest(request_id, method, params), related_request_id)
-            await pending.done.wait()
-        except anyio.get_cancelled_exc_class():
-            with anyio.CancelScope(shield=True):
-                await self.notify("notifications/cancelled", {"requestId": request_id,
-                                                              "reason": "the request that needed it was cancelled"})
-            raise
-        finally:
-            self._pending.pop(request_id, None)
-        if pending.error is not None or pending.result is None:
-            raise ClientInputUnavailable(f"{method} failed: {pending.error}")
-        return pending.result
-
-    def _on_response(self, message: JSONRPCResponse) -> None:
-        pending = self._pending.get(message.id) if message.id is not None else None
-        if pending is None:
-            logger.info("response to unknown request id %r ignored", message.id)
-            return
-        if isinstance(message, JSONRPCResultResponse):
-            pending.result = message.result
-        else:
-            pending.error = f"the client answered with error {message.error.code}: {message.error.message}"
-        pending.done.set()
 
     def _on_notification(self, message: JSONRPCNotification) -> None:
         params = message.params or {}
@@ -460,54 +328,18 @@ class ServerSession:
         """Decide the request's era, check it is allowed, and build its context."""
         params = request.params or {}
         if self.lifecycle is not None or request.method == "initialize" or not self.server.versions_by_era()[1]:
-            return self._prepare_legacy(request, params)
+            return self._prepare_legacy(request, params, CAPABILITY_HANDLERS)
         return self._prepare_modern(request, params)
-
-    def _prepare_legacy(self, request: JSONRPCRequest, params: Mapping[str, Any]) -> tuple[Context, Handler]:
-        method = request.method
-        legacy_versions = self.server.versions_by_era()[0]
-        # A connection that has a negotiated revision was opened with a legacy one.
-        if self.legacy_revision is None and not legacy_versions:
-            raise method_not_found(method, revision=self.server.supported_versions[-1],
-                                   why="This server speaks only the modern era: no initialize, every request "
-                                       "carries its version in _meta.")
-        if method == "initialize":
-            return Context(self, request.id, method, params, max(legacy_versions)), self._initialize
-        known = self._legacy_methods.get(method)
-        if known is not None and known[0] == self.legacy_revision and known[1] is legacy_versions:
-            version, info, handler = known[2], known[3], known[4]  # as for an earlier request
-        else:
-            version = self.legacy_revision or max(legacy_versions)
-            info = get_revision(version).method(method)
-            if info is None or info.direction == "server→client":
-                raise method_not_found(method, revision=version)
-            handler = self._own_handlers.get(method) or CAPABILITY_HANDLERS.get(method)
-            if handler is not None:
-                self._legacy_methods[method] = (self.legacy_revision, legacy_versions, version, info, handler)
-        (self.lifecycle or LegacyLifecycle("server")).check_send(method, "client")
-        self._require_server_capability(info, version)
-        if handler is None:
-            raise method_not_found(method, revision=version)
-        return Context(self, request.id, method, params, version), handler
 
     def _prepare_modern(self, request: JSONRPCRequest, params: Mapping[str, Any]) -> tuple[Context, Handler]:
         method = request.method
         modern_versions = self.server.versions_by_era()[1]
-        known = self._modern_methods.get(method)
-        if known is not None and known[0] is modern_versions \
-                and (known[1] is None or known[1] == self.server.tasks_extension):
-            revision, info = known[2], known[3]  # looked up for an earlier request, nothing has changed
-        else:
-            revision = get_revision(modern_versions[-1])
-            info = revision.method(method)
-            extension = None  # a core method does not depend on the tasks extension
-            if info is None:
-                extension = self.server.tasks_extension
-                if extension:
-                    info = EXTENSION_METHODS.get(method)
-            if info is None or info.direction == "server→client" or info.only_inside_input_requests:
-                raise method_not_found(method, revision=revision.version)
-            self._modern_methods[method] = (modern_versions, extension, revision, info)
+        revision = get_revision(modern_versions[-1])
+        info = revision.method(method)
+        if info is None and self.server.tasks_extension:
+            info = EXTENSION_METHODS.get(method)
+        if info is None or info.direction == "server→client" or info.only_inside_input_requests:
+            raise method_not_found(method, revision=revision.version)
         if method in EXTENSION_METHODS and "_meta" not in params:
             # The tasks extension's schema does not require _meta; accept such polls as the latest revision.
             meta = ModernRequestMeta(revision.version, {})
@@ -541,57 +373,8 @@ class ServerSession:
                                    why=f"The server did not advertise the '{info.capability}' capability, so "
                                        f"{info.method} is not available (-32601).")
 
-    def _session_handlers(self) -> dict[str, Handler]:
-        """The methods the session answers itself (connection state), by name."""
-        return self._own_handlers
-
     # -- the session's own requests -------------------------------------------------------------------
-    async def _initialize(self, ctx: Context) -> dict[str, Any]:
-        """Legacy handshake: agree on a version, remember the client's capabilities."""
-        if self.lifecycle is not None and self.lifecycle.state is not LegacyState.NOT_STARTED:
-            raise McpError(INVALID_REQUEST, "initialize may be sent only once per connection",
-                           rule="The initialization phase happens once, at the start of a connection.",
-                           revision=self.legacy_revision)
-        requested = ctx.params.get("protocolVersion")
-        if not isinstance(requested, str):
-            raise invalid_params("initialize needs protocolVersion (a string)", revision=ctx.revision)
-        version = negotiate_version(requested, self.server.legacy_versions)
-        caps = ctx.params.get("capabilities")
-        self.client_capabilities = dict(caps) if isinstance(caps, Mapping) else {}
-        info = ctx.params.get("clientInfo")
-        self.client_info = dict(info) if isinstance(info, Mapping) else None
-        self.lifecycle = LegacyLifecycle("server")
-        self.lifecycle.on_event("initialize")
-        self.legacy_revision = version
-        ctx.revision = version
-        if self.stream is not None:
-            self.stream.revision = version
-        result: dict[str, Any] = {"protocolVersion": version,
-                                  "capabilities": self.server.capabilities_for(version),
-                                  "serverInfo": self.server.server_info(version)}
-        if self.server.instructions:
-            result["instructions"] = self.server.instructions
-        self.lifecycle.on_event("initialize result")
-        return result
-
     async def _ping(self, ctx: Context) -> dict[str, Any]:
-        return {}
-
-    async def _set_level(self, ctx: Context) -> dict[str, Any]:
-        self.log_level = mcp_logging.check_level(ctx.params.get("level"))
-        return {}
-
-    async def _subscribe(self, ctx: Context) -> dict[str, Any]:
-        uri = ctx.params.get("uri")
-        if not isinstance(uri, str):
-            raise invalid_params("resources/subscribe needs a string uri", revision=ctx.revision)
-        if not resources.resolvable(self.server, uri):
-            raise resources.not_found(uri, ctx.revision)
-        self.subscribed_uris.add(uri)
-        return {}
-
-    async def _unsubscribe(self, ctx: Context) -> dict[str, Any]:
-        self.subscribed_uris.discard(ctx.params.get("uri"))  # type: ignore[arg-type]
         return {}
 
     async def _discover(self, ctx: Context) -> dict[str, Any]:
@@ -643,7 +426,13 @@ class ServerSession:
         return "notifications/tasks", record.extension_json()
 
 
+
 async def serve(server: Server, stream: MessageStream) -> None:
     """Serve one connection until the client closes it (a stdio process's main loop, one legacy HTTP
     session, or one modern HTTP POST)."""
-    await ServerSession(server, stream).run()
+    session = AcceleratedServerSession if accelerated.enabled() else ServerSession
+    await session(server, stream).run()
+
+
+class AcceleratedServerSession(WorkerPool, ServerSession):
+    """The session with its accelerated twin's ways of starting requests (see the module docstring)."""

@@ -14,11 +14,11 @@ peer has closed the link.
 logs and — in the legacy era — server-to-client requests made while handling it). Streamable HTTP
 uses it to put the message on that request's SSE stream; the other transports ignore it.
 
-A transport may also offer *direct delivery* (see :func:`deliver_directly`): instead of queueing a
-frame until the receiving session's read loop wakes up to ``receive`` it, the transport hands the
-decoded message straight to the session the moment it is sent. The in-memory pipe does this; it
-changes nothing a learner can see (every frame is still encoded, recorded and decoded, in order) and
-saves the two task wake-ups a round trip would otherwise cost.
+A transport may also offer *direct delivery* (see :func:`deliver_directly`): handing the decoded
+message straight to the receiving session the moment it is sent, instead of queueing it for the
+session's read loop. None of the package's transports offers it: it saves turns of the event loop,
+and so it lets tasks on different links run in another order than the read loop does — another
+trace for the same story. A session may still ask (the answer is then ``False``).
 """
 
 from __future__ import annotations

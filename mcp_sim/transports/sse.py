@@ -24,6 +24,12 @@ event, :class:`SseParser` reads one line at a time (what a real HTTP client gets
 (:mod:`mcp_sim.bridge`) both use them. :class:`SseStreamLog` is the simulated server's memory of one
 stream: the events written so far, whether the stream has finished, and which connection (if any) is
 currently reading it.
+
+Why our own parser rather than a library's: the parsing rules are short and they are the lesson (a
+learner reads what ``retry``, ``id`` and a blank line do); the simulated transport needs a parser
+that is fed lines it makes itself, with no socket behind them; and the maintained client library,
+``httpx-sse``, keeps its line decoder in a private module (``httpx_sse._decoders``), so using it
+would tie the package to a name its authors may change at any release.
 """
 
 from __future__ import annotations

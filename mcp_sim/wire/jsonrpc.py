@@ -23,9 +23,6 @@ error response a peer should send back.
 from __future__ import annotations
 
 import json
-import json.decoder
-import json.encoder
-import json.scanner
 from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple, TypeAlias
 
@@ -168,22 +165,6 @@ def _describe(value: object) -> str:
 
 def parse_object(obj: Any, raw: str | None = None) -> JSONRPCMessage | InvalidMessage:
     """Classify one already-parsed JSON value as a JSON-RPC message, or explain why it is not."""
-    # The well-formed request, notification and result, recognised at a glance; everything else
-    # (errors included) takes the careful path below, which also says what is wrong.
-    if type(obj) is dict and obj.get("jsonrpc") == JSONRPC_VERSION and "error" not in obj:
-        if "method" in obj:
-            method, params = obj["method"], obj.get("params")
-            if type(method) is str and method and "result" not in obj \
-                    and (type(params) is dict or (params is None and "params" not in obj)):
-                if "id" not in obj:
-                    return JSONRPCNotification(method, params)
-                rid = obj["id"]
-                if type(rid) is int or type(rid) is str:
-                    return JSONRPCRequest(rid, method, params)
-        elif "result" in obj:
-            rid, result = obj.get("id"), obj["result"]
-            if (type(rid) is int or type(rid) is str) and type(result) is dict:
-                return JSONRPCResultResponse(rid, result)
     if raw is None:
         try:
             raw = json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
@@ -252,7 +233,7 @@ def decode(data: bytes | str | dict[str, Any] | list[Any], *, allow_batch: bool 
     if type(data) is str:  # the usual frame: go straight to the parser
         raw: str | None = data
         try:
-            obj: Any = _loads(data)
+            obj: Any = json.loads(data)
         except (ValueError, RecursionError) as exc:
             return _invalid(data, PARSE_ERROR, f"not valid JSON: {exc}")
     elif isinstance(data, (dict, list)):
@@ -268,7 +249,7 @@ def decode(data: bytes | str | dict[str, Any] | list[Any], *, allow_batch: bool 
         else:
             raw = data
         try:
-            obj = _loads(raw)
+            obj = json.loads(raw)
         except (ValueError, RecursionError) as exc:
             return _invalid(raw, PARSE_ERROR, f"not valid JSON: {exc}")
     if isinstance(obj, list):
@@ -287,47 +268,21 @@ def to_dict(message: JSONRPCMessage) -> dict[str, Any]:
     return message.to_dict()
 
 
-_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
-"""One compact encoder, reused: building a new one per message (what ``json.dumps`` with options does)
-costs as much as the encoding itself."""
-
-_C_ENCODE: Final = json.encoder.c_make_encoder(  # type: ignore[attr-defined]
-    None, _ENCODER.default, json.encoder.encode_basestring, None, ":", ",", False, False, True,
-) if json.encoder.c_make_encoder is not None else None  # type: ignore[attr-defined]
-"""The standard library's C encoder with the same settings, made once. ``JSONEncoder.encode`` makes a
-new one for every call; made once, it encodes a small message in about half the time. It has no
-circular-reference check (a message is a tree; a cycle ends in ``RecursionError``, not a hang)."""
-
-_SCAN: Final = json.scanner.make_scanner(json.decoder.JSONDecoder())  # type: ignore[arg-type]
-"""The standard library's JSON scanner, made once (``json.loads`` goes through two regular
-expressions and three Python calls before it gets there)."""
-
-
-def _loads(text: str) -> Any:
-    """``json.loads(text)``, quicker for the usual frame: one JSON value and nothing around it.
-    Anything else — leading or trailing whitespace, extra data, an error — goes through
-    ``json.loads`` itself, so the result and the error messages are exactly the standard ones."""
-    try:
-        obj, end = _SCAN(text, 0)
-    except StopIteration:
-        return json.loads(text)
-    if end != len(text):
-        return json.loads(text)
-    return obj
-
-
 def encode(message: JSONRPCMessage | Batch | dict[str, Any]) -> str:
     """Serialise compactly (no spaces, UTF-8 kept as is). The result never contains a raw newline,
     because JSON escapes newlines inside strings: that is what makes stdio framing safe."""
+    return json.dumps(json_value(message), separators=(",", ":"), ensure_ascii=False)
+
+
+def json_value(message: JSONRPCMessage | Batch | dict[str, Any]) -> Any:
+    """What :func:`encode` serialises: the message's JSON object (a list of them for a batch)."""
     if isinstance(message, Batch):
         obj: Any = [m.reply.to_dict() if isinstance(m, InvalidMessage) else m.to_dict() for m in message.items]
     elif isinstance(message, dict):
         obj = message
     else:
         obj = message.to_dict()
-    if _C_ENCODE is not None:
-        return "".join(_C_ENCODE(obj, 0))
-    return _ENCODER.encode(obj)
+    return obj
 
 
 def kind_of(message: JSONRPCMessage) -> str:

@@ -1,0 +1,130 @@
+"""The accelerated twin of :class:`mcp_sim.trace.recorder.Recorder` (see :mod:`mcp_sim.accelerated`).
+
+A benchmark records tens of thousands of frames and reads none of them, so this twin records the
+two frames of every round trip (a request and its result, sent by a transport that encoded them
+itself) and the host's talk as short rows, and makes each row into the very same
+:class:`~mcp_sim.trace.event.TraceEvent` the readable recorder makes — the frame's JSON read back,
+the layer looked up, the caption written — only when someone reads :attr:`RecordingRows.events`.
+Everything else (marked frames, frames with listeners, unusual frames, log and transport events)
+goes the readable way, after the rows before it have been made into events, so order and numbering
+never change.
+
+This module holds the recording methods only; :mod:`mcp_sim.trace.recorder` combines them with the
+readable recorder (and never the other way round, so neither module imports a module that imports it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from mcp_sim.trace.captions import classify
+from mcp_sim.trace.event import TraceEvent
+from mcp_sim.wire.jsonrpc import JSONRPCMessage, JSONRPCRequest, JSONRPCResultResponse
+
+Row = tuple[Any, ...]
+"""``(make_event, seq, t_ms, …)``: the function that turns the rest of the row into an event comes first."""
+
+
+class RecordingRows:
+    """The recorder's recording methods, quicker for the frames a round trip is made of."""
+
+    if TYPE_CHECKING:  # provided by the readable Recorder this is combined with
+        enabled: bool
+        _events: list[TraceEvent]
+        _pending: dict[tuple[str, str, Any], str]
+        _classifier: Callable[[TraceEvent], tuple[str, str | None]]
+        _marks: list[str]
+        _listeners: list[Callable[[TraceEvent], None]]
+
+        def _completed(self, event: TraceEvent) -> TraceEvent: ...
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._rows: list[Row] = []
+        """Recorded, not yet made into events."""
+        self._quick = self._classifier is classify
+        """Rows only with the course's own classifier, which looks at nothing but kind and method."""
+        self._count = 0
+        """Events and rows recorded so far (``len(self)``, kept rather than summed)."""
+        self._current_simulation: Callable[[], Any] | None = None
+        """``maybe_current_simulation``, looked up once (the world module imports the recorder's)."""
+
+    def _now(self) -> float:
+        sim = (self._current_simulation or self._find_current_simulation())()
+        return sim.now_ms() if sim is not None else 0.0
+
+    def _find_current_simulation(self) -> Callable[[], Any]:
+        from mcp_sim.sim.world import maybe_current_simulation
+
+        self._current_simulation = maybe_current_simulation
+        return maybe_current_simulation
+
+    def record_sent(self, link: str, sender: str, receiver: str, raw: str, revision: str | None,
+                    transport: str, sent: JSONRPCMessage) -> None:
+        if self.enabled and self._quick and not self._marks and not self._listeners:
+            if type(sent) is JSONRPCRequest:
+                rid, method, params = sent
+                if (type(rid) is int or type(rid) is str) and type(method) is str and method \
+                        and (params is None or type(params) is dict):
+                    self._pending[(link, sender, rid)] = method
+                    self._count = seq = self._count + 1
+                    self._rows.append((_frame_event, seq, self._now(), link, sender, receiver, "request",
+                                       raw, revision, transport, method, rid))
+                    return
+            elif type(sent) is JSONRPCResultResponse:
+                rid, result = sent
+                if (type(rid) is int or type(rid) is str) and type(result) is dict:
+                    self._count = seq = self._count + 1
+                    self._rows.append((_frame_event, seq, self._now(), link, sender, receiver, "response",
+                                       raw, revision, transport, self._pending.get((link, receiver, rid)), rid))
+                    return
+        super().record_sent(link, sender, receiver, raw, revision, transport, sent)  # type: ignore[misc]
+
+    def record_app(self, *, sender: str, receiver: str, text: str | Callable[[], str], link: str = "app",
+                   marks: tuple[str, ...] = (), data: dict[str, Any] | Callable[[], dict[str, Any]] | None = None,
+                   t_ms: float | None = None) -> None:
+        if self.enabled and self._quick and not self._listeners:
+            self._count = seq = self._count + 1
+            self._rows.append((_app_event, seq, self._now() if t_ms is None else t_ms, link, sender,
+                               receiver, text, data, marks))
+            return
+        super().record_app(sender=sender, receiver=receiver, text=text, link=link,  # type: ignore[misc]
+                           marks=marks, data=data, t_ms=t_ms)
+
+    def _add(self, t_ms: float | None, link: str, sender: str, receiver: str, kind: str,
+             message: dict[str, Any] | None, **details: Any) -> TraceEvent:
+        self.events  # the rows recorded before come first  # noqa: B018
+        self._count += 1
+        return super()._add(t_ms, link, sender, receiver, kind, message, **details)  # type: ignore[misc, no-any-return]
+
+    @property
+    def events(self) -> list[TraceEvent]:
+        rows = self._rows
+        for make_event, *fields in rows:
+            self._events.append(self._completed(make_event(*fields)))
+        rows.clear()
+        return self._events
+
+    def __len__(self) -> int:
+        return self._count
+
+    def clear(self) -> None:
+        self._rows.clear()
+        self._count = 0
+        super().clear()  # type: ignore[misc]
+
+
+def _frame_event(seq: int, t_ms: float, link: str, sender: str, receiver: str, kind: str, raw: str,
+                 revision: str | None, transport: str, method: str | None, request_id: Any) -> TraceEvent:
+    """A request or result row as its event (before layers and caption)."""
+    return TraceEvent(seq, t_ms, link, sender, receiver, kind, json.loads(raw), raw, revision, transport,
+                      method=method, request_id=request_id)
+
+
+def _app_event(seq: int, t_ms: float, link: str, sender: str, receiver: str, text: str | Callable[[], str],
+               data: dict[str, Any] | Callable[[], dict[str, Any]] | None, marks: tuple[str, ...]) -> TraceEvent:
+    """A row of app talk as its event: its text and data written only now that someone reads them."""
+    return TraceEvent(seq, t_ms, link, sender, receiver, "app", data() if callable(data) else data,
+                      transport="app", marks=marks, text=text() if callable(text) else text)
