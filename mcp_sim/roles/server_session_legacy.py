@@ -19,11 +19,11 @@ import anyio
 
 from mcp_sim.capabilities import logging as mcp_logging
 from mcp_sim.capabilities import resources
+from mcp_sim.capabilities.context import Context
 from mcp_sim.capabilities.mrtr import ClientInputUnavailable
 from mcp_sim.protocol.errors import INVALID_REQUEST, McpError, invalid_params, method_not_found
 from mcp_sim.protocol.lifecycle import LegacyLifecycle, LegacyState, negotiate_version
 from mcp_sim.protocol.revisions import MethodInfo, get_revision
-from mcp_sim.capabilities.context import Context
 from mcp_sim.wire.jsonrpc import (
     JSONRPCMessage,
     JSONRPCRequest,
