@@ -102,6 +102,37 @@ def test_duplicate_stray_responses_and_progress() -> None:
     assert '"duplicate"' in plain and '"unknown"' in plain and "notifications/progress" in plain
 
 
+# --- opening the session: era detection, -32022 ------------------------------------------------------
+
+async def opened(client: Client) -> str | None:
+    return client.era
+
+
+def opening(server: Callable[[], FakeServer], client: Callable[[], Client]) -> str:
+    _, rec = run(server(), opened, client())
+    return dumps_jsonl(rec.events)
+
+
+@pytest.mark.parametrize("server_era", ["legacy", "modern", "dual"])
+def test_era_detection(server_era: str) -> None:
+    plain, fast = both_ways(lambda: opening(lambda: FakeServer(era=server_era), lambda: Client(era="auto")))
+    assert plain == fast and "server/discover" in plain
+
+
+def test_a_silent_probe_and_a_renegotiated_version() -> None:
+    def silent() -> FakeServer:
+        return FakeServer(era="legacy", silent=frozenset({"server/discover"}))
+
+    plain, fast = both_ways(lambda: opening(silent, lambda: Client(era="auto", probe_timeout=2.0)))
+    assert plain == fast and '"timeout"' in plain
+
+    def from_the_future() -> Client:
+        return Client(era="modern", versions=("2026-07-28", "2027-01-01"))
+
+    plain, fast = both_ways(lambda: opening(lambda: FakeServer(era="modern"), from_the_future))
+    assert plain == fast and "-32022" in plain
+
+
 # --- client input: legacy server requests, modern MRTR ---------------------------------------------
 
 def legacy_server_requests() -> str:

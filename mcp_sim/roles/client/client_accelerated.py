@@ -1,6 +1,7 @@
 """The accelerated twin of the Client's hot paths: the same behaviour and trace, fewer Python steps.
 
-Read :mod:`.connection` and :mod:`.opening` first: they are the Client as the course explains it.
+Read :mod:`.connection`, :mod:`.opening` and :mod:`.client_input` first: they are the Client as the
+course explains it.
 This module is what the Host benchmark (``benchmarks/host.py``) runs when
 :func:`mcp_sim.accelerated.enabled` is on, in the pattern of the standard library's ``heapq`` /
 ``_heapq``. Each method here replaces one of theirs and must do exactly the same work, *at the same
@@ -13,8 +14,9 @@ changes:
   :func:`~mcp_sim.transports.base.deliver_directly`), the server's ``send`` hands frames to
   :meth:`AcceleratedParts._take`, and one loop callback dispatches them where the readable receive
   loop would have been woken to read them: no task switch, the same order.
-* **Kept answers.** The declared capabilities, the per-request ``_meta`` and the methods
-  ``check_can_send`` allowed are kept and reused while what they were computed from is unchanged.
+* **Kept answers.** The declared capabilities, the per-request ``_meta`` and the methods the
+  pre-send checks allowed (revision, server capabilities, lifecycle state) are kept and reused while
+  what they were computed from is unchanged.
 
 It imports only the layers it speeds up, never :mod:`.verbs` (which imports it).
 """
@@ -30,9 +32,10 @@ from typing import Any, Final
 from anyio.abc import TaskGroup
 
 from mcp_sim.protocol import meta as M
+from mcp_sim.protocol.lifecycle import LegacyState
+from mcp_sim.roles.client.client_input import ClientInput
 from mcp_sim.roles.client.connection import Pending, ProgressCallback
 from mcp_sim.roles.client.errors import RequestTimeout
-from mcp_sim.roles.client.opening import SessionOpening
 from mcp_sim.transports.base import MessageStream, deliver_directly
 from mcp_sim.wire.jsonrpc import (
     InvalidMessage,
@@ -88,15 +91,17 @@ class MetaMade:
 
 @dataclass
 class SendsChecked:
-    """Methods :meth:`~.opening.SessionOpening.check_can_send` allowed for this version and exactly
-    this server-capabilities object (a new object, e.g. after a restart, starts afresh)."""
+    """Methods :meth:`~.client_input.ClientInput._check_request` allowed with exactly these: the
+    version (an era change always comes with one), the server-capabilities object (a new one, e.g.
+    after a restart, starts afresh) and the legacy lifecycle state."""
 
-    version: str
+    version: str | None
     server_capabilities: dict[str, Any] | None
+    state: LegacyState
     methods: set[str]
 
 
-class AcceleratedParts(SessionOpening):
+class AcceleratedParts(ClientInput):
     """The twins of the connection's and the session's hot methods (mixed in before the Client)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -144,7 +149,8 @@ class AcceleratedParts(SessionOpening):
                 raise RequestTimeout(self.server_name, method, rid, timeout or 0.0)
         finally:
             self._pending.pop(rid, None)
-        return self._answer_of(pending, rid)
+        response = pending.response
+        return response if response is not None else self._answer_of(pending, rid)
 
     # ---------------------------------------------------------------------------------------------
     # direct delivery: the server's send hands frames to the client
@@ -175,8 +181,15 @@ class AcceleratedParts(SessionOpening):
             if tg is None:
                 arrived.clear()
                 return
+            message = arrived.popleft()
+            if type(message) is JSONRPCResultResponse or type(message) is JSONRPCErrorResponse:
+                pending = self._pending.get(message.id)  # type: ignore[arg-type]  # None finds nothing
+                if pending is not None and pending.response is None:  # _on_response's first case
+                    pending.response = message
+                    pending.finish()
+                    continue
             try:
-                self._dispatch(arrived.popleft(), tg)
+                self._dispatch(message, tg)
             except Exception as exc:  # contained exactly as in the receive loop: this client closes
                 arrived.clear()
                 self._loop_tasks = None
@@ -202,29 +215,34 @@ class AcceleratedParts(SessionOpening):
         """The same ``_meta`` as the last request, shared, when the client's own declaration, version,
         name and log level are the same (nothing changes a message once it is sent)."""
         version = self.protocol_version or self._newest("modern")
-        declared = self._declared(version)
-        caps = capabilities if capabilities is not None else declared
+        caps = capabilities if capabilities is not None else self._declared(version)
         made = self._meta_made
         if made is not None and made.capabilities is caps and made.version == version \
                 and made.client_info is self.client_info and made.log_level == self.log_level:
             meta = made.meta
-        elif caps is declared:
-            meta = M.request_meta(version, declared, self.client_info, log_level=self.log_level)
-            self._meta_made = MetaMade(version, declared, self.client_info, self.log_level, meta)
-        else:  # capabilities narrowed for this one request
-            meta = M.request_meta(version, dict(caps), self.client_info, log_level=self.log_level)
+        else:
+            declared = self._declared(version)
+            if caps is declared:
+                meta = M.request_meta(version, declared, self.client_info, log_level=self.log_level)
+                self._meta_made = MetaMade(version, declared, self.client_info, self.log_level, meta)
+            else:  # capabilities narrowed for this one request
+                meta = M.request_meta(version, dict(caps), self.client_info, log_level=self.log_level)
         out = dict(params)
         given = out.get("_meta")
         out["_meta"] = {**given, **meta} if given else meta
         return out
 
-    def check_can_send(self, method: str) -> None:
-        version = self.protocol_version or self.versions[0]
+    def _check_request(self, method: str) -> None:
+        """Allowed a moment ago, and nothing it depends on changed: allowed again."""
         checked = self._sends_checked
-        if checked is not None and checked.version == version \
-                and checked.server_capabilities is self.server_capabilities and method in checked.methods:
-            return  # allowed a moment ago, and neither the revision nor the server's capabilities changed
-        super().check_can_send(method)
-        if checked is None or checked.version != version or checked.server_capabilities is not self.server_capabilities:
-            checked = self._sends_checked = SendsChecked(version, self.server_capabilities, set())
+        if checked is not None and method in checked.methods and checked.version == self.protocol_version \
+                and checked.server_capabilities is self.server_capabilities \
+                and checked.state is self.lifecycle.state:
+            return
+        super()._check_request(method)
+        if checked is None or checked.version != self.protocol_version \
+                or checked.server_capabilities is not self.server_capabilities \
+                or checked.state is not self.lifecycle.state:
+            checked = self._sends_checked = SendsChecked(self.protocol_version, self.server_capabilities,
+                                                         self.lifecycle.state, set())
         checked.methods.add(method)

@@ -89,11 +89,7 @@ class ClientInput(SessionOpening):
         One logical request may take several exchanges: an ``InputRequiredResult`` is answered and the
         request sent again; ``-32022`` picks another version and sends it again; an expired legacy HTTP
         session is re-initialized; a crashed stdio server is restarted (see :mod:`.restart`)."""
-        if self._stream is None:
-            raise McpError(INVALID_REQUEST, "this client is not connected: call connect(stream, task_group) first")
-        self.check_can_send(method)
-        if self.era == "legacy":
-            self.lifecycle.check_send(method)
+        self._check_request(method)
         original = dict(params or {})
         declared = dict(capabilities) if capabilities is not None else None
         renegotiated = False
@@ -149,6 +145,16 @@ class ClientInput(SessionOpening):
                                f"the client gives up after {self.max_input_rounds} rounds")
             retry_params = await self._fulfil_input_required(original, result, declared_now)
             mrtr_retry = True
+
+    def _check_request(self, method: str) -> None:
+        """Refuse, before anything is sent, a request this connection cannot carry now: the client is
+        not connected, the revision or the server's capabilities do not have it
+        (:meth:`check_can_send`), or — legacy — the lifecycle state does not allow it yet."""
+        if self._stream is None:
+            raise McpError(INVALID_REQUEST, "this client is not connected: call connect(stream, task_group) first")
+        self.check_can_send(method)
+        if self.era == "legacy":
+            self.lifecycle.check_send(method)
 
     async def _recover_from_crash(self, crashes: int, generation: int) -> bool:
         """The link ended with a request in flight: may it be sent again? Here, never — the request
