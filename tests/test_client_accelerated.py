@@ -18,7 +18,7 @@ import pytest
 from test_client_cache import tools_listing
 from test_client_fakeserver import Ctx, FakeServer, run, text_result
 from test_client_input import HostStub, MrtrForecast, legacy_forecast
-from test_client_requests import slow_echo
+from test_client_requests import ExpiringStream, slow_echo
 from test_client_restart import _server as fragile_server
 
 from mcp_sim import accelerated
@@ -29,6 +29,7 @@ from mcp_sim.scenarios import SCENARIOS, run_scenario
 from mcp_sim.sim.world import Simulation, current_simulation
 from mcp_sim.trace.jsonl import dumps_jsonl
 from mcp_sim.transports import Faults, Latency, open_link
+from mcp_sim.transports.memory import memory_link
 from mcp_sim.wire.jsonrpc import JSONRPCResultResponse
 
 Story = Callable[[], str]
@@ -100,6 +101,29 @@ def test_duplicate_stray_responses_and_progress() -> None:
     plain, fast = both_ways(duplicates_and_progress)
     assert plain == fast
     assert '"duplicate"' in plain and '"unknown"' in plain and "notifications/progress" in plain
+
+
+def session_expired() -> str:
+    """A stream without direct delivery whose third send finds the legacy HTTP session gone."""
+    sim = Simulation(0)
+    server = FakeServer(era="legacy", handlers={"tools/call": slow_echo})
+
+    async def main() -> None:
+        c_end, s_end = memory_link(sim, "weather")
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server, s_end)
+            client = Client(era="legacy")
+            await client.connect(ExpiringStream(c_end, expire_at=3), tg)
+            await client.call_tool("echo", {"n": 7, "delay": 0})
+            await client.close()
+
+    sim.run(main)
+    return dumps_jsonl(sim.recorder.events)
+
+
+def test_an_expired_session_is_opened_again() -> None:
+    plain, fast = both_ways(session_expired)
+    assert plain == fast and '"session-expired"' in plain
 
 
 # --- opening the session: era detection, -32022 ------------------------------------------------------

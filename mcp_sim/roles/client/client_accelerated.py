@@ -1,8 +1,7 @@
 """The accelerated twin of the Client's hot paths: the same behaviour and trace, fewer Python steps.
 
 Read :mod:`.connection`, :mod:`.opening` and :mod:`.client_input` first: they are the Client as the
-course explains it.
-This module is what the Host benchmark (``benchmarks/host.py``) runs when
+course explains it. This module is what the Host benchmark (``benchmarks/host.py``) runs when
 :func:`mcp_sim.accelerated.enabled` is on, in the pattern of the standard library's ``heapq`` /
 ``_heapq``. Each method here replaces one of theirs and must do exactly the same work, *at the same
 moments*: a test runs client-heavy stories both ways and compares the traces byte for byte. What it
@@ -24,6 +23,7 @@ It imports only the layers it speeds up, never :mod:`.verbs` (which imports it).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -108,6 +108,7 @@ class AcceleratedParts(ClientInput):
         super().__init__(*args, **kwargs)
         self._arrived: deque[JSONRPCMessage | InvalidMessage] = deque()
         """Frames handed over by direct delivery and not yet dispatched by :meth:`_drain`."""
+        self._reader_context = contextvars.Context()
         self._declared_by: dict[tuple[Any, ...], dict[str, Any]] = {}
         self._meta_made: MetaMade | None = None
         self._sends_checked: SendsChecked | None = None
@@ -156,6 +157,9 @@ class AcceleratedParts(ClientInput):
     # direct delivery: the server's send hands frames to the client
     # ---------------------------------------------------------------------------------------------
     async def _read(self, stream: MessageStream, tg: TaskGroup) -> None:
+        # Frames are dispatched in the receive loop's context, as the readable client does (tasks
+        # started for server requests inherit it), not in the context of the server's send.
+        self._reader_context = contextvars.copy_context()
         deliver_directly(stream, self._take)
         try:
             await super()._read(stream, tg)
@@ -169,7 +173,7 @@ class AcceleratedParts(ClientInput):
         if self._loop_tasks is None:
             return False  # the receive loop has ended: leave it queued, nobody reads it
         if not self._arrived:
-            asyncio.get_running_loop().call_soon(self._drain)
+            asyncio.get_running_loop().call_soon(self._drain, context=self._reader_context)
         self._arrived.append(message)
         return True
 
