@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from mcp_sim.transports.base import AuthInfo
 
@@ -59,8 +59,15 @@ class AuthorizationContext:
 
 ANONYMOUS: Final = AuthorizationContext()
 
-CacheKey = tuple[str, AuthorizationContext | None, str, str | None]
-"""(server, authorization context or ``None`` for a public entry, method, cursor or URI)."""
+class CacheKey(NamedTuple):
+    """Where one cached result is filed."""
+
+    server: str
+    context: AuthorizationContext | None
+    """The caller's authorization context; ``None`` for a public entry, shared by everybody."""
+    method: str
+    key: str | None
+    """The cursor of a list page, or the URI of a read."""
 
 
 def ttl_ms_of(result: Mapping[str, Any]) -> int:
@@ -98,13 +105,14 @@ class ListCache:
         caller's own context only; a public one is shared by everybody."""
         now = self._clock()
         for ctx in (auth, None):
-            entry = self._entries.get((server, ctx, method, key))
+            filed = CacheKey(server, ctx, method, key)
+            entry = self._entries.get(filed)
             if entry is None:
                 continue
             if now < entry.expires_at:
                 self.hits += 1
                 return entry.result
-            del self._entries[(server, ctx, method, key)]
+            del self._entries[filed]
         self.misses += 1
         return None
 
@@ -122,14 +130,14 @@ class ListCache:
             return False
         scope = "public" if result.get("cacheScope") == "public" else "private"
         ctx = None if scope == "public" else auth
-        self._entries[(server, ctx, method, key)] = CacheEntry(result, self._clock() + ttl / 1000.0, scope)
+        self._entries[CacheKey(server, ctx, method, key)] = CacheEntry(result, self._clock() + ttl / 1000.0, scope)
         return True
 
     def invalidate(self, server: str, methods: tuple[str, ...] | None = None, key: str | None = None) -> int:
         """Drop entries of ``server`` (only ``methods``, and only ``key`` when given), for every
         authorization context: a change notification says the server's data changed, whoever asked."""
         doomed = [k for k in self._entries
-                  if k[0] == server and (methods is None or k[2] in methods) and (key is None or k[3] == key)]
+                  if k.server == server and (methods is None or k.method in methods) and (key is None or k.key == key)]
         for k in doomed:
             del self._entries[k]
         return len(doomed)

@@ -1,0 +1,252 @@
+"""The accelerated twin of the Client's hot paths: the same behaviour and trace, fewer Python steps.
+
+Read :mod:`.connection`, :mod:`.opening` and :mod:`.client_input` first: they are the Client as the
+course explains it. This module is what the Host benchmark (``benchmarks/host.py``) runs when
+:func:`mcp_sim.accelerated.enabled` is on, in the pattern of the standard library's ``heapq`` /
+``_heapq``. Each method here replaces one of theirs and must do exactly the same work, *at the same
+moments*: a test runs client-heavy stories both ways and compares the traces byte for byte. What it
+changes:
+
+* **Waiting.** A request waits on a bare asyncio future with one timer, instead of an ``anyio.Event``
+  inside an ``anyio.move_on_after`` cancel scope (which sets the same timer, and more).
+* **Direct delivery.** When the transport offers it (the memory pipe does, see
+  :func:`~mcp_sim.transports.base.deliver_directly`), the server's ``send`` hands frames to
+  :meth:`AcceleratedParts._take`, and one loop callback dispatches them where the readable receive
+  loop would have been woken to read them: no task switch, the same order.
+* **Kept answers.** The declared capabilities, the per-request ``_meta`` and the methods the
+  pre-send checks allowed (revision, server capabilities, lifecycle state) are kept and reused while
+  what they were computed from is unchanged.
+
+It imports only the layers it speeds up, never :mod:`.verbs` (which imports it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from anyio.abc import TaskGroup
+
+from mcp_sim.protocol import meta as M
+from mcp_sim.protocol.lifecycle import LegacyState
+from mcp_sim.roles.client.client_input import ClientInput
+from mcp_sim.roles.client.connection import Pending, ProgressCallback
+from mcp_sim.roles.client.errors import RequestTimeout
+from mcp_sim.transports.base import MessageStream, deliver_directly
+from mcp_sim.wire.jsonrpc import (
+    InvalidMessage,
+    JSONRPCErrorResponse,
+    JSONRPCMessage,
+    JSONRPCRequest,
+    JSONRPCResultResponse,
+)
+
+INFINITY: Final = float("inf")
+
+
+class FuturePending(Pending):
+    """A request in flight whose waiter waits on a plain asyncio future (the cheapest thing to wake).
+
+    A timeout counts exactly when the readable waiter's would: the timer fired while the waiter still
+    waited, and nothing finished the request (no response, no closed connection) before it woke."""
+
+    __slots__ = ("done", "finish_called", "timed_out")
+
+    def __init__(self, method: str, on_progress: ProgressCallback | None = None) -> None:
+        # Not Pending.__init__: no anyio.Event, the future below is the wake-up call.
+        self.method = method
+        self.on_progress = on_progress
+        self.progress_token: str | int | None = None
+        self.response: JSONRPCResultResponse | JSONRPCErrorResponse | None = None
+        self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.finish_called = False
+        self.timed_out = False
+
+    def finish(self) -> None:
+        self.finish_called = True
+        if not self.done.done():
+            self.done.set_result(None)
+
+    def time_out(self) -> None:
+        """The request's deadline passed on the virtual clock (its timer calls this)."""
+        if not self.done.done():
+            self.timed_out = True
+            self.done.set_result(None)
+
+
+@dataclass
+class MetaMade:
+    """The ``_meta`` last built for the client's own declaration, and what it was built from."""
+
+    version: str
+    capabilities: Mapping[str, Any]
+    client_info: dict[str, Any]
+    log_level: str | None
+    meta: dict[str, Any]
+
+
+@dataclass
+class SendsChecked:
+    """Methods :meth:`~.client_input.ClientInput._check_request` allowed with exactly these: the
+    version (an era change always comes with one), the server-capabilities object (a new one, e.g.
+    after a restart, starts afresh) and the legacy lifecycle state."""
+
+    version: str | None
+    server_capabilities: dict[str, Any] | None
+    state: LegacyState
+    methods: set[str]
+
+
+class AcceleratedParts(ClientInput):
+    """The twins of the connection's and the session's hot methods (mixed in before the Client)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._arrived: deque[JSONRPCMessage | InvalidMessage] = deque()
+        """Frames handed over by direct delivery and not yet dispatched by :meth:`_drain`."""
+        self._reader_context = contextvars.Context()
+        self._declared_by: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self._meta_made: MetaMade | None = None
+        self._sends_checked: SendsChecked | None = None
+
+    # ---------------------------------------------------------------------------------------------
+    # waiting: a future and a timer per request, no cancel scope
+    # ---------------------------------------------------------------------------------------------
+    async def _exchange(self, method: str, params: dict[str, Any] | None, *, timeout: float | None,
+                        on_progress: ProgressCallback | None = None, cancel_on_timeout: bool = True,
+                        ) -> JSONRPCResultResponse | JSONRPCErrorResponse:
+        rid = self._new_id()
+        pending = FuturePending(method, on_progress)
+        if on_progress is not None:
+            self._next_token += 1
+            pending.progress_token = f"progress-{self._next_token}"
+            params = dict(params or {})
+            meta = dict(params.get("_meta") or {})
+            meta[M.PROGRESS_TOKEN] = pending.progress_token
+            params["_meta"] = meta
+        self._pending[rid] = pending
+        try:
+            stream = self._stream
+            if stream is None or self._closed.is_set():
+                await self._send(JSONRPCRequest(rid, method, params))  # raises: says why it cannot send
+            else:
+                await stream.send(JSONRPCRequest(rid, method, params))
+            if timeout is None or timeout == INFINITY:
+                await pending.done
+            else:
+                # The timer anyio.move_on_after sets: the same deadline, set at the same moment.
+                loop = asyncio.get_running_loop()
+                timer = loop.call_at(loop.time() + timeout, pending.time_out)
+                try:
+                    await pending.done
+                finally:
+                    timer.cancel()
+            if pending.timed_out and not pending.finish_called:
+                await self._on_timeout(rid, method, timeout or 0.0, cancel=cancel_on_timeout)
+                raise RequestTimeout(self.server_name, method, rid, timeout or 0.0)
+        finally:
+            self._pending.pop(rid, None)
+        response = pending.response
+        return response if response is not None else self._answer_of(pending, rid)
+
+    # ---------------------------------------------------------------------------------------------
+    # direct delivery: the server's send hands frames to the client
+    # ---------------------------------------------------------------------------------------------
+    async def _read(self, stream: MessageStream, tg: TaskGroup) -> None:
+        # Frames are dispatched in the receive loop's context, as the readable client does (tasks
+        # started for server requests inherit it), not in the context of the server's send.
+        self._reader_context = contextvars.copy_context()
+        deliver_directly(stream, self._take)
+        try:
+            await super()._read(stream, tg)
+        finally:
+            deliver_directly(stream, None)
+
+    def _take(self, message: JSONRPCMessage | InvalidMessage) -> bool:
+        """Direct delivery from the transport, inside the server's ``send``: keep ``message``; for the
+        first of a batch, ask the loop to :meth:`_drain` them — at the moment the readable receive
+        loop would have been woken to read them, so everything happens in the same order."""
+        if self._loop_tasks is None:
+            return False  # the receive loop has ended: leave it queued, nobody reads it
+        if not self._arrived:
+            asyncio.get_running_loop().call_soon(self._drain, context=self._reader_context)
+        self._arrived.append(message)
+        return True
+
+    def _drain(self) -> None:
+        """Dispatch every frame handed over since the last wake-up, in order (dispatching never waits)."""
+        arrived = self._arrived
+        while arrived:
+            tg = self._loop_tasks
+            if tg is None:
+                arrived.clear()
+                return
+            message = arrived.popleft()
+            if type(message) is JSONRPCResultResponse or type(message) is JSONRPCErrorResponse:
+                pending = self._pending.get(message.id)  # type: ignore[arg-type]  # None finds nothing
+                if pending is not None and pending.response is None:  # _on_response's first case
+                    pending.response = message
+                    pending.finish()
+                    continue
+            try:
+                self._dispatch(message, tg)
+            except Exception as exc:  # contained exactly as in the receive loop: this client closes
+                arrived.clear()
+                self._loop_tasks = None
+                self._receive_failed(exc)
+                if self._loop_scope is not None:
+                    self._loop_scope.cancel()
+
+    # ---------------------------------------------------------------------------------------------
+    # kept answers
+    # ---------------------------------------------------------------------------------------------
+    def _declared(self, version: str) -> dict[str, Any]:
+        """Kept per version and per set of callbacks; read it, never change it."""
+        if self._explicit_capabilities is not None:
+            return self._explicit_capabilities
+        cb = self.callbacks
+        key = (version, cb.roots is not None, cb.sampling is not None, cb.elicitation is not None, cb.elicitation_url)
+        caps = self._declared_by.get(key)
+        if caps is None:
+            caps = self._declared_by[key] = super()._declared(version)
+        return caps
+
+    def _with_meta(self, params: Mapping[str, Any], capabilities: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The same ``_meta`` as the last request, shared, when the client's own declaration, version,
+        name and log level are the same (nothing changes a message once it is sent)."""
+        version = self.protocol_version or self._newest("modern")
+        caps = capabilities if capabilities is not None else self._declared(version)
+        made = self._meta_made
+        if made is not None and made.capabilities is caps and made.version == version \
+                and made.client_info is self.client_info and made.log_level == self.log_level:
+            meta = made.meta
+        else:
+            declared = self._declared(version)
+            if caps is declared:
+                meta = M.request_meta(version, declared, self.client_info, log_level=self.log_level)
+                self._meta_made = MetaMade(version, declared, self.client_info, self.log_level, meta)
+            else:  # capabilities narrowed for this one request
+                meta = M.request_meta(version, dict(caps), self.client_info, log_level=self.log_level)
+        out = dict(params)
+        given = out.get("_meta")
+        out["_meta"] = {**given, **meta} if given else meta
+        return out
+
+    def _check_request(self, method: str) -> None:
+        """Allowed a moment ago, and nothing it depends on changed: allowed again."""
+        checked = self._sends_checked
+        if checked is not None and method in checked.methods and checked.version == self.protocol_version \
+                and checked.server_capabilities is self.server_capabilities \
+                and checked.state is self.lifecycle.state:
+            return
+        super()._check_request(method)
+        if checked is None or checked.version != self.protocol_version \
+                or checked.server_capabilities is not self.server_capabilities \
+                or checked.state is not self.lifecycle.state:
+            checked = self._sends_checked = SendsChecked(self.protocol_version, self.server_capabilities,
+                                                         self.lifecycle.state, set())
+        checked.methods.add(method)
