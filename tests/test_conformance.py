@@ -45,6 +45,7 @@ RUNS: dict[str, list[str]] = {
     "2025-03-26": ["--spec-version", "2025-03-26"],
     "2025-06-18": ["--spec-version", "2025-06-18"],
     "2025-11-25": ["--requirements", "2025-11-25"],
+    "2026-07-28": ["--requirements", "2026-07-28"],
 }
 SERVER_START_S = 30
 SUITE_RUN_S = 300
@@ -111,19 +112,22 @@ class SuiteRun:
     not_scored: dict[str, str] = field(default_factory=dict)
     """Scenarios the suite ran but does not count for this revision, with its reason."""
 
-    def failures(self, scenario: str) -> list[str]:
+    def failures(self, scenario: str, status: str = "FAILURE") -> list[str]:
         return [f"{c.get('id')}: {c.get('errorMessage') or c.get('status')}" for c in self.checks[scenario]
-                if c.get("status") == "FAILURE"]
+                if c.get("status") == status]
 
     def summary(self, revision: str) -> str:
         def mark(name: str) -> str:
-            return ("✗ " if self.failures(name) else "✓ ") + name
+            return ("✗" if self.failures(name) else "✓") + "\u00a0" + name  # no line break inside
 
         scored = [mark(n) for n in self.checks if n not in self.not_scored]
         lines = [f"conformance {revision}: {sum(1 for s in scored if s[0] == '✓')}/{len(scored)} scenarios pass"]
         lines += _wrap(scored, "  ")
+        for name in self.checks:
+            if name not in self.not_scored:
+                lines += [f"  warning (a SHOULD) in {name}: {w}" for w in self.failures(name, "WARNING")]
         if self.not_scored:
-            extra = [f"{mark(n)} ({why})" for n, why in self.not_scored.items()]
+            extra = [f"{mark(n)}\u00a0({why})" for n, why in self.not_scored.items()]
             lines.append(f"  not scored for {revision} (run, not asserted):")
             lines += _wrap(extra, "    ")
         return "\n".join(lines)
