@@ -14,11 +14,13 @@ pinned to that revision (``--revision``), so each run proves that revision's wir
 The suite and the Node it needs (22 or later) are pinned in ``.ci/conformance/`` and installed from the
 npm registry by ``.ci/conformance.sh`` (``.ci/run`` does it). Without them the tests skip with the
 reason, except in CI (``CI=true``), where a missing suite fails: a conformance run that silently did
-not happen would read as a pass.
+not happen would read as a pass. The last tests drive the fixture server in-process (no Node needed),
+so its answers in both eras are checked everywhere.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -32,6 +34,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from test_server_support import MODERN, RawClient, meta, run_with
+
+from mcp_sim.scenarios.conformance import build
 
 ROOT = Path(__file__).resolve().parent.parent
 PINS = ROOT / ".ci" / "conformance" / "package.json"
@@ -49,9 +57,6 @@ RUNS: dict[str, list[str]] = {
 }
 SERVER_START_S = 30
 SUITE_RUN_S = 300
-
-pytestmark = pytest.mark.slow
-
 
 def missing_suite() -> str | None:
     """Why the pinned suite cannot run here, or ``None`` when it can."""
@@ -160,6 +165,7 @@ def run_suite(url: str, selection: list[str], results: Path) -> SuiteRun:
     return run
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("revision", list(RUNS))
 def test_official_server_scenarios_pass(revision: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     require_suite()
@@ -171,3 +177,73 @@ def test_official_server_scenarios_pass(revision: str, tmp_path: Path, capsys: p
     failed = {name: run.failures(name) for name in run.checks if name not in run.not_scored and run.failures(name)}
     assert not failed, f"{revision}: failing scenarios {json.dumps(failed, indent=1)}"
     assert run.exit_code == 0, f"the suite exited with {run.exit_code}:\n{run.output[-3000:]}"
+
+
+# --- the fixture server itself, in-process (no Node) ------------------------------------------------
+
+ANSWERS = {"name": "Ada", "color": "teal", "ok": True, "value": "v"}
+
+
+def accept(_request: dict[str, object]) -> dict[str, object]:
+    return {"action": "accept", "content": ANSWERS}
+
+
+def sampled(_request: dict[str, object]) -> dict[str, object]:
+    return {"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "scripted"}
+
+
+def text(response: dict[str, object]) -> str:
+    result = response["result"]
+    assert isinstance(result, dict), response
+    return str(result["content"][0]["text"])
+
+
+def test_fixture_server_asks_by_request_in_a_legacy_session() -> None:
+    async def body(c: RawClient) -> dict[str, str]:
+        c.auto_answer = {"elicitation/create": accept, "sampling/createMessage": sampled,
+                         "roots/list": lambda _r: {"roots": [{"uri": "file:///a"}, {"uri": "file:///b"}]}}
+        await c.initialize("2025-11-25", {"elicitation": {}, "sampling": {}, "roots": {}})
+        names = ("test_input_required_result_multi_round", "test_input_required_result_multiple_inputs",
+                 "test_elicitation_sep1034_defaults")
+        out = {name: text(await c.request("tools/call", {"name": name, "arguments": {}})) for name in names}
+        read = await c.request("resources/read", {"uri": "test://template/123/data"})
+        out["template"] = read["result"]["contents"][0]["text"]
+        return out
+
+    out = run_with(build, body, revision="2025-11-25")
+    assert out["test_input_required_result_multi_round"] == "Multi-round complete for Ada who likes teal"
+    assert out["test_input_required_result_multiple_inputs"] == "Name: Ada; Greeting: Paris; Roots: 2"
+    assert out["test_elicitation_sep1034_defaults"].startswith('Elicitation completed: action=accept, content={"name"')
+    assert json.loads(out["template"]) == {"id": "123", "templateTest": True, "data": "Data for ID: 123"}
+
+
+def test_fixture_server_answers_input_required_and_seals_its_state_in_2026() -> None:
+    everything = {"elicitation": {}, "sampling": {}, "roots": {}}
+
+    async def call(c: RawClient, name: str, caps: dict[str, object], **extra: object) -> dict[str, object]:
+        return await c.request("tools/call", {"name": name, "arguments": {}, "_meta": meta(caps), **extra})
+
+    async def body(c: RawClient) -> dict[str, object]:
+        name = "test_input_required_result_multi_round"
+        first = (await call(c, name, everything))["result"]
+        second = (await call(c, name, everything, requestState=first["requestState"],
+                             inputResponses={"step1": accept({})}))["result"]
+        third = await call(c, name, everything, requestState=second["requestState"],
+                           inputResponses={"step2": accept({})})
+        # A state the client wrote itself (what an unsealed server would accept) must be refused.
+        forged_state = {"answers": {"confirm": accept({})}, "asked": ["confirm"]}
+        forged = base64.urlsafe_b64encode(json.dumps(forged_state).encode()).decode().rstrip("=")
+        tampered = await call(c, "test_input_required_result_tampered_state", everything, requestState=forged,
+                              inputResponses={"confirm": accept({})})
+        only_sampling = (await call(c, "test_input_required_result_capabilities", {"sampling": {}}))["result"]
+        undeclared = await call(c, "test_missing_capability", {})
+        return {"rounds": (sorted(first["inputRequests"]), sorted(second["inputRequests"]), text(third)),
+                "tampered": tampered["error"]["code"], "asked": sorted(only_sampling["inputRequests"]),
+                "undeclared": undeclared["error"]}
+
+    out = run_with(build, body, revision=MODERN)
+    assert out["rounds"] == (["step1"], ["step2"], "Multi-round complete for Ada who likes teal")
+    assert out["tampered"] == -32602
+    assert out["asked"] == ["sample_input"]
+    assert out["undeclared"]["code"] == -32021
+    assert out["undeclared"]["data"]["requiredCapabilities"] == {"sampling": {}}
