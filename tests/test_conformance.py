@@ -66,9 +66,12 @@ def missing_suite() -> str | None:
     installed = json.loads((SUITE_PACKAGE / "package.json").read_text())["version"]
     if installed != pinned:
         return f"the installed conformance suite is {installed}, not the pinned {pinned}"
-    version = subprocess.run([str(NODE), "-p", "process.versions.node"], capture_output=True, text=True,
-                             timeout=30).stdout.strip()
-    if int(version.split(".")[0] or 0) < 22:
+    try:
+        version = subprocess.run([str(NODE), "-p", "process.versions.node"], capture_output=True, text=True,
+                                 timeout=30).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"the installed Node cannot run: {exc}"
+    if not version.split(".")[0].isdigit() or int(version.split(".")[0]) < 22:
         return f"the conformance suite needs Node 22 or later, found {version or 'none'}"
     return None
 
@@ -77,25 +80,28 @@ def require_suite() -> None:
     reason = missing_suite()
     if reason is None:
         return
-    advice = "install it with .ci/conformance.sh (Node and the suite from the npm registry)"
     if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason}: .ci/run should have installed it; is the npm registry reachable? ({advice})")
-    pytest.skip(f"{reason}; {advice}")
+        pytest.fail(f"{reason}: .ci/run installs it with .ci/conformance.sh from the npm registry; did that step "
+                    "fail (is the registry reachable)?")
+    pytest.skip(f"{reason}; install it with .ci/conformance.sh (Node 22 and the suite, from the npm registry)")
 
 
 @contextmanager
-def conformance_server(revision: str) -> Iterator[str]:
-    """``mcp-sim serve conformance`` on a free loopback port, pinned to ``revision``; yields its URL."""
+def conformance_server(revision: str, log: Path) -> Iterator[str]:
+    """``mcp-sim serve conformance`` on a free loopback port, pinned to ``revision``; yields its URL.
+    Its stderr (the log) goes to the file ``log``, so no pipe can fill up and stall it."""
     argv = [sys.executable, "-m", "mcp_sim.cli", "serve", "conformance", "--transport", "http",
             "--port", "0", "--revision", revision]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    with log.open("w") as stderr:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=stderr, text=True, cwd=ROOT)
     try:
         assert proc.stdout is not None
         ready, _, _ = select.select([proc.stdout], [], [], SERVER_START_S)
         line = proc.stdout.readline() if ready else ""
         if "http://127.0.0.1:" not in line:
             proc.kill()
-            raise AssertionError(f"mcp-sim serve did not start: {line!r} {proc.communicate(timeout=10)[1]}")
+            proc.wait(10)
+            raise AssertionError(f"mcp-sim serve did not start: {line!r} {log.read_text()[-2000:]}")
         yield line.split()[-1]
     finally:
         if proc.poll() is None:
@@ -169,8 +175,10 @@ def run_suite(url: str, selection: list[str], results: Path) -> SuiteRun:
 @pytest.mark.parametrize("revision", list(RUNS))
 def test_official_server_scenarios_pass(revision: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     require_suite()
-    with conformance_server(revision) as url:
-        run = run_suite(url, RUNS[revision], tmp_path)
+    results = tmp_path / "results"
+    results.mkdir()
+    with conformance_server(revision, tmp_path / "server.log") as url:
+        run = run_suite(url, RUNS[revision], results)
     with capsys.disabled():
         sys.stdout.write("\n" + run.summary(revision) + "\n")
     assert run.checks, f"the suite ran no scenario:\n{run.output[-3000:]}"
