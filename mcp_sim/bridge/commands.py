@@ -43,7 +43,7 @@ from mcp_sim.trace.recorder import Recorder
 
 logger = logging.getLogger("mcp_sim.bridge")
 
-SCENARIO_NAMES = ("weather", "notes", "issues", "finance")
+SCENARIO_NAMES = ("weather", "notes", "issues", "finance", "conformance")
 
 
 class ServerSpecError(ValueError):
