@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 
 from mcp_sim.capabilities.caching import CachePolicy
 from mcp_sim.capabilities.completion import Completer
@@ -54,8 +54,13 @@ from mcp_sim.protocol.lifecycle import has_capability
 from mcp_sim.protocol.revisions import REVISIONS, SIMULATED_VERSIONS, get_revision
 from mcp_sim.transports.base import AuthInfo
 
-if TYPE_CHECKING:
-    from mcp_sim.roles.server_session import ServerSession
+
+class OpenSession(Protocol):
+    """What the server asks of each open connection when one of its lists or resources changes
+    (:class:`~mcp_sim.roles.server_session.ServerSession` implements it)."""
+
+    def on_change(self, change: Change) -> None: ...
+    def close_subscriptions(self) -> None: ...
 
 logger = logging.getLogger(__name__)
 
@@ -107,7 +112,9 @@ class Server:
         self.templates: dict[str, ResourceTemplateDefinition] = {}
         self.prompts: dict[str, PromptDefinition] = {}
         self.task_store = TaskStore()
-        self.sessions: set[ServerSession] = set()
+        self.sessions: dict[OpenSession, None] = {}
+        """The open connections, in the order they opened (a dict as an ordered set: change
+        notifications go out in the same order on every run, never in an order set by object identity)."""
         """The connections being served right now (so a change can reach each of them)."""
         self._counters: dict[str, int] = {}
         self._eras: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None = None

@@ -142,7 +142,7 @@ class ServerSession(LegacyConnection):
     async def run(self) -> None:
         """Serve the stream until the client closes it; in-flight requests are allowed to finish."""
         assert self.stream is not None
-        self.server.sessions.add(self)
+        self.server.sessions[self] = None
         try:
             async with anyio.create_task_group() as outer:
                 outer.start_soon(self._pump)
@@ -154,7 +154,7 @@ class ServerSession(LegacyConnection):
                         self._end_of_stream()
                 outer.cancel_scope.cancel()
         finally:
-            self.server.sessions.discard(self)
+            self.server.sessions.pop(self, None)
             self._work = None
             try:
                 await self.stream.aclose()

@@ -305,13 +305,13 @@ def build() -> Server:
     @server.tool()
     def test_trigger_tool_change(ctx: Context) -> str:
         """Offers test_dynamic_tool again, so subscribed clients hear tools/list_changed"""
-        ctx.server.add_tool(dynamic_tool, name="test_dynamic_tool")
+        server.add_tool(dynamic_tool, name="test_dynamic_tool")
         return "Mutation triggered"
 
     @server.tool()
     def test_trigger_prompt_change(ctx: Context) -> str:
         """Offers test_dynamic_prompt again, so subscribed clients hear prompts/list_changed"""
-        ctx.server.add_prompt(dynamic_prompt, name="test_dynamic_prompt")
+        server.add_prompt(dynamic_prompt, name="test_dynamic_prompt")
         return "Mutation triggered"
 
     # -- resources: text, binary, a template, and one to subscribe to ---------------------------------

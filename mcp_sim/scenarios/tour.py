@@ -24,6 +24,8 @@ from typing import Any
 
 import anyio
 
+import mcp_sim.scenarios.notes as notes
+import mcp_sim.scenarios.weather as weather
 from mcp_sim.capabilities.mrtr import elicit, elicit_url, list_roots
 from mcp_sim.roles.client import Client, RequestTimeout
 from mcp_sim.roles.context import Context
@@ -31,7 +33,6 @@ from mcp_sim.roles.host import HOST, Host
 from mcp_sim.roles.model import SamplingRule, ScriptedModel
 from mcp_sim.roles.server import Server
 from mcp_sim.roles.user import ScriptedUser
-from mcp_sim.scenarios import notes, weather
 from mcp_sim.sim.world import Simulation
 
 Faults = Mapping[str, Any]

@@ -39,6 +39,8 @@ class Simulation:
             from mcp_sim.trace.recorder import Recorder
 
             recorder = Recorder()
+        if getattr(recorder, "clock", True) is None:
+            recorder.clock = self.now_ms  # the recorder reads the virtual clock it is handed
         self.recorder = recorder
         self._loop: VirtualTimeLoop | None = None
         self._counters: dict[str, int] = {}

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, overload
 
 from mcp_sim.trace.captions import label
-from mcp_sim.trace.recorder import TraceEvent
+from mcp_sim.trace.event import TraceEvent
 
 Selector = str | Collection[str] | None
 """A filter value: one name, several names, or ``None`` for "any"."""

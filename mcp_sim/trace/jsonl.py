@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
+from mcp_sim.trace.event import TraceEvent
 from mcp_sim.trace.events import Trace
-from mcp_sim.trace.recorder import TraceEvent
 
 
 def _jsonable(value: Any) -> Any:

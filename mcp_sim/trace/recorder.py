@@ -59,8 +59,12 @@ class Recorder:
         return super().__new__(cls)
 
     def __init__(self, *, enabled: bool = True, captioner: Captioner | None = None,
-                 classifier: Classifier | None = None) -> None:
+                 classifier: Classifier | None = None, clock: Callable[[], float] | None = None) -> None:
         self.enabled = enabled
+        self.clock = clock
+        """Where the time of each event is read, in milliseconds. The recorder is handed its clock by
+        whoever owns one (a :class:`~mcp_sim.sim.world.Simulation` hands it the virtual clock); it
+        never reaches into the world. Without a clock every event is at 0 ms."""
         self._events: list[TraceEvent] = []
         self._pending: dict[tuple[str, str, Any], str] = {}
         """(link, requester, request id) → method: how a response learns which method it answers."""
@@ -80,11 +84,9 @@ class Recorder:
 
     # -- recording -----------------------------------------------------------------------------
     def _now(self) -> float:
-        """The simulated time in milliseconds, rounded to microseconds (0.0 outside a simulation)."""
-        from mcp_sim.sim.world import maybe_current_simulation  # the world module imports this one
-
-        sim = maybe_current_simulation()
-        return sim.now_ms() if sim is not None else 0.0
+        """The time now, in milliseconds, from the clock this recorder was handed (0.0 without one)."""
+        clock = self.clock
+        return clock() if clock is not None else 0.0
 
     def record_message(self, *, link: str, sender: str, receiver: str, raw: str | None = None,
                        message: dict[str, Any] | None = None, revision: str | None = None,

@@ -39,6 +39,7 @@ class RecordingRows:
         _listeners: list[Callable[[TraceEvent], None]]
 
         def _completed(self, event: TraceEvent) -> TraceEvent: ...
+        def _now(self) -> float: ...
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -48,18 +49,6 @@ class RecordingRows:
         """Rows only with the course's own classifier, which looks at nothing but kind and method."""
         self._count = 0
         """Events and rows recorded so far (``len(self)``, kept rather than summed)."""
-        self._current_simulation: Callable[[], Any] | None = None
-        """``maybe_current_simulation``, looked up once (the world module imports the recorder's)."""
-
-    def _now(self) -> float:
-        sim = (self._current_simulation or self._find_current_simulation())()
-        return sim.now_ms() if sim is not None else 0.0
-
-    def _find_current_simulation(self) -> Callable[[], Any]:
-        from mcp_sim.sim.world import maybe_current_simulation
-
-        self._current_simulation = maybe_current_simulation
-        return maybe_current_simulation
 
     def record_sent(self, link: str, sender: str, receiver: str, raw: str, revision: str | None,
                     transport: str, sent: JSONRPCMessage) -> None:

@@ -32,8 +32,8 @@ from typing import Any
 
 from mcp_sim.trace.captions import label
 from mcp_sim.trace.embed import svg_img
+from mcp_sim.trace.event import TraceEvent
 from mcp_sim.trace.events import Trace, format_ms, lifelines
-from mcp_sim.trace.recorder import TraceEvent
 from mcp_sim.trace.table import TraceTable
 
 LANE_TIME_W = 84

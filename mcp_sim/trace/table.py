@@ -13,8 +13,8 @@ import html
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_sim.trace.event import TraceEvent
 from mcp_sim.trace.events import Trace, format_ms
-from mcp_sim.trace.recorder import TraceEvent
 
 
 @dataclass(frozen=True)
