@@ -4,7 +4,6 @@ answers come back in a scrambled order and must still find their callers."""
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 
 import anyio
@@ -53,14 +52,10 @@ def test_a_thousand_clients_on_one_server(era: str, clients: int, jitter: bool) 
                     group.start_soon(one_client, server, tg, n)
             await server.aclose()
 
-    started = time.perf_counter()
     sim.run(main)
-    wall = time.perf_counter() - started
     assert len(answers) == clients * CALLS and set(answers.values()) == {1}
     assert peer.answered == clients * CALLS + (clients if era == "legacy" else 0)
     if era == "legacy":
         assert peer.connections == clients  # one session (and one server program run) per client
     else:
         assert peer.connections == clients * CALLS  # one server program run per POST
-    # About 3-5 s per era for 1,000 clients on an idle laptop core; generous for shared CI machines.
-    assert wall < 30, f"{wall:.1f} s of wall time"
