@@ -22,7 +22,8 @@ TWINS = sorted(PACKAGE.rglob("*_accelerated.py"))
 
 
 def _module(path: Path) -> str:
-    return ".".join(("mcp_sim", *path.relative_to(PACKAGE).with_suffix("").parts))
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return ".".join(("mcp_sim", *(parts[:-1] if parts[-1] == "__init__" else parts)))
 
 
 def _imports(path: Path) -> set[str]:
@@ -44,7 +45,12 @@ def test_there_are_twins() -> None:
 
 
 def _plain(twin: Path) -> Path:
-    return twin.with_name(twin.name.replace("_accelerated", ""))
+    """``x_accelerated.py`` → ``x.py``; the twin of a package's face (``client/client_accelerated.py``)
+    → the package itself (``client/__init__.py``)."""
+    plain = twin.with_name(twin.name.replace("_accelerated", ""))
+    if not plain.exists() and twin.parent.name == plain.stem:
+        return twin.parent / "__init__.py"
+    return plain
 
 
 @pytest.mark.parametrize("twin", TWINS, ids=lambda p: p.stem)
