@@ -62,6 +62,8 @@ def test_reference_passes_and_starter_fails_on_20_seeds(exercise_id: str) -> Non
     ex = get_exercise(exercise_id)
     for result in grade_seeds(ex, reference_path(exercise_id), None, SEEDS, reference=True):
         assert result.passed, result
+        for check, got in zip(ex.checks, result.checks, strict=True):
+            assert got.cases == check.seeds * len(check.kinds), "every seed must try every case kind"
     starters = grade_seeds(ex, starter_path(exercise_id), None, SEEDS, stop_at_first_failure=True)
     for result in starters:
         assert not result.passed
@@ -76,6 +78,64 @@ def _edit(source: str, *pairs: tuple[str, str]) -> str:
         source = source.replace(old, new, 1)
     return source
 
+
+HEX_SEALER = '''
+import binascii, hashlib, hmac, json, secrets
+
+
+def _digest(arguments):
+    return hashlib.sha256(json.dumps(arguments, sort_keys=True).encode()).hexdigest()
+
+
+def seal_state(key, state, caller, arguments, now, ttl):
+    body = {"n": secrets.token_hex(8), "s": state, "c": caller, "a": _digest(arguments), "e": now + ttl}
+    payload = json.dumps(body, sort_keys=True).encode().hex()
+    return payload + "|" + hmac.HMAC(key, payload.encode(), hashlib.sha256).hexdigest()
+
+
+def open_state(key, token, caller, arguments, now):
+    try:
+        payload, tag = token.split("|")
+        expected = hmac.HMAC(key, payload.encode(), hashlib.sha256).hexdigest()
+        if not hmac.compare_digest(expected, tag):
+            raise ValueError("not sealed here")
+        body = json.loads(bytes.fromhex(payload))
+    except (ValueError, UnicodeError, binascii.Error) as exc:
+        raise ValueError(f"bad requestState: {exc}") from None
+    if body["c"] != caller or body["a"] != _digest(arguments) or now >= body["e"]:
+        raise ValueError("rejected")
+    return body["s"]
+'''
+"""A correct sealer in another format (hex, "|", a nonce, the HMAC class): the checks assume none."""
+
+HEX_STATE_ONLY_SEALER = '''
+import binascii, hashlib, hmac, json
+
+
+def _digest(arguments):
+    return hashlib.sha256(json.dumps(arguments, sort_keys=True).encode()).hexdigest()
+
+
+def _tag(key, state):   # the MAC covers the state only: caller and expiry can be edited
+    return hmac.HMAC(key, json.dumps(state, sort_keys=True).encode(), hashlib.sha256).hexdigest()
+
+
+def seal_state(key, state, caller, arguments, now, ttl):
+    body = {"s": state, "c": caller, "a": _digest(arguments), "e": now + ttl}
+    return json.dumps(body, sort_keys=True).encode().hex() + "|" + _tag(key, state)
+
+
+def open_state(key, token, caller, arguments, now):
+    try:
+        payload, tag = token.split("|")
+        body = json.loads(bytes.fromhex(payload))
+        ok = hmac.compare_digest(_tag(key, body["s"]), tag)
+    except (ValueError, KeyError, TypeError, UnicodeError, binascii.Error) as exc:
+        raise ValueError("bad requestState") from exc
+    if not ok or body["c"] != caller or body["a"] != _digest(arguments) or now >= body["e"]:
+        raise ValueError("rejected")
+    return body["s"]
+'''
 
 STATE_ONLY_MAC_SEALER = '''
 import base64, binascii, hashlib, hmac, json
@@ -292,6 +352,8 @@ WRONG += [
        'retry_params["requestState"] = result["requestState"].strip()')],
      "requestState is echoed exactly, never invented"),
     ("ex04_seal_state", "MAC over the state only", STATE_ONLY_MAC_SEALER, "Forged and tampered tokens are rejected"),
+    ("ex04_seal_state", "hex token, MAC over the state only", HEX_STATE_ONLY_SEALER,
+     "Forged and tampered tokens are rejected"),
     ("ex04_seal_state", "tag truncated to 4 bytes",
      [('return f"{payload}.{_b64(_mac(key, payload))}"', 'return f"{payload}.{_b64(_mac(key, payload)[:4])}"'),
       ("if not hmac.compare_digest(_mac(key, payload), received):",
@@ -308,6 +370,13 @@ WRONG += [
     ("ex04_seal_state", "still valid at the expiry instant",
      [('if now >= body["exp"]:', 'if now > body["exp"]:')], "Expires after ttl seconds"),
 ]
+
+
+def test_a_correct_answer_in_another_format_passes(tmp_path: Path) -> None:
+    path = tmp_path / "hex_sealer.py"
+    path.write_text(HEX_SEALER, encoding="utf-8")
+    for result in grade_seeds(get_exercise("ex04_seal_state"), path, path.name, SEEDS[:5]):
+        assert result.passed, result
 
 
 def test_every_exercise_has_five_wrong_answers_of_different_kinds() -> None:

@@ -342,17 +342,22 @@ class Observer:
             import secrets
             secrets.compare_digest = compare_digest
         if "hmac.new" in names:
-            real_new, real_digest = hmac.new, hmac.digest
+            observer = self
+            real_digest = hmac.digest
 
-            def new(key: Any, msg: Any = None, digestmod: Any = "") -> Any:
-                self.seen.append({"fn": "hmac.new", "key": _fingerprint(key), "digest": str(digestmod)})
-                return real_new(key, msg, digestmod)
+            class ObservedHMAC(hmac.HMAC):
+                """hmac.HMAC that notes which key it was made with (hmac.new builds one too)."""
+
+                def __init__(self, key: Any, msg: Any = None, digestmod: Any = "") -> None:
+                    observer.seen.append({"fn": "hmac.new", "key": _fingerprint(key), "digest": str(digestmod)})
+                    super().__init__(key, msg, digestmod)
 
             def digest(key: Any, msg: Any, digest: Any) -> Any:
                 self.seen.append({"fn": "hmac.new", "key": _fingerprint(key), "digest": str(digest)})
                 return real_digest(key, msg, digest)
 
-            hmac.new, hmac.digest = new, digest  # type: ignore[assignment]
+            hmac.HMAC = ObservedHMAC  # type: ignore[misc]
+            hmac.digest = digest
             del hashlib
 
     def take(self) -> list[dict[str, Any]]:
