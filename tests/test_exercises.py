@@ -541,3 +541,18 @@ def test_a_single_grade_reports_kind_seed_and_rule(tmp_path: Path) -> None:
     assert failure is not None and failure.kind and failure.seed is not None
     assert failure.rule.startswith("Lifecycle")
     assert f"kind {failure.kind!r}" in str(result) and "Read: chapter 03" in str(result)
+
+
+def test_the_broken_rule_and_its_hint_are_reported_not_the_checks(tmp_path: Path) -> None:
+    ex = get_exercise("ex04_mrtr_loop")
+    source = _edit(reference_path(ex.id).read_text(encoding="utf-8"),
+                   ('if "requestState" in result:\n            retry_params["requestState"] = result["requestState"]',
+                    'retry_params["requestState"] = result.get("requestState", "")'))
+    path = tmp_path / "invents.py"
+    path.write_text(source, encoding="utf-8")
+    result = grade_file(ex, path)
+    state_check = next(c for c in ex.checks if c.name.startswith("requestState"))
+    fulfil = next(c for c in result.checks if c.name.startswith("Every inputRequest"))
+    assert fulfil.status == "failed" and "never invent" in fulfil.explanation.lower()
+    assert fulfil.rule == state_check.rule != next(c for c in ex.checks if c.name == fulfil.name).rule
+    assert fulfil.hint == state_check.hint

@@ -105,20 +105,24 @@ def run_check(exercise: Exercise, index: int, learner: LearnerProcess, *, base_s
             try:
                 check.run(ctx, kind)
             except CheckFailed as exc:
-                return _failed(check, "failed", str(exc), exc.rule or check.rule, cases, seed, kind, learner, start)
+                rule = exc.rule or check.rule
+                # the hint goes with the rule that was broken, which may be another check's
+                hint = next((c.hint for c in exercise.checks if c.rule == rule and rule != check.rule), check.hint)
+                return _failed(check, "failed", str(exc), rule, cases, seed, kind, learner, start, hint)
             except LearnerError as exc:
                 status = "timeout" if exc.status == "timeout" else "error"
-                return _failed(check, status, exc.description, check.rule, cases, seed, kind, learner, start)
+                return _failed(check, status, exc.description, check.rule, cases, seed, kind, learner, start,
+                               check.hint)
     printed = "".join(learner.printed[start:])[-4000:]
     return CheckResult(check.name, "passed", f"Correct on all {cases} cases ({len(seeds)} seeds × "
                        f"{len(check.kinds)} kinds).", check.rule, cases, None, printed, "")
 
 
 def _failed(check: Any, status: str, explanation: str, rule: str, cases: int, seed: int, kind: str,
-            learner: LearnerProcess, start: int) -> CheckResult:
+            learner: LearnerProcess, start: int, hint: str) -> CheckResult:
     printed = "".join(learner.printed[start:])[-4000:]
     return CheckResult(check.name, status, explanation, rule, cases, seed, printed,  # type: ignore[arg-type]
-                       check.hint, kind)
+                       hint, kind)
 
 
 def result_header(exercise: Exercise, display: str, reference: bool) -> dict[str, Any]:
