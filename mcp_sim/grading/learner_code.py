@@ -96,6 +96,7 @@ class LearnerProcess:
     _root: Path | None = None
     _observed: list[dict[str, Any]] = field(default_factory=list)
     _written: set[str] = field(default_factory=set)
+    _sibling: LearnerProcess | None = None
 
     # --- life cycle ------------------------------------------------------------------------------
     def __enter__(self) -> LearnerProcess:
@@ -143,6 +144,10 @@ class LearnerProcess:
 
     def close(self) -> None:
         """Ask the process what it left behind (threads, files), stop it and remove its folder."""
+        if self._sibling is not None:
+            self._sibling.close()
+            self.notes.extend(n for n in self._sibling.notes if n not in self.notes)
+            self._sibling = None
         if self._proc is not None and self._proc.poll() is None:
             try:
                 self._send({"op": "finish"})
@@ -192,18 +197,22 @@ class LearnerProcess:
 
     @contextlib.contextmanager
     def fresh(self) -> Iterator[LearnerProcess]:
-        """Another process for the same file, sharing nothing with this one."""
-        other = LearnerProcess(self.exercise, self.path, self.display, self.case_time_limit, self.hidden_paths)
+        """Another process for the same file, sharing nothing with this one but the file (another hash
+        seed, no module state). It is started once per grade and closed with this one."""
+        if self._sibling is None or self._sibling._proc is None:
+            other = LearnerProcess(self.exercise, self.path, self.display, self.case_time_limit, self.hidden_paths)
+            try:
+                other.start()
+            except LoadFailed as exc:
+                other.close()
+                raise CheckFailed(f"A second process could not load your file: {exc.message}") from None
+            self._sibling = other
+        sibling = self._sibling
+        start = len(sibling.printed)
         try:
-            other.start()
-        except LoadFailed as exc:
-            other.close()
-            raise CheckFailed(f"A second process could not load your file: {exc.message}") from None
-        try:
-            yield other
+            yield sibling
         finally:
-            other.close()
-            self.printed.extend(other.printed)
+            self.printed.extend(sibling.printed[start:])
 
     # --- the pipe --------------------------------------------------------------------------------
     def _send(self, message: dict[str, Any]) -> None:
