@@ -1,28 +1,50 @@
-"""Every exercise: the starter fails with a hint, the reference passes, plausible wrong solutions fail
-on the check that names their mistake, and an answer hard-coded for one seed fails on the others.
+"""Every exercise: the starter fails and the reference passes on the same 20 seeds; at least five
+plausible wrong answers of different kinds and three cheats are rejected on each of those seeds; an
+answer hard-coded for one seed fails on the others.
 
-Wrong solutions are written as small edits of the reference solution, each a mistake a learner could
-plausibly make; each edit asserts that the text it changes still exists, so the fixtures cannot drift
-silently from the reference.
+Wrong answers are small edits of the reference solution, each a mistake a learner could plausibly
+make; each edit asserts that the text it changes still exists, so the fixtures cannot drift silently
+from the reference. Because every seed tries every case kind (coverage by construction), a wrong
+answer is rejected on every seed, not only on lucky ones. Many seeds are graded in one learner
+process (``grade_seeds``), and a wrong answer only needs the check that names its mistake.
 """
 
 from __future__ import annotations
 
-import copy
-import random
+import contextlib
+import hashlib
+import importlib.util
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 from mcp_sim.grading import EXERCISES, get_exercise
-from mcp_sim.grading.learner_code import load_module
+from mcp_sim.grading.learner_code import LearnerError
 from mcp_sim.grading.model import CheckContext, CheckFailed, check_seeds
-from mcp_sim.grading.runner import reference_path, run_in_subprocess, starter_path
-from mcp_sim.grading.worker import grade_file
+from mcp_sim.grading.runner import (
+    case_rng,
+    exercises_dir,
+    grade_file,
+    grade_seeds,
+    reference_path,
+    starter_path,
+)
 
 IDS = list(EXERCISES)
+SEEDS = list(range(20))
+PROJECT = exercises_dir().parent
+
+
+def tree_digest() -> dict[str, str]:
+    """Every file of the exercises folder and the package, by content (``__pycache__`` aside)."""
+    out = {}
+    for folder in (PROJECT / "exercises", PROJECT / "mcp_sim"):
+        for p in sorted(folder.rglob("*")):
+            if p.is_file() and "__pycache__" not in p.parts:
+                out[p.relative_to(PROJECT).as_posix()] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
 
 
 def test_there_are_at_least_eight_exercises_for_chapters_01_to_04() -> None:
@@ -30,34 +52,24 @@ def test_there_are_at_least_eight_exercises_for_chapters_01_to_04() -> None:
     assert {ex.chapter for ex in EXERCISES.values()} >= {"01", "02", "03", "04"}
     for ex in EXERCISES.values():
         assert ex.rules and ex.hints and ex.checks and ex.functions
-        assert all(c.rule for c in ex.checks)
+        assert all(c.rule and c.kinds for c in ex.checks)
         readme = starter_path(ex.id).parent / "README.md"
         assert readme.is_file(), f"{ex.id} has no README.md"
 
 
 @pytest.mark.parametrize("exercise_id", IDS)
-def test_starter_fails_with_a_hint(exercise_id: str) -> None:
-    result = run_in_subprocess(get_exercise(exercise_id), starter_path(exercise_id))
-    assert not result.passed, result
-    assert result.hints and result.hint(1)
-    failure = result.first_failure
-    assert failure is not None and failure.explanation and failure.rule
-    assert "Hint 1 of" in str(result)
-
-
-@pytest.mark.parametrize("exercise_id", IDS)
-def test_reference_passes(exercise_id: str) -> None:
-    result = run_in_subprocess(get_exercise(exercise_id), reference_path(exercise_id), reference=True)
-    assert result.passed, result
-
-
-@pytest.mark.parametrize("exercise_id", IDS)
-def test_reference_passes_on_other_seeds(exercise_id: str) -> None:
+def test_reference_passes_and_starter_fails_on_20_seeds(exercise_id: str) -> None:
     ex = get_exercise(exercise_id)
-    path = reference_path(exercise_id)
-    for base in (1, 2, 3, 17):
-        result = grade_file(ex, path, path.name, base_seed=base, reference=True)
+    for result in grade_seeds(ex, reference_path(exercise_id), None, SEEDS, reference=True):
         assert result.passed, result
+        for check, got in zip(ex.checks, result.checks, strict=True):
+            assert got.cases == check.seeds * len(check.kinds), "every seed must try every case kind"
+    starters = grade_seeds(ex, starter_path(exercise_id), None, SEEDS, stop_at_first_failure=True)
+    for result in starters:
+        assert not result.passed
+        failure = result.first_failure
+        assert failure is not None and failure.explanation and failure.rule
+    assert "Hint 1 of" in str(starters[0])
 
 
 def _edit(source: str, *pairs: tuple[str, str]) -> str:
@@ -66,6 +78,95 @@ def _edit(source: str, *pairs: tuple[str, str]) -> str:
         source = source.replace(old, new, 1)
     return source
 
+
+HEX_SEALER = '''
+import binascii, hashlib, hmac, json, secrets
+
+
+def _digest(arguments):
+    return hashlib.sha256(json.dumps(arguments, sort_keys=True).encode()).hexdigest()
+
+
+def seal_state(key, state, caller, arguments, now, ttl):
+    body = {"n": secrets.token_hex(8), "s": state, "c": caller, "a": _digest(arguments), "e": now + ttl}
+    payload = json.dumps(body, sort_keys=True).encode().hex()
+    return payload + "|" + hmac.HMAC(key, payload.encode(), hashlib.sha256).hexdigest()
+
+
+def open_state(key, token, caller, arguments, now):
+    try:
+        payload, tag = token.split("|")
+        expected = hmac.HMAC(key, payload.encode(), hashlib.sha256).hexdigest()
+        if not hmac.compare_digest(expected, tag):
+            raise ValueError("not sealed here")
+        body = json.loads(bytes.fromhex(payload))
+    except (ValueError, UnicodeError, binascii.Error) as exc:
+        raise ValueError(f"bad requestState: {exc}") from None
+    if body["c"] != caller or body["a"] != _digest(arguments) or now >= body["e"]:
+        raise ValueError("rejected")
+    return body["s"]
+'''
+"""A correct sealer in another format (hex, "|", a nonce, the HMAC class): the checks assume none."""
+
+HEX_STATE_ONLY_SEALER = '''
+import binascii, hashlib, hmac, json
+
+
+def _digest(arguments):
+    return hashlib.sha256(json.dumps(arguments, sort_keys=True).encode()).hexdigest()
+
+
+def _tag(key, state):   # the MAC covers the state only: caller and expiry can be edited
+    return hmac.HMAC(key, json.dumps(state, sort_keys=True).encode(), hashlib.sha256).hexdigest()
+
+
+def seal_state(key, state, caller, arguments, now, ttl):
+    body = {"s": state, "c": caller, "a": _digest(arguments), "e": now + ttl}
+    return json.dumps(body, sort_keys=True).encode().hex() + "|" + _tag(key, state)
+
+
+def open_state(key, token, caller, arguments, now):
+    try:
+        payload, tag = token.split("|")
+        body = json.loads(bytes.fromhex(payload))
+        ok = hmac.compare_digest(_tag(key, body["s"]), tag)
+    except (ValueError, KeyError, TypeError, UnicodeError, binascii.Error) as exc:
+        raise ValueError("bad requestState") from exc
+    if not ok or body["c"] != caller or body["a"] != _digest(arguments) or now >= body["e"]:
+        raise ValueError("rejected")
+    return body["s"]
+'''
+
+STATE_ONLY_MAC_SEALER = '''
+import base64, binascii, hashlib, hmac, json
+
+def _b64(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+def _unb64(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+def _digest(arguments):
+    return hashlib.sha256(json.dumps(arguments, sort_keys=True).encode()).hexdigest()
+
+def _mac(key, state):   # the MAC covers the state, not the caller, arguments or expiry
+    return hmac.new(key, json.dumps(state, sort_keys=True).encode(), hashlib.sha256).digest()
+
+def seal_state(key, state, caller, arguments, now, ttl):
+    body = {"state": state, "caller": caller, "args": _digest(arguments), "exp": now + ttl}
+    return _b64(json.dumps(body).encode()) + "." + _b64(_mac(key, state))
+
+def open_state(key, token, caller, arguments, now):
+    try:
+        payload, mac = token.split(".")
+        body = json.loads(_unb64(payload))
+        ok = hmac.compare_digest(_mac(key, body["state"]), _unb64(mac))
+    except (ValueError, KeyError, TypeError, binascii.Error) as exc:
+        raise ValueError("bad token") from exc
+    if not ok or body["caller"] != caller or body["args"] != _digest(arguments) or now >= body["exp"]:
+        raise ValueError("rejected")
+    return body["state"]
+'''
 
 NO_MAC_SEALER = '''
 import base64, json, hashlib, hmac
@@ -186,70 +287,230 @@ WRONG: list[tuple[str, str, Any, str]] = [
      "The retry keeps the original params"),
     ("ex04_seal_state", "sealer ignores the caller",
      [('"caller": caller, ', ""),
-      ('if body["caller"] != caller:\n        raise ValueError("requestState belongs to another caller")\n', "")],
+      ('    if body["caller"] != caller:\n        raise ValueError("requestState belongs to another caller")\n', "")],
      "Bound to the caller"),
     ("ex04_seal_state", "no MAC at all", NO_MAC_SEALER, "Forged and tampered tokens are rejected"),
     ("ex04_seal_state", "ignores expiry",
-     [('if now >= body["exp"]:\n        raise ValueError("requestState has expired")\n', "")],
+     [('    if now >= body["exp"]:\n        raise ValueError("requestState has expired")\n', "")],
      "Expires after ttl seconds"),
     ("ex04_seal_state", "argument digest depends on key order",
      [("sort_keys=True, ", "")], "Bound to the arguments (key order does not matter)"),
     ("ex04_seal_state", "compares MACs with ==",
      [("if not hmac.compare_digest(_mac(key, payload), received):", "if _mac(key, payload) != received:")],
-     "MACs are compared in constant time"),
+     "A real HMAC, full-length tags, constant-time comparison"),
 ]
 
 
-def test_every_exercise_has_at_least_two_wrong_solutions() -> None:
+WRONG += [
+    ("ex01_topology", "URL shortened to the host",
+     [('client["url"] = server["url"]', 'client["url"] = server["url"].split("/mcp")[0]')],
+     "Remote servers are reached over Streamable HTTP"),
+    ("ex01_topology", "first server forgotten",
+     [("enumerate(servers, start=1)", "enumerate(servers[1:], start=1)")], "One client per server, owned by the host"),
+    ("ex02_next_message", "initialize answered with a fixed version",
+     [('{"protocolVersion": request["params"]["protocolVersion"],', '{"protocolVersion": "2025-11-25",')],
+     "Server: answer initialize"),
+    ("ex02_next_message", "unknown methods answered with -32600",
+     [('"error": {"code": -32601', '"error": {"code": -32600')], "Server: an unknown method gets -32601"),
+    ("ex02_next_message", "the server's ping answered with id 1",
+     [('return _result(request["id"], {})  # the only', 'return _result(1, {})  # the only')],
+     "Client: answer the server's request"),
+    ("ex02_error_codes", "booleans accepted as ids",
+     [("return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))",
+       "return isinstance(value, (str, int))")], "JSON that is not a request → -32600"),
+    ("ex02_error_codes", "only the server's own revision accepted",
+     [('if meta[PV] not in server["supported_versions"]:', 'if meta[PV] != server["revision"]:')],
+     "No error response when none is due"),
+    ("ex03_version_negotiation", "server always answers its latest",
+     [("if requested in supported:\n        return requested", "if False:\n        return requested")],
+     "Server echoes a requested version it supports"),
+    ("ex03_version_negotiation", "client accepts only its own latest",
+     [("return chosen in client_supported", "return chosen == max(client_supported)")],
+     "The client accepts only versions it speaks"),
+    ("ex03_modern_meta", "retries with the oldest shared version",
+     [("return max(common) if common else None", "return min(common) if common else None")],
+     "Retry version: newest one both sides speak, else None"),
+    ("ex03_modern_meta", "any error with data.supported is a version error",
+     [('if error.get("code") != UNSUPPORTED_PROTOCOL_VERSION:\n        return None',
+       'if "supported" not in (error.get("data") or {}):\n        return None')],
+     "Retry version: newest one both sides speak, else None"),
+    ("ex03_era_detection", "data.supported taken as modern evidence",
+     [('if isinstance(error, dict) and error.get("code") in MODERN_ONLY_CODES:',
+       'if isinstance(error, dict) and (error.get("code") in MODERN_ONLY_CODES or "supported" in '
+       '(error.get("data") or {})):')],
+     "Everything else — other errors, odd results, timeouts — means legacy"),
+    ("ex03_era_detection", "a modern-looking body trusted under any status",
+     [("if status in (200, 400) and body is not None:", "if body is not None:")],
+     "HTTP: read the status and the body together"),
+    ("ex04_mrtr_loop", "every handler called twice",
+     [('key: handlers[request["method"]](request.get("params", {})) for key, request in requests.items()',
+       'key: [handlers[request["method"]](request.get("params", {})) for _ in range(2)][-1] '
+       "for key, request in requests.items()")],
+     "Every inputRequest is fulfilled through its handler, once"),
+    ("ex04_mrtr_loop", "requestState trimmed",
+     [('retry_params["requestState"] = result["requestState"]',
+       'retry_params["requestState"] = result["requestState"].strip()')],
+     "requestState is echoed exactly, never invented"),
+    ("ex04_seal_state", "MAC over the state only", STATE_ONLY_MAC_SEALER, "Forged and tampered tokens are rejected"),
+    ("ex04_seal_state", "hex token, MAC over the state only", HEX_STATE_ONLY_SEALER,
+     "Forged and tampered tokens are rejected"),
+    ("ex04_seal_state", "tag truncated to 4 bytes",
+     [('return f"{payload}.{_b64(_mac(key, payload))}"', 'return f"{payload}.{_b64(_mac(key, payload)[:4])}"'),
+      ("if not hmac.compare_digest(_mac(key, payload), received):",
+       "if not hmac.compare_digest(_mac(key, payload)[:4], received):")],
+     "A real HMAC, full-length tags, constant-time comparison"),
+    ("ex04_seal_state", "sha256(key + data) instead of HMAC",
+     [('return hmac.new(key, payload.encode("ascii"), hashlib.sha256).digest()',
+       'return hashlib.sha256(key + payload.encode("ascii")).digest()')],
+     "A real HMAC, full-length tags, constant-time comparison"),
+    ("ex04_seal_state", "MAC bound to this process's hash()",
+     [('return hmac.new(key, payload.encode("ascii"), hashlib.sha256).digest()',
+       'return hmac.new(key, str(hash(payload)).encode(), hashlib.sha256).digest()')],
+     "A fresh token opens to the same state"),
+    ("ex04_seal_state", "still valid at the expiry instant",
+     [('if now >= body["exp"]:', 'if now > body["exp"]:')], "Expires after ttl seconds"),
+]
+
+
+def test_a_correct_answer_in_another_format_passes(tmp_path: Path) -> None:
+    path = tmp_path / "hex_sealer.py"
+    path.write_text(HEX_SEALER, encoding="utf-8")
+    for result in grade_seeds(get_exercise("ex04_seal_state"), path, path.name, SEEDS[:5]):
+        assert result.passed, result
+
+
+def test_every_exercise_has_five_wrong_answers_of_different_kinds() -> None:
     for exercise_id in IDS:
-        assert sum(1 for w in WRONG if w[0] == exercise_id) >= 2, exercise_id
+        mine = [w for w in WRONG if w[0] == exercise_id]
+        assert len(mine) >= 5, exercise_id
+        assert len({w[3] for w in mine}) >= 3, f"{exercise_id}: wrong answers should break different rules"
 
 
 @pytest.mark.parametrize(("exercise_id", "name", "edits", "failing_check"), WRONG,
                          ids=[f"{w[0]}:{w[1]}" for w in WRONG])
-def test_plausible_wrong_solution_fails(tmp_path: Path, exercise_id: str, name: str, edits: Any,
-                                        failing_check: str) -> None:
+def test_plausible_wrong_answer_is_rejected_on_20_seeds(tmp_path: Path, exercise_id: str, name: str, edits: Any,
+                                                        failing_check: str) -> None:
     ex = get_exercise(exercise_id)
+    assert failing_check in {c.name for c in ex.checks}, f"unknown check {failing_check!r}"
     reference = reference_path(exercise_id).read_text(encoding="utf-8")
     source = edits if isinstance(edits, str) else _edit(reference, *edits)
     path = tmp_path / f"{exercise_id}_wrong.py"
     path.write_text(source, encoding="utf-8")
-    result = grade_file(ex, path, path.name)
-    assert not result.passed, f"{name}: {result}"
-    by_name = {c.name: c for c in result.checks}
-    assert failing_check in by_name, f"unknown check {failing_check!r}"
-    assert not by_name[failing_check].passed, f"{name} should fail {failing_check!r}:\n{result}"
-    assert by_name[failing_check].explanation
+    for result in grade_seeds(ex, path, path.name, SEEDS, only=[failing_check]):
+        assert not result.load_error, f"the fixture {name!r} does not load:\n{result.load_error}"
+        check = next(c for c in result.checks if c.name == failing_check)
+        assert check.status in ("failed", "error"), f"{name} passed {failing_check!r} on a seed:\n{result}"
+        assert check.explanation and check.rule and check.kind
 
 
-# --- an answer hard-coded for one seed ------------------------------------------------------------
+# --- cheats ----------------------------------------------------------------------------------------
+
+def _starter_functions(exercise_id: str) -> str:
+    return starter_path(exercise_id).read_text(encoding="utf-8")
+
+
+CHEATS: dict[str, str] = {
+    "import the solution": '''
+import importlib, os, sys
+root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, root)
+try:
+    _solution = importlib.import_module("exercises.solutions.{id}")
+except ImportError:
+    _namespace = {{}}
+    exec(open(os.path.join(root, "exercises", "solutions", "{id}.py")).read(), _namespace)
+    _solution = type(sys)("solution")
+    _solution.__dict__.update(_namespace)
+globals().update({{k: v for k, v in vars(_solution).items() if not k.startswith("__")}})
+''',
+    "patch the checker": '''
+{starter}
+
+import mcp_sim.grading.exercises.{id} as _checks
+import mcp_sim.grading.runner as _runner
+for _check in _checks.EXERCISE.checks:
+    object.__setattr__(_check, "run", lambda ctx, kind: None)
+_runner.run_check = lambda *a, **k: None
+''',
+    "forge the result": '''
+import json, os
+_forged = {{"op": "result", "value": None}}
+_passed = {{"version": 2, "exercises": {{"{id}": {{"attempts": 1, "passed": True, "best_checks_passed": 99}}}}}}
+for _path in (".mcp-sim/progress.json", "../.mcp-sim/progress.json", "../../.mcp-sim/progress.json"):
+    try:
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), _path), "w") as _fh:
+            json.dump(_passed, _fh)
+    except OSError:
+        pass
+for _fd in range(1, 12):
+    try:
+        os.write(_fd, (json.dumps({{"passed": True, "status": "passed"}}) + "\\n" + json.dumps(_forged) + "\\n").encode())
+    except OSError:
+        pass
+os._exit(0)
+''',
+}
+
+
+@pytest.mark.parametrize("cheat", list(CHEATS))
+@pytest.mark.parametrize("exercise_id", IDS)
+def test_cheat_is_rejected_on_20_seeds_and_changes_nothing(tmp_path: Path, exercise_id: str, cheat: str) -> None:
+    ex = get_exercise(exercise_id)
+    folder = PROJECT / "exercises" / exercise_id
+    before = tree_digest()
+    source = CHEATS[cheat].format(id=exercise_id, starter=_starter_functions(exercise_id))
+    path = tmp_path / "exercises" / exercise_id / "starter.py"
+    path.parent.mkdir(parents=True)
+    path.write_text(source, encoding="utf-8")
+    results = grade_seeds(ex, path, path.name, SEEDS, stop_at_first_failure=True)
+    assert len(results) == len(SEEDS)
+    for result in results:
+        assert not result.passed, f"{cheat} passed:\n{result}"
+    assert tree_digest() == before
+    assert folder.is_dir()
+
+
+# --- an answer hard-coded for one seed -------------------------------------------------------------
+
+class InProcess:
+    """The reference solution called directly, recording each call's answer (fixture only)."""
+
+    def __init__(self, module: Any, tables: dict[str, dict[str, Any]]) -> None:
+        self.module, self.tables = module, tables
+
+    def call(self, name: str, args: Sequence[Any], *, return_args: bool = False) -> Any:
+        try:
+            value = getattr(self.module, name)(*args)
+        except Exception as exc:  # what the learner's process would report
+            raise LearnerError("error", str(exc), [c.__name__ for c in type(exc).__mro__], str(exc)) from None
+        self.tables[name].setdefault(_key(tuple(args)), value)
+        return (value, list(args)) if return_args else value
+
+    def observed(self) -> list[dict[str, Any]]:
+        return [{"fn": "hmac.new", "key": "x"}]
+
+    @contextlib.contextmanager
+    def fresh(self) -> Iterator[InProcess]:
+        yield self
+
 
 def _key(args: tuple[Any, ...]) -> str:
     return repr(tuple("<callable>" if callable(a) else a for a in args))
 
 
 def _record_first_seed(exercise_id: str) -> dict[str, dict[str, Any]]:
-    """Run each check's first seed against the reference and record every call's answer."""
     ex = get_exercise(exercise_id)
-    reference = load_module(reference_path(exercise_id), f"reference_{exercise_id}")
+    spec = importlib.util.spec_from_file_location(f"reference_{exercise_id}", reference_path(exercise_id))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
     tables: dict[str, dict[str, Any]] = {fn: {} for fn in ex.functions}
-    recorder = ModuleType("recorder")
-    for fn in ex.functions:
-        real = getattr(reference, fn)
-
-        def wrapper(*args: Any, _real: Any = real, _fn: str = fn) -> Any:
-            value = _real(*args)
-            tables[_fn].setdefault(_key(args), copy.deepcopy(value))
-            return value
-
-        setattr(recorder, fn, wrapper)
-    recorder.__file__ = str(reference_path(exercise_id))
+    learner = InProcess(module, tables)
     for check in ex.checks:
         seed = check_seeds(ex.id, check.name, check.seeds)[0]
-        try:
-            check.run(CheckContext(recorder, random.Random(seed), seed))
-        except CheckFailed as exc:  # pragma: no cover - the reference passes
-            raise AssertionError(exc) from exc
+        for kind in check.kinds:
+            with contextlib.suppress(CheckFailed):  # the in-process stand-in observes nothing real
+                check.run(CheckContext(learner, case_rng(seed, kind), seed), kind)
     return tables
 
 
@@ -264,12 +525,34 @@ def test_answer_hard_coded_for_one_seed_fails_on_others(tmp_path: Path, exercise
         lines += [f"_{fn.upper()} = {table!r}", "",
                   f"def {fn}(*args):",
                   f"    return copy.deepcopy(_{fn.upper()}.get(_key(args), {first!r}))", ""]
-    lines.append("# hmac.compare_digest  (so the constant-time check is not what fails)")
     path = tmp_path / "hard_coded.py"
     path.write_text("\n".join(lines), encoding="utf-8")
-    result = grade_file(ex, path, path.name)
-    assert not result.passed, result
-    # where the first seed could be answered from the table, the failure comes from another seed
-    first_seeds = {c.name: check_seeds(ex.id, c.name, c.seeds)[0] for c in ex.checks}
-    assert any(c.seed is not None and c.seed != first_seeds[c.name] for c in result.checks) or \
-        all(not c.passed for c in result.checks), result
+    for result in grade_seeds(ex, path, path.name, [1, 2, 3], stop_at_first_failure=True):
+        assert not result.passed, result
+
+
+def test_a_single_grade_reports_kind_seed_and_rule(tmp_path: Path) -> None:
+    ex = get_exercise("ex03_version_negotiation")
+    source = _edit(reference_path(ex.id).read_text(encoding="utf-8"), ("return max(supported)", "return supported[-1]"))
+    path = tmp_path / "wrong.py"
+    path.write_text(source, encoding="utf-8")
+    result = grade_file(ex, path)
+    failure = result.first_failure
+    assert failure is not None and failure.kind and failure.seed is not None
+    assert failure.rule.startswith("Lifecycle")
+    assert f"kind {failure.kind!r}" in str(result) and "Read: chapter 03" in str(result)
+
+
+def test_the_broken_rule_and_its_hint_are_reported_not_the_checks(tmp_path: Path) -> None:
+    ex = get_exercise("ex04_mrtr_loop")
+    source = _edit(reference_path(ex.id).read_text(encoding="utf-8"),
+                   ('if "requestState" in result:\n            retry_params["requestState"] = result["requestState"]',
+                    'retry_params["requestState"] = result.get("requestState", "")'))
+    path = tmp_path / "invents.py"
+    path.write_text(source, encoding="utf-8")
+    result = grade_file(ex, path)
+    state_check = next(c for c in ex.checks if c.name.startswith("requestState"))
+    fulfil = next(c for c in result.checks if c.name.startswith("Every inputRequest"))
+    assert fulfil.status == "failed" and "never invent" in fulfil.explanation.lower()
+    assert fulfil.rule == state_check.rule != next(c for c in ex.checks if c.name == fulfil.name).rule
+    assert fulfil.hint == state_check.hint

@@ -12,9 +12,8 @@ import pytest
 
 from mcp_sim.grading import ProgressStore, exercises_dir, get_exercise, grade, starter_path
 from mcp_sim.grading.commands import grade_command, progress_command
-from mcp_sim.grading.learner_code import forbidden_uses
 from mcp_sim.grading.result import GradeResult
-from mcp_sim.grading.runner import display_name, reference_path, run_in_subprocess
+from mcp_sim.grading.runner import display_name, grade_file, reference_path
 
 EX = "ex03_version_negotiation"
 
@@ -73,7 +72,7 @@ def test_a_syntax_error_names_the_line(tmp_path: Path) -> None:
 
 
 def test_not_implemented_says_which_function(tmp_path: Path) -> None:
-    result = run_in_subprocess(get_exercise("ex02_error_codes"), starter_path("ex02_error_codes"))
+    result = grade_file(get_exercise("ex02_error_codes"), starter_path("ex02_error_codes"))
     assert "choose_error_code() is not written yet" in result.checks[0].explanation
     assert "starter.py" in result.checks[0].explanation
 
@@ -101,9 +100,10 @@ def test_a_loop_that_swallows_the_interruption_is_killed_by_the_hard_limit(tmp_p
     start = time.monotonic()
     result = grade(EX, file=path, record=False, case_time_limit=0.3, time_limit=3)
     elapsed = time.monotonic() - start
-    assert elapsed < 3 + 5
-    assert result.status == "timeout"
-    assert "time limit of 3 s" in result.problem
+    assert elapsed < 3 + 10
+    killed = next(c for c in result.checks if c.status == "timeout")
+    assert "kept running even after being interrupted" in killed.explanation
+    assert "except BaseException" in killed.explanation
     assert not result.passed
     assert "TIME LIMIT" in str(result)
 
@@ -127,46 +127,46 @@ def test_learner_files_are_never_modified(tmp_path: Path) -> None:
     assert _digest(folder) == before  # same files, same bytes: no __pycache__ either
     starters = exercises_dir()
     before_starters = _digest(starters)
-    run_in_subprocess(get_exercise(EX), starter_path(EX))
+    grade_file(get_exercise(EX), starter_path(EX))
     assert _digest(starters) == before_starters
 
 
-def test_forbidden_imports_are_refused(tmp_path: Path) -> None:
+def test_forbidden_imports_are_refused_when_made_not_when_mentioned(tmp_path: Path) -> None:
     path = _learner(tmp_path, "    return negotiate_version(requested, supported)")
     path.write_text("from mcp_sim.protocol.lifecycle import negotiate_version\n" + path.read_text(encoding="utf-8"),
                     encoding="utf-8")
     result = grade(EX, file=path, record=False)
-    assert not result.passed
-    assert "mcp_sim.protocol.lifecycle" in result.load_error
-
-
-def test_forbidden_uses_follows_aliases_and_strings() -> None:
-    forbidden = ("mcp_sim.protocol.lifecycle", "mcp_sim.wire.jsonrpc.decode")
-    src = ("import mcp_sim.wire.jsonrpc as j\nfrom mcp_sim.wire.jsonrpc import PARSE_ERROR\n"
-           "import importlib\nx = j.decode('x')\ny = importlib.import_module('mcp_sim.protocol.lifecycle')\n"
-           "from mcp_sim.protocol import lifecycle\n")
-    found = {u.line for u in forbidden_uses(src, forbidden)}
-    assert found == {4, 5, 6}
-    assert forbidden_uses("from mcp_sim.wire.jsonrpc import PARSE_ERROR\n", forbidden) == []
+    assert not result.passed and result.status == "error"
+    assert "mcp_sim.protocol.lifecycle" in result.load_error and "line 1" in result.load_error
+    # a comment or docstring naming the module is harmless: the rule is enforced at import time
+    mention = _learner(tmp_path, '    """Not mcp_sim.protocol.lifecycle: my own."""\n'
+                                 "    return requested if requested in supported else max(supported)", "mention.py")
+    assert grade(EX, file=mention, record=False).passed
+    # importlib is refused too
+    sneaky = _learner(tmp_path, "    import importlib\n"
+                                "    return importlib.import_module('mcp_sim.protocol.lifecycle')", "sneaky.py")
+    result = grade(EX, file=sneaky, record=False)
+    assert any("forbids mcp_sim.protocol.lifecycle" in c.explanation for c in result.checks)
 
 
 def test_grading_is_deterministic() -> None:
     ex = get_exercise("ex02_error_codes")
-    a = run_in_subprocess(ex, starter_path(ex.id)).to_dict()
-    b = run_in_subprocess(ex, starter_path(ex.id)).to_dict()
+    a = grade_file(ex, starter_path(ex.id)).to_dict()
+    b = grade_file(ex, starter_path(ex.id)).to_dict()
     assert a == b
 
 
 def test_result_round_trips_and_renders_words_not_only_colour() -> None:
     ex = get_exercise("ex01_topology")
-    result = run_in_subprocess(ex, starter_path(ex.id))
+    result = grade_file(ex, starter_path(ex.id))
     again = GradeResult.from_dict(json.loads(json.dumps(result.to_dict())))
     assert again == result
     html = result._repr_html_()
-    assert "FAILED" in html and "✘" in html and "Rule:" in html and "Show hint 1 of" in html
+    assert "FAILED" in html and "✘" in html and "Rule broken:" in html and "Show hint 1 of" in html
+    assert "notebooks/01_roles.ipynb" in html
     text = str(result)
     assert "FAILED" in text and "Hint 1 of" in text
-    passed = run_in_subprocess(ex, reference_path(ex.id), reference=True)
+    passed = grade_file(ex, reference_path(ex.id), reference=True)
     assert "PASSED" in passed._repr_html_() and "✔" in str(passed)
     bundle = result._repr_mimebundle_()
     assert "text/html" in bundle and "text/plain" in bundle
@@ -176,7 +176,7 @@ def test_grader_panel_reveals_hints_one_at_a_time() -> None:
     from mcp_sim.widgets.grader_panel import GraderPanel
 
     ex = get_exercise("ex01_topology")
-    result = run_in_subprocess(ex, starter_path(ex.id))
+    result = grade_file(ex, starter_path(ex.id))
     panel = GraderPanel(result)
     assert panel.hint_box.children == ()
     shown = [panel.show_next_hint() for _ in range(len(result.hints))]
@@ -188,25 +188,59 @@ def test_grader_panel_reveals_hints_one_at_a_time() -> None:
     assert "FAILED" in html and "✘" in html
 
 
-def test_progress_file_round_trips_and_is_written_atomically(tmp_path: Path,
+def _project_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    copy = tmp_path / "exercises"
+    shutil.copytree(exercises_dir(), copy)
+    monkeypatch.setenv("MCP_SIM_EXERCISES", str(copy))
+    return copy
+
+
+def test_progress_file_round_trips_and_is_written_atomically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                              _progress_in_tmp: Path) -> None:
     store = ProgressStore.default()
     assert store.path == _progress_in_tmp
     assert store.load() == {}
-    fail = grade(EX, file=_learner(tmp_path, "    return requested"))
-    assert not fail.passed
-    ok = grade(EX, file=reference_path(EX))
-    assert ok.passed
-    grade(EX, file=reference_path(EX))
+    wrong = _learner(tmp_path, "    return requested").read_text(encoding="utf-8")
+    exercises = _project_copy(tmp_path, monkeypatch)
+    starter = exercises / EX / "starter.py"
+    starter.write_text(wrong, encoding="utf-8")
+    assert not grade(EX).passed
+    starter.write_text(reference_path(EX).read_text(encoding="utf-8"), encoding="utf-8")
+    assert grade(EX).passed
+    grade(EX)
     progress = store.load()[EX]
-    assert progress.attempts == 3 and progress.passed and progress.passed_on_attempt == 2
+    assert progress.attempts == 3 and progress.passed and progress.passed_on_attempt == 2 and progress.verified
     assert progress.best_checks_passed == progress.total_checks == len(get_exercise(EX).checks)
     raw = json.loads(_progress_in_tmp.read_text(encoding="utf-8"))
-    assert raw["version"] == 1 and EX in raw["exercises"]
+    assert raw["version"] == 2 and EX in raw["exercises"] and raw["exercises"][EX]["tag"]
     assert [p.name for p in _progress_in_tmp.parent.iterdir() if p.name.startswith(".progress")] == []
-    # reference runs are not recorded as the learner's progress
+    # reference runs and other files are not recorded as the learner's progress
     grade(EX, reference=True)
+    grade(EX, file=reference_path(EX))
     assert store.load()[EX].attempts == 3
+
+
+def test_a_hand_edited_progress_entry_is_not_trusted(tmp_path: Path, _progress_in_tmp: Path) -> None:
+    store = ProgressStore.default()
+    store.record(grade(EX, file=_learner(tmp_path, "    return requested"), record=False))
+    raw = json.loads(_progress_in_tmp.read_text(encoding="utf-8"))
+    raw["exercises"][EX]["passed"] = True
+    raw["exercises"]["ex01_topology"] = {**raw["exercises"][EX], "passed": True}
+    _progress_in_tmp.write_text(json.dumps(raw), encoding="utf-8")
+    loaded = store.load()
+    assert not loaded[EX].passed and not loaded[EX].verified
+    assert not loaded["ex01_topology"].passed
+    assert "not verified" in loaded[EX].last_status
+
+
+def test_one_progress_file_per_project_whatever_the_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("MCP_SIM_PROGRESS")
+    here = ProgressStore.default().path
+    monkeypatch.chdir(exercises_dir().parent / "notebooks")
+    assert ProgressStore.default().path == here
+    monkeypatch.chdir(tmp_path)
+    assert ProgressStore.default().path == here
+    assert here.parent.parent == exercises_dir().parent
 
 
 def test_a_corrupt_progress_file_is_treated_as_empty(_progress_in_tmp: Path) -> None:
@@ -237,7 +271,7 @@ def test_grade_command_failures_and_usage_errors(capsys: pytest.CaptureFixture[s
 
 
 def test_progress_command_shows_a_table(capsys: pytest.CaptureFixture[str]) -> None:
-    grade(EX, file=reference_path(EX))
+    ProgressStore.default().record(grade(EX, reference=True, record=False))
     assert progress_command([]) == 0
     out = capsys.readouterr().out
     assert "exercise" in out and "✔ passed" in out and "not started" in out

@@ -1,4 +1,4 @@
-"""The grader: exercises as data, checks with seeded cases, learner code run in a separate process.
+"""The grader: exercises as data, checks over fixed case kinds, learner code in its own process.
 
 In a notebook::
 
@@ -11,11 +11,13 @@ Modules, one idea each:
 
 * :mod:`~mcp_sim.grading.model` — what an exercise and a check are;
 * :mod:`~mcp_sim.grading.exercises` — the course's exercises (checks, rules, hints);
-* :mod:`~mcp_sim.grading.learner_code` — loading a learner's file: their line on errors, time limits,
-  captured prints, forbidden imports;
-* :mod:`~mcp_sim.grading.worker` — the grading process; :mod:`~mcp_sim.grading.runner` — starting it;
+* :mod:`~mcp_sim.grading.sandbox` — the learner's process: loads their file, answers calls, refuses
+  forbidden imports and writes outside its scratch folder;
+* :mod:`~mcp_sim.grading.learner_code` — the grader's handle on that process: calls across it, their
+  line on errors, time limits, captured prints;
+* :mod:`~mcp_sim.grading.runner` — running the checks and making the verdict, in the grader's process;
 * :mod:`~mcp_sim.grading.result` — results as text, HTML and widget;
-* :mod:`~mcp_sim.grading.progress` — the local progress file;
+* :mod:`~mcp_sim.grading.progress` — the project's progress file (tagged, written by the grader only);
 * :mod:`~mcp_sim.grading.commands` — the ``mcp-sim grade`` / ``mcp-sim progress`` commands.
 """
 

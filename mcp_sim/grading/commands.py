@@ -95,6 +95,8 @@ def progress_table(store: ProgressStore) -> str:
         p = progress.get(ex.id)
         if p is None or p.attempts == 0:
             status, checks, attempts = "not started", "–", "0"
+        elif not p.verified:
+            status, checks, attempts = "✘ not verified", "–", str(p.attempts)
         else:
             status = "✔ passed" if p.passed else f"✘ {p.last_status}"
             checks = f"{p.best_checks_passed}/{p.total_checks}"
@@ -114,8 +116,8 @@ def progress_table(store: ProgressStore) -> str:
 def progress_command(args: list[str]) -> int:
     """``mcp-sim progress [--file FILE] [--json]``: show what has been passed so far."""
     parser = argparse.ArgumentParser(prog="mcp-sim progress", description="Show your progress through the exercises.")
-    parser.add_argument("--file", metavar="FILE", help="progress file (default: $MCP_SIM_PROGRESS or "
-                                                       ".mcp-sim-progress.json)")
+    parser.add_argument("--file", metavar="FILE", help="progress file (default: $MCP_SIM_PROGRESS or the "
+                                                       "project's .mcp-sim/progress.json)")
     parser.add_argument("--json", action="store_true", help="print the progress as JSON")
     try:
         ns = parser.parse_args(args)

@@ -1,213 +1,348 @@
-"""Running a learner's file safely enough for a course (used by :mod:`mcp_sim.grading.worker`).
+"""The grader's handle on the learner's process (course exercises).
 
-Four things can go wrong when we run code someone is still writing, and each becomes a message the
-learner can act on:
+:class:`LearnerProcess` starts :mod:`mcp_sim.grading.sandbox` as a separate Python program, loads the
+learner's file there and calls its functions by name: arguments go in as JSON data, results come back
+as JSON data. The checks, the verdict and the progress record stay in *this* process, which the
+learner's code never touches — so importing the reference, patching a check or writing a fake "all
+passed" can only change what the learner's own functions return.
 
-* it **raises** — we keep only the traceback frames from the learner's own file, so the message
-  points at *their* line, not at the grader's internals (:func:`describe_exception`);
-* it **never returns** — a per-check time limit interrupts it and says which line was running
-  (:func:`time_limit`); the parent process adds a hard limit on top, so even code that swallows the
-  interruption cannot hang a Jupyter kernel;
-* it **prints** — output is captured per check and shown beside the result (:func:`capture_output`);
-* it **imports the answer** — some exercises forbid modules that already implement what the learner
-  is asked to write; :func:`forbidden_uses` finds them by reading the source, without running it.
+Whatever the learner's code does becomes a message the learner can act on, with a status taken from
+a field (never from the wording of a message):
 
-The learner's file is only ever read, never written: no ``__pycache__`` is created beside it either
-(the worker sets ``sys.dont_write_bytecode``).
-
-This is a teaching guard, not a security sandbox: it keeps honest mistakes readable.
+* it **raises** (``KeyboardInterrupt`` and ``SystemExit`` included) — :class:`LearnerError` with the
+  traceback lines from the learner's own file only;
+* it **never returns** — the learner's process interrupts it and names the line that was running;
+  if the code swallows even that, this side kills the process after a hard limit (status
+  ``timeout``);
+* it **ends the process** (``os._exit``, a crash) — said as such, and the next call starts a fresh
+  process;
+* it **prints** — captured per call, shown beside the result; it **leaves a thread running** or
+  **writes files** (only possible in its scratch folder) — reported as notes, not as failures.
 """
 
 from __future__ import annotations
 
-import ast
 import contextlib
-import importlib.util
-import io
-import linecache
-import signal
+import json
+import os
+import select
+import shutil
+import subprocess
 import sys
-import threading
-import traceback
-from collections.abc import Iterator
-from dataclasses import dataclass
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType, ModuleType, TracebackType
+from typing import Any, Final
+
+from mcp_sim.grading.model import CheckFailed, Exercise
+from mcp_sim.grading.sandbox import Unreadable, decode, encode
+
+GRACE: Final = 2.0
+"""Seconds past a call's own time limit before this side gives up on the learner's process."""
+SANDBOX_FILE: Final = Path(__file__).resolve().with_name("sandbox.py")
+HIDDEN_MODULES: Final = ("exercises", "solutions", "mcp_sim.grading")
+"""What the learner's imports may never reach: the reference solutions and the grader."""
 
 
-class CheckTimeout(BaseException):
-    """Raised inside the learner's code when its time is up. A ``BaseException`` so that a learner's
-    ``except Exception:`` does not swallow it."""
+class LearnerError(Exception):
+    """The learner's function did not return normally. ``status`` is ``"error"`` or ``"timeout"``;
+    ``types`` are the exception's class names (most specific first), ``description`` the message
+    for the learner."""
+
+    def __init__(self, status: str, description: str, types: Sequence[str] = (), message: str = "") -> None:
+        super().__init__(description)
+        self.status = status
+        self.description = description
+        self.types = tuple(types)
+        self.message = message
+
+    def is_a(self, name: str) -> bool:
+        """Whether the learner raised ``name`` or a subclass of it."""
+        return name in self.types
 
 
-@dataclass(frozen=True)
-class ForbiddenUse:
-    """A place where the learner's file uses a name the exercise forbids."""
+class LoadFailed(Exception):
+    """The learner's file could not be loaded (``status`` says how)."""
 
-    name: str
-    line: int
-
-    def __str__(self) -> str:
-        return f"line {self.line}: {self.name}"
+    def __init__(self, status: str, message: str, output: str = "") -> None:
+        super().__init__(message)
+        self.status, self.message, self.output = status, message, output
 
 
-def _matches(name: str, forbidden: str) -> bool:
-    return name == forbidden or name.startswith(forbidden + ".")
+class _Gone(Exception):
+    """The learner's process ended or stopped answering."""
 
 
-def _dotted(node: ast.AST) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
+@dataclass
+class LearnerProcess:
+    """One learner process for ``path`` (see the module docstring). Use it as a context manager; a
+    process that ended is replaced by a fresh one at the next call."""
 
+    exercise: Exercise
+    path: Path
+    display: str
+    case_time_limit: float = 2.0
+    hidden_paths: tuple[Path, ...] = ()
+    printed: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    load_output: str = ""
+    stray: str = ""
+    """Output written around ``sys.stdout`` (``os.write(1, ...)``, C code), gathered when the process ends."""
+    _proc: subprocess.Popen[bytes] | None = None
+    _fd: int = -1
+    _buffer: bytes = b""
+    _root: Path | None = None
+    _observed: list[dict[str, Any]] = field(default_factory=list)
+    _written: set[str] = field(default_factory=set)
+    _sibling: LearnerProcess | None = None
 
-def forbidden_uses(source: str, forbidden: tuple[str, ...]) -> list[ForbiddenUse]:
-    """Every import, attribute chain or string in ``source`` that names one of ``forbidden``.
+    # --- life cycle ------------------------------------------------------------------------------
+    def __enter__(self) -> LearnerProcess:
+        return self
 
-    ``import a.b as x`` followed by ``x.f`` counts as ``a.b.f``; ``from a.b import f`` as ``a.b.f``; a
-    string constant that spells a forbidden module (for ``importlib``) counts too."""
-    if not forbidden:
-        return []
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return []  # the syntax error is reported when the file is loaded
-    aliases: dict[str, str] = {}
-    found: list[ForbiddenUse] = []
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
-    def flag(name: str, line: int) -> None:
-        for f in forbidden:
-            if _matches(name, f):
-                found.append(ForbiddenUse(name, line))
-                return
+    def start(self) -> None:
+        """Start the process and load the learner's file; :class:`LoadFailed` says why it could not."""
+        if self._root is None:
+            self._root = Path(tempfile.mkdtemp(prefix="mcp-sim-grade-"))
+        scratch = self._root / "scratch"
+        scratch.mkdir(exist_ok=True)
+        reply_r, reply_w = os.pipe()
+        hidden = [*self.hidden_paths, SANDBOX_FILE.parent]
+        config = {"file": str(self.path.resolve()), "display": self.display, "module_name": "learner",
+                  "forbidden": list(self.exercise.forbidden), "hidden_modules": list(HIDDEN_MODULES),
+                  "hidden_paths": [str(p) for p in hidden], "scratch": str(scratch), "reply_fd": reply_w,
+                  "case_time_limit": self.case_time_limit, "observe": list(self.exercise.observe)}
+        output = (self._root / "output.txt").open("ab")
+        try:
+            self._proc = subprocess.Popen([sys.executable, "-I", str(SANDBOX_FILE)], stdin=subprocess.PIPE,
+                                          stdout=output, stderr=subprocess.STDOUT, pass_fds=(reply_w,),
+                                          cwd=scratch)
+        finally:
+            os.close(reply_w)
+            output.close()
+        self._fd, self._buffer = reply_r, b""
+        self._send(config)
+        try:
+            reply = self._receive(max(self.case_time_limit, 5.0) + GRACE)
+        except _Gone as gone:
+            why = str(gone.args[0])
+            if why == "ended":
+                why = f"exit {self._exit_code()}"
+            self._stop()
+            raise LoadFailed("timeout" if why == "time" else "error",
+                             _gone_message(why, "loading your file", max(self.case_time_limit, 5.0) + GRACE)) from None
+        if reply.get("op") != "loaded":
+            self._stop()
+            raise LoadFailed(str(reply.get("status", "error")), str(reply.get("message", "")),
+                             str(reply.get("output", "")))
+        self.load_output = str(reply.get("output", ""))
 
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                flag(alias.name, node.lineno)
-                if alias.asname:
-                    aliases[alias.asname] = alias.name
+    def close(self) -> None:
+        """Ask the process what it left behind (threads, files), stop it and remove its folder."""
+        if self._sibling is not None:
+            self._sibling.close()
+            self.notes.extend(n for n in self._sibling.notes if n not in self.notes)
+            self._sibling = None
+        if self._proc is not None and self._proc.poll() is None:
+            try:
+                self._send({"op": "finish"})
+                reply = self._receive(GRACE)
+                threads = [str(t) for t in reply.get("threads", [])]
+                if threads:
+                    self.notes.append(f"Your code left {len(threads)} thread(s) running after returning "
+                                      f"({', '.join(threads)}). Grading stopped them; a function that starts a "
+                                      f"thread should join it (or make it a daemon) before returning.")
+            except _Gone:
+                pass
+        self._stop()
+        if self._root is not None:
+            self._collect_files()
+            stray = _clean((self._root / "output.txt").read_text("utf-8", "replace")
+                           if (self._root / "output.txt").exists() else "", self._root)
+            if stray.strip():
+                self.stray += stray + "\n"
+            shutil.rmtree(self._root, ignore_errors=True)
+            self._root = None
+        if self._written:
+            self.notes.append(f"Your code wrote {', '.join(sorted(self._written))}. Grading runs your code in a "
+                              f"scratch folder that is deleted afterwards, so no file was kept; the functions in "
+                              f"this exercise return their answers instead.")
+            self._written.clear()
+
+    def _collect_files(self) -> None:
+        if self._root is None:
+            return
+        scratch = self._root / "scratch"
+        for p in scratch.rglob("*") if scratch.is_dir() else ():
+            if p.is_file():
+                self._written.add(p.relative_to(scratch).as_posix())
+
+    def _stop(self) -> None:
+        if self._proc is not None:
+            if self._proc.poll() is None:
+                self._proc.kill()
+            self._proc.wait()
+            if self._proc.stdin is not None:
+                with contextlib.suppress(OSError):
+                    self._proc.stdin.close()
+            self._proc = None
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    @contextlib.contextmanager
+    def fresh(self) -> Iterator[LearnerProcess]:
+        """Another process for the same file, sharing nothing with this one but the file (another hash
+        seed, no module state). It is started once per grade and closed with this one."""
+        if self._sibling is None or self._sibling._proc is None:
+            other = LearnerProcess(self.exercise, self.path, self.display, self.case_time_limit, self.hidden_paths)
+            try:
+                other.start()
+            except LoadFailed as exc:
+                other.close()
+                raise CheckFailed(f"A second process could not load your file: {exc.message}") from None
+            self._sibling = other
+        sibling = self._sibling
+        start = len(sibling.printed)
+        try:
+            yield sibling
+        finally:
+            self.printed.extend(sibling.printed[start:])
+
+    # --- the pipe --------------------------------------------------------------------------------
+    def _send(self, message: dict[str, Any]) -> None:
+        assert self._proc is not None and self._proc.stdin is not None
+        try:
+            self._proc.stdin.write((json.dumps(message) + "\n").encode("utf-8"))
+            self._proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise _Gone("ended") from None
+
+    def _receive(self, timeout: float) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _Gone("time")
+            ready, _, _ = select.select([self._fd], [], [], remaining)
+            if not ready:
+                continue
+            chunk = os.read(self._fd, 1 << 16)
+            if not chunk:
+                raise _Gone("ended")
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        try:
+            message = json.loads(line)
+        except ValueError:
+            message = None
+        if not isinstance(message, dict):
+            raise _Gone("garbled")
+        return message
+
+    def _exit_code(self) -> int | None:
+        if self._proc is None:
+            return None
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            return self._proc.wait(timeout=GRACE)
+        return None
+
+    # --- calls -----------------------------------------------------------------------------------
+    def observed(self) -> list[dict[str, Any]]:
+        return list(self._observed)
+
+    def call(self, name: str, args: Sequence[Any], *, return_args: bool = False) -> Any:
+        """Run the learner's ``name(*args)`` and return its (decoded) result — with ``return_args``, the
+        pair (result, the arguments as they were after the call).
+
+        Raises :class:`CheckFailed` when the function is missing or returns something that is not
+        data, or when a grader function it called found the answer wrong; :class:`LearnerError` when
+        the learner's code raised, ran out of time or ended its process."""
+        if self._proc is None or self._proc.poll() is not None:
+            self._stop()
+            try:
+                self.start()
+            except LoadFailed as exc:
+                raise LearnerError(exc.status, exc.message) from None
+        callables: list[Any] = []
+        self._send({"op": "call", "fn": name, "args": encode(list(args), callables), "return_args": return_args})
+        pending: CheckFailed | None = None
+        while True:
+            try:
+                reply = self._receive(self.case_time_limit + GRACE)
+            except _Gone as gone:
+                why = str(gone.args[0])
+                if why == "time":
+                    self._stop()
                 else:
-                    top = alias.name.split(".")[0]
-                    aliases[top] = top
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            for alias in node.names:
-                full = f"{node.module}.{alias.name}"
-                flag(full, node.lineno)
-                aliases[alias.asname or alias.name] = full
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-            dotted = _dotted(node)
-            if dotted:
-                head, _, rest = dotted.partition(".")
-                if head in aliases:
-                    flag(f"{aliases[head]}.{rest}" if rest else aliases[head], node.lineno)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            for f in forbidden:
-                if f in node.value:
-                    found.append(ForbiddenUse(repr(node.value), node.lineno))
-                    break
-    unique = {(u.name, u.line): u for u in found}
-    return sorted(unique.values(), key=lambda u: u.line)
+                    why = f"exit {self._exit_code()}" if why == "ended" else why
+                    self._stop()
+                self._collect_files()
+                raise LearnerError("timeout" if why == "time" else "error",
+                                   _gone_message(why, f"{name}()", self.case_time_limit + GRACE)) from None
+            op = reply.get("op")
+            if op == "callback":
+                if pending is not None:
+                    self._send({"op": "abort"})
+                    continue
+                try:
+                    value = callables[int(reply["n"])](*decode(reply.get("args", [])))
+                    self._send({"op": "return", "value": encode(value, callables)})
+                except CheckFailed as exc:
+                    pending = exc
+                    self._send({"op": "abort"})
+                except (Unreadable, LookupError, TypeError, ValueError, AttributeError) as exc:
+                    pending = CheckFailed(f"Your code called one of the grader's functions with something it "
+                                          f"cannot use ({type(exc).__name__}: {exc}). Pass what the starter's "
+                                          f"docstring describes.")
+                    self._send({"op": "abort"})
+                continue
+            if reply.get("output"):
+                self.printed.append(str(reply["output"]))
+            self._observed = list(reply.get("observed", []))
+            if pending is not None:
+                raise pending
+            if op == "result":
+                value = decode(reply.get("value"))
+                return (value, decode(reply.get("args_after", []))) if return_args else value
+            if op == "raised":
+                raise LearnerError(str(reply.get("status", "error")),
+                                   str(reply.get("description") or reply.get("message", "")),
+                                   [str(t) for t in reply.get("types", [])], str(reply.get("message", "")))
+            if op == "missing":
+                kind = reply.get("kind")
+                if kind == "missing":
+                    raise CheckFailed(f"Your file does not define a function named {name}(). Keep the name the "
+                                      f"starter file uses: the grader calls it by that name.")
+                raise CheckFailed(f"{name} in your file is a {kind}, not a function.")
+            if op == "unreadable":
+                raise CheckFailed(f"{name}() returned {reply.get('what')}, which is not JSON data. Return what the "
+                                  f"starter's docstring describes: dicts, lists, strings, numbers, booleans, None.")
+            raise CheckFailed(f"{name}() was stopped by the grader.")
 
 
-def load_module(path: Path, name: str) -> ModuleType:
-    """Execute the learner's file as a fresh module called ``name``; exceptions propagate."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path.name} as a Python module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses and typing look the module up while it executes
-    writes_bytecode = sys.dont_write_bytecode
-    sys.dont_write_bytecode = True  # never leave a __pycache__ folder beside the learner's file
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        sys.modules.pop(name, None)
-        raise
-    finally:
-        sys.dont_write_bytecode = writes_bytecode
-    return module
+def _gone_message(why: str, what: str, seconds: float = 0.0) -> str:
+    if why == "time":
+        return (f"Stopped after {seconds:g} s: {what} kept running even after being interrupted, so its process was "
+                f"ended. Is there a loop that never ends inside a `try` that catches every exception (a bare "
+                f"`except:` or `except BaseException:`)?")
+    if why == "garbled":
+        return (f"While {what} was running, something other than the grader's messages reached the grader's "
+                f"channel. Does your code write to file descriptors it did not open?")
+    code = why.removeprefix("exit ")
+    if code.lstrip("-").isdigit() and int(code) < 0:
+        return f"The process running {what} was killed by signal {-int(code)}."
+    return (f"Your code ended its process while {what} was running (os._exit({code}) or a crash). The grader "
+            f"needs your function to return its answer; the checks and the verdict live in the grader, so "
+            f"ending the process cannot skip them.")
 
 
-def _same_file(a: str, b: Path) -> bool:
-    try:
-        return Path(a).resolve() == b
-    except OSError:
-        return False
-
-
-def learner_frames(tb: TracebackType | None, path: Path) -> list[traceback.FrameSummary]:
-    """The traceback entries that are in the learner's file (``path`` must be resolved)."""
-    return [f for f in traceback.extract_tb(tb) if _same_file(f.filename, path)]
-
-
-def describe_exception(exc: BaseException, path: Path, display_name: str) -> str:
-    """A message about ``exc`` that shows only the learner's own lines.
-
-    A ``SyntaxError`` names its line directly; anything else is shown as "Your code raised …" with
-    the learner's frames, innermost last, as Python would print them."""
-    resolved = path.resolve()
-    if isinstance(exc, SyntaxError) and exc.filename and _same_file(exc.filename, resolved):
-        text = (exc.text or "").rstrip()
-        caret = ""
-        if text and exc.offset:
-            caret = "\n    " + " " * (exc.offset - 1 - (len(text) - len(text.lstrip()))) + "^"
-        return (f"Python could not read your file: {exc.msg}\n"
-                f'  File "{display_name}", line {exc.lineno}\n    {text.strip()}{caret}')
-    frames = learner_frames(exc.__traceback__, resolved)
-    kind = type(exc).__name__
-    detail = str(exc)
-    head = f"Your code raised {kind}" + (f": {detail}" if detail else "")
-    if isinstance(exc, NotImplementedError):
-        where = frames[-1] if frames else None
-        fn = f"{where.name}()" if where else "a function"
-        head = (f"{fn} is not written yet: it still raises NotImplementedError. Replace that line with your "
-                f"implementation.")
-    if not frames:
-        return head
-    lines = [head, "Traceback (your file only, most recent call last):"]
-    for f in frames:
-        lines.append(f'  File "{display_name}", line {f.lineno}, in {f.name}')
-        code = (f.line or linecache.getline(str(path), f.lineno or 0)).strip()
-        if code:
-            lines.append(f"    {code}")
-    return "\n".join(lines)
-
-
-@contextlib.contextmanager
-def capture_output() -> Iterator[io.StringIO]:
-    """Collect what the learner prints (stdout and stderr) instead of letting it reach the terminal
-    or the worker's result channel."""
-    buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
-        yield buffer
-
-
-@contextlib.contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    """Interrupt the block with :class:`CheckTimeout` after ``seconds`` of wall time.
-
-    Uses a ``SIGALRM`` interval timer where the platform has one and we are on the main thread; the
-    traceback of the interruption then shows which learner line was looping. Elsewhere this does
-    nothing and the parent process's hard limit is the only guard."""
-    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
-    if not usable or seconds <= 0:
-        yield
-        return
-
-    def on_alarm(signum: int, frame: FrameType | None) -> None:
-        raise CheckTimeout(seconds)
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+def _clean(text: str, root: Path) -> str:
+    """Output written around ``sys.stdout``, without lines that name the grader's temporary folder."""
+    keep = [line for line in text.splitlines() if str(root) not in line and str(SANDBOX_FILE.parent) not in line]
+    return "\n".join(keep)

@@ -5,30 +5,39 @@ checker compares what the learner built with the goal. Here an :class:`Exercise`
 
 * the spec rules it teaches, the functions the learner writes, and escalating :class:`Hint` s that
   cite those rules (a hint explains the rule; it never shows the check's code);
-* a tuple of :class:`Check` s. A check receives a :class:`CheckContext` holding the learner's module
-  and a ``random.Random`` seeded for this run, builds fresh inputs from it, calls the learner's
-  functions and raises :class:`CheckFailed` with an explanation in MCP's words when the answer is
-  wrong.
+* a tuple of :class:`Check` s. A check receives a :class:`CheckContext` holding a handle on the
+  learner's process and a ``random.Random`` seeded for this run, builds its inputs, calls the
+  learner's functions and raises :class:`CheckFailed` with an explanation in MCP's words — and the rule
+  that was broken — when the answer is wrong.
 
-Every check runs on several seeds (:func:`check_seeds`), so an answer hard-coded for one set of inputs
-fails on the others, and every failure names its seed so it can be reproduced.
+**Coverage by construction**: a check does not draw *what kind* of case to try. It walks a fixed list
+of case kinds (:data:`Check.kinds`), one per rule or mistake it is about, on every seed; the seed only
+picks surface values (names, ids, amounts, versions). So every seed tries every kind, and a wrong
+answer that fails on one seed fails on all of them. Every failure names its seed and case kind.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from types import ModuleType
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
-SEEDS_PER_CHECK: Final = 5
+SEEDS_PER_CHECK: Final = 2
 """How many seeded cases each check tries by default."""
 
 
 class CheckFailed(Exception):
-    """Raised by a check when the learner's answer is wrong; the message is the explanation."""
+    """Raised by a check when the learner's answer is wrong; the message is the explanation.
+
+    ``rule`` is the spec rule the answer broke when it is not the check's own (one check can catch
+    several mistakes, and the learner should read about the one they made)."""
+
+    def __init__(self, explanation: str, rule: str = "") -> None:
+        super().__init__(explanation)
+        self.rule = rule
 
 
 @dataclass(frozen=True)
@@ -42,23 +51,49 @@ class Hint:
         return f"{self.text} (Rule: {self.rule})" if self.rule else self.text
 
 
+class Learner(Protocol):
+    """The narrow interface a check has on the learner's code: call a function by name with JSON
+    data (functions of the grader may be passed too; the learner's code calls them back)."""
+
+    def call(self, name: str, args: Sequence[Any], *, return_args: bool = False) -> Any: ...
+
+    def observed(self) -> list[dict[str, Any]]: ...
+
+    def fresh(self) -> contextlib.AbstractContextManager[Learner]: ...
+
+
 @dataclass(frozen=True)
 class CheckContext:
-    """What a check gets: the learner's module and a generator seeded for this one case."""
+    """What a check gets: the learner's process and a generator seeded for this one case."""
 
-    module: ModuleType
+    learner: Learner
     rng: random.Random
     seed: int
 
     def function(self, name: str) -> Callable[..., Any]:
-        """The learner's function ``name``, or a readable failure when it is missing."""
-        fn = getattr(self.module, name, None)
-        if fn is None:
-            raise CheckFailed(f"Your file does not define a function named {name}(). Keep the name the "
-                              f"starter file uses: the grader calls it by that name.")
-        if not callable(fn):
-            raise CheckFailed(f"{name} in your file is a {type(fn).__name__}, not a function.")
-        return fn  # type: ignore[no-any-return]
+        """A stand-in for the learner's function ``name``: calling it runs the learner's code in the
+        learner's process. A missing function is reported when it is called."""
+        learner = self.learner
+
+        def call(*args: Any) -> Any:
+            return learner.call(name, args)
+
+        return call
+
+    def call_and_inspect(self, name: str, args: Sequence[Any]) -> tuple[Any, list[Any]]:
+        """Call the learner's ``name(*args)`` and also get the arguments back as they were *after* the
+        call, to see whether the learner's code changed its caller's data."""
+        value, after = self.learner.call(name, args, return_args=True)
+        return value, list(after)
+
+    def observed(self) -> list[dict[str, Any]]:
+        """Library calls the learner's last call made that the exercise observes (see ``observe``)."""
+        return self.learner.observed()
+
+    def fresh_process(self) -> contextlib.AbstractContextManager[Learner]:
+        """A second learner process with nothing shared with the first (another hash seed, no module
+        state): what a server restarted, or another replica, would be."""
+        return self.learner.fresh()
 
     @staticmethod
     def expect(condition: bool, explanation: str) -> None:
@@ -71,13 +106,15 @@ class CheckContext:
 class Check:
     """One property of a correct solution, tested on several seeded cases.
 
-    ``rule`` is the spec rule the property comes from (shown with every result), ``hint`` a sentence
-    shown when the check fails. ``run`` raises :class:`CheckFailed` for a wrong answer.
+    ``rule`` is the spec rule the property comes from, ``hint`` a sentence shown when the check fails
+    (it says what to compare, never the code). ``kinds`` are the case kinds the check tries on every
+    seed, in order; ``run(ctx, kind)`` raises :class:`CheckFailed` for a wrong answer.
     """
 
     name: str
     rule: str
-    run: Callable[[CheckContext], None]
+    run: Callable[[CheckContext, str], None]
+    kinds: tuple[str, ...]
     hint: str = ""
     seeds: int = SEEDS_PER_CHECK
 
@@ -86,9 +123,11 @@ class Check:
 class Exercise:
     """An exercise as data: what to implement, which rules it teaches, how it is checked.
 
-    ``forbidden`` lists dotted names (modules or attributes) the learner's file may not use because
+    ``forbidden`` lists dotted names (modules or functions) the learner's file may not import because
     they already contain the answer — e.g. ``mcp_sim.protocol.lifecycle`` in the version-negotiation
-    exercise. The grader finds them by reading the file's imports, not by running it.
+    exercise. The learner's process refuses such an import when it happens (an import hook), so a
+    comment or a docstring naming the module is harmless. ``observe`` names library functions whose
+    calls the learner's process records for the checks (e.g. ``hmac.compare_digest``).
     """
 
     id: str
@@ -100,6 +139,7 @@ class Exercise:
     hints: tuple[Hint, ...]
     summary: str = ""
     forbidden: tuple[str, ...] = field(default=())
+    observe: tuple[str, ...] = field(default=())
 
     @property
     def starter_name(self) -> str:

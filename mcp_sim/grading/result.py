@@ -4,11 +4,15 @@ A result is plain data that crosses the process boundary as JSON (:meth:`GradeRe
 :meth:`GradeResult.from_dict`) and shows itself three ways:
 
 * ``str(result)`` — plain text for a terminal;
-* ``result._repr_html_()`` — static HTML for a notebook or GitHub, hints folded one per ``<details>``;
-* ``result.panel()`` — the interactive ipywidgets panel (:mod:`mcp_sim.widgets.grader_panel`) with
-  a "Show next hint" button. In a live Jupyter kernel the panel is what ``display(result)`` shows.
+* ``result._repr_html_()`` — HTML for a notebook, GitHub or a static rendering, hints folded one per
+  ``<details>`` so each opens the next (no kernel needed).
 
-Every status is said in words and with an icon, never with colour alone.
+The interactive panel (:class:`mcp_sim.widgets.grader_panel.GraderPanel`) is built *from* a result;
+this module never imports it, so the grader does not depend on the widgets.
+
+Every status is said in words and with an icon, never with colour alone, and comes from a field —
+never from the wording of a message. A failed check names the spec rule the answer broke and points
+to the chapter that teaches it.
 """
 
 from __future__ import annotations
@@ -22,6 +26,10 @@ Status = Literal["passed", "failed", "error", "timeout"]
 ICONS: Final[dict[str, str]] = {"passed": "✔", "failed": "✘", "error": "✘", "timeout": "⏱"}
 MAX_PRINTED_LINES: Final = 12
 """How many lines of a check's captured output the text form shows."""
+CHAPTER_NOTEBOOKS: Final[dict[str, str]] = {
+    "00": "00_start_here", "01": "01_roles", "02": "02_data_layer", "03": "03_handshake_and_versions",
+    "04": "04_when_the_server_needs_the_client"}
+"""The notebook that teaches each chapter (a failure points the learner there)."""
 WORDS: Final[dict[str, str]] = {"passed": "PASSED", "failed": "FAILED", "error": "ERROR",
                                  "timeout": "TIME LIMIT"}
 
@@ -41,6 +49,8 @@ class CheckResult:
     seed: int | None = None
     output: str = ""
     hint: str = ""
+    kind: str = ""
+    """The case kind that failed (each check tries a fixed list of kinds on every seed)."""
 
     @property
     def passed(self) -> bool:
@@ -65,7 +75,11 @@ class GradeResult:
     load_error: str = ""
     load_output: str = ""
     problem: str = ""
-    """A failure of the whole run (time limit, crash of the grading process) rather than of a check."""
+    """A failure of the whole run (the overall time limit) rather than of a check."""
+    problem_status: str = ""
+    """``"timeout"`` or ``"error"`` when ``load_error`` or ``problem`` is set: the status is a field."""
+    notes: tuple[str, ...] = ()
+    """What the learner's code left behind that is not a failure: threads still running, files written."""
 
     @property
     def passed(self) -> bool:
@@ -76,7 +90,7 @@ class GradeResult:
     def status(self) -> Status:
         if self.passed:
             return "passed"
-        if self.problem and "time" in self.problem.lower():
+        if (self.problem or self.load_error) and self.problem_status == "timeout":
             return "timeout"
         if self.load_error or self.problem:
             return "error"
@@ -110,9 +124,15 @@ class GradeResult:
         return cls(exercise=data["exercise"], title=data["title"], chapter=data["chapter"], file=data["file"],
                    rules=tuple(data.get("rules", ())), checks=checks, hints=tuple(data.get("hints", ())),
                    reference=bool(data.get("reference", False)), load_error=data.get("load_error", ""),
-                   load_output=data.get("load_output", ""), problem=data.get("problem", ""))
+                   load_output=data.get("load_output", ""), problem=data.get("problem", ""),
+                   problem_status=data.get("problem_status", ""), notes=tuple(data.get("notes", ())))
 
     # --- plain text ----------------------------------------------------------------------------
+
+    @property
+    def chapter_pointer(self) -> str:
+        """Where the course teaches this exercise's rules."""
+        return chapter_pointer(self.chapter)
 
     def headline(self) -> str:
         what = "reference solution" if self.reference else self.file
@@ -140,9 +160,10 @@ class GradeResult:
                 else:
                     lines.append(_indent(c.explanation, "      "))
                     if c.seed is not None:
-                        lines.append(f"      (case seed {c.seed})")
+                        lines.append(f"      (case seed {c.seed}{', kind ' + repr(c.kind) if c.kind else ''})")
                 previous = c.explanation
-                lines.append(f"      Rule: {c.rule}")
+                lines.append(f"      Rule broken: {c.rule}")
+                lines.append(f"      Read: {self.chapter_pointer}")
                 if c.hint:
                     lines.append(f"      Hint: {c.hint}")
             if c.output:
@@ -151,6 +172,8 @@ class GradeResult:
                 lines.append(_indent("\n".join(printed[:MAX_PRINTED_LINES]), "      | "))
                 if len(printed) > MAX_PRINTED_LINES:
                     lines.append(f"      | … ({len(printed) - MAX_PRINTED_LINES} more lines)")
+        for note in self.notes:
+            lines.append(_indent(f"Note: {note}", "  "))
         if not self.passed and self.hints:
             shown = max(1, min(hints, len(self.hints)))
             for n in range(1, shown + 1):
@@ -168,49 +191,35 @@ class GradeResult:
     def _repr_html_(self) -> str:
         return render_html(self)
 
-    def panel(self) -> Any:
-        """The interactive ipywidgets panel for this result (needs ipywidgets)."""
-        from mcp_sim.widgets.grader_panel import GraderPanel
-
-        return GraderPanel(self)
-
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        bundle: dict[str, Any] = {"text/plain": str(self), "text/html": render_html(self)}
-        if _in_kernel():
-            try:
-                widget_bundle = self.panel()._repr_mimebundle_(include=include, exclude=exclude)
-            except Exception:  # no ipywidgets or no widget manager: the HTML is enough
-                widget_bundle = None
-            if isinstance(widget_bundle, dict):
-                bundle.update({k: v for k, v in widget_bundle.items() if k != "text/plain"})
-        return bundle
+        return {"text/plain": str(self), "text/html": render_html(self)}
 
 
-def _in_kernel() -> bool:
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return False
-    shell = get_ipython()
-    return shell is not None and getattr(shell, "kernel", None) is not None
+def chapter_pointer(chapter: str) -> str:
+    """The notebook of chapter ``chapter`` (e.g. ``"04"``), as a path from the project folder."""
+    return f"chapter {chapter}, notebooks/{CHAPTER_NOTEBOOKS.get(chapter, chapter)}.ipynb"
 
 
 def _indent(text: str, prefix: str) -> str:
     return "\n".join(prefix + line for line in text.splitlines()) if text else ""
 
 
-def check_row_html(c: CheckResult) -> str:
+def check_row_html(c: CheckResult, chapter: str = "") -> str:
     """One check as HTML: status word + icon, the check's name, explanation and rule."""
     esc = html.escape
     body = ""
     if not c.passed:
-        seed = f" <small>(case seed {c.seed})</small>" if c.seed is not None else ""
+        kind = f", kind {esc(repr(c.kind))}" if c.kind else ""
+        seed = f" <small>(case seed {c.seed}{kind})</small>" if c.seed is not None else ""
         body += f"<pre style='white-space:pre-wrap;margin:4px 0'>{esc(c.explanation)}</pre>{seed}"
         if c.hint:
             body += f"<div><b>Hint:</b> {esc(c.hint)}</div>"
+        body += f"<div><small><b>Rule broken:</b> {esc(c.rule)}</small></div>"
+        if chapter:
+            body += f"<div><small><b>Read:</b> {esc(chapter_pointer(chapter))}</small></div>"
     else:
         body += f"<div>{esc(c.explanation)}</div>"
-    body += f"<div><small><b>Rule:</b> {esc(c.rule)}</small></div>"
+        body += f"<div><small><b>Rule:</b> {esc(c.rule)}</small></div>"
     if c.output:
         body += f"<div><small>Your code printed:</small><pre style='margin:2px 0'>{esc(c.output)}</pre></div>"
     return (f"<li class='mcp-sim-check mcp-sim-{c.status}'><b>{esc(c.label())}</b> — {esc(c.name)}"
@@ -229,8 +238,9 @@ def render_html(result: GradeResult) -> str:
     if result.load_output:
         parts.append(f"<p>Printed while loading your file:</p><pre>{esc(result.load_output)}</pre>")
     parts.append("<ul style='list-style:none;padding-left:0'>")
-    parts.extend(check_row_html(c) for c in result.checks)
+    parts.extend(check_row_html(c, result.chapter) for c in result.checks)
     parts.append("</ul>")
+    parts.extend(f"<p><small><b>Note:</b> {esc(n)}</small></p>" for n in result.notes)
     if not result.passed and result.hints:
         nested = ""
         for i, text in reversed(list(enumerate(result.hints, 1))):

@@ -1,36 +1,40 @@
 """Grading from a notebook or a terminal: ``grade("ex02_error_codes")``.
 
 :func:`grade` finds the learner's file (``exercises/<id>/starter.py``, the file the learner edits) or,
-with ``reference=True``, the reference solution (``exercises/solutions/<id>.py``), and runs the checks
-in a **separate Python process** (``python -m mcp_sim.grading.worker``) with a hard time limit. If the
-learner's code loops forever even after the per-case interruption, the process is killed and the
-result says so; the notebook kernel is never at risk.
+with ``reference=True``, the reference solution (``exercises/solutions/<id>.py``), loads it in a
+**separate learner process** (:class:`~mcp_sim.grading.learner_code.LearnerProcess`) and runs the
+checks **here**, calling the learner's functions across the process boundary. The verdict and the
+progress record are made here too, where the learner's code cannot reach; the notebook kernel is never
+at risk from a learner's endless loop or crash.
+
+Each check walks its case kinds on each of its seeds (coverage by construction, see
+:mod:`mcp_sim.grading.model`) and stops at the first failing case, reporting the rule that case broke.
 
 Where the exercises are: the folder named by ``MCP_SIM_EXERCISES``, else ``exercises/`` in the project
-root (the folder that holds the ``mcp_sim`` package), else ``exercises/`` in the current folder or its
-parent.
+root (:func:`project_root`).
 """
 
 from __future__ import annotations
 
-import json
+import contextlib
+import hashlib
 import os
-import subprocess
-import sys
-import tempfile
+import random
+import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from mcp_sim.grading.exercises import get_exercise
-from mcp_sim.grading.model import Exercise
-from mcp_sim.grading.progress import ProgressStore
+from mcp_sim.grading.learner_code import LearnerError, LearnerProcess, LoadFailed
+from mcp_sim.grading.model import CheckContext, CheckFailed, Exercise, check_seeds
+from mcp_sim.grading.progress import ProgressStore, project_root
 from mcp_sim.grading.result import CheckResult, GradeResult
-from mcp_sim.grading.worker import DEFAULT_CASE_TIME_LIMIT, result_header
 
-DEFAULT_TIME_LIMIT = 30.0
-"""Seconds the whole grading process may take before it is killed."""
-
-_PACKAGE_PARENT = Path(__file__).resolve().parents[2]
+DEFAULT_CASE_TIME_LIMIT: Final = 2.0
+"""Seconds one call of a learner's function may run before it is interrupted."""
+DEFAULT_TIME_LIMIT: Final = 60.0
+"""Seconds a whole grade may take; checks not started by then are reported as not run."""
 
 
 class ExercisesNotFound(FileNotFoundError):
@@ -44,12 +48,11 @@ def exercises_dir() -> Path:
         if not Path(env).is_dir():
             raise ExercisesNotFound(f"MCP_SIM_EXERCISES names {env}, which is not a folder")
         return Path(env)
-    # a checkout (the package's parent), else the current folder or its parent (a notebook in notebooks/)
-    for folder in (_PACKAGE_PARENT / "exercises", Path.cwd() / "exercises", Path.cwd().parent / "exercises"):
-        if (folder / "solutions").is_dir():
-            return folder
-    raise ExercisesNotFound("no exercises folder found beside the mcp_sim package or in the current folder; set "
-                            "MCP_SIM_EXERCISES to the folder that holds the exercises")
+    folder = project_root() / "exercises"
+    if (folder / "solutions").is_dir():
+        return folder
+    raise ExercisesNotFound("no exercises folder found in the project; set MCP_SIM_EXERCISES to the folder that "
+                            "holds the exercises")
 
 
 def starter_path(exercise_id: str) -> Path:
@@ -72,75 +75,121 @@ def display_name(path: Path) -> str:
         return path.name
 
 
-def _worker_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    env["PYTHONIOENCODING"] = "utf-8"
-    parts = [str(_PACKAGE_PARENT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
-    env["PYTHONPATH"] = os.pathsep.join(parts)
-    return env
+def hidden_paths(reference: bool, progress: ProgressStore | None = None) -> tuple[Path, ...]:
+    """What the learner's process may not open: the reference solutions (unless they are what is being
+    graded) and the progress record."""
+    store = progress or ProgressStore.default()
+    out = list(store.private_paths())
+    if not reference:
+        with contextlib.suppress(ExercisesNotFound):
+            out.append(exercises_dir() / "solutions")
+    return tuple(out)
 
 
-def _read_events(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-    checks: list[dict[str, Any]] = []
-    final = None
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError:
-        return checks, None
-    for line in text.splitlines():
+def case_rng(seed: int, kind: str) -> random.Random:
+    """The generator for one case: the check's seed and the case kind, nothing else."""
+    digest = hashlib.sha256(f"{seed}|{kind}".encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def run_check(exercise: Exercise, index: int, learner: LearnerProcess, *, base_seed: int = 0) -> CheckResult:
+    """Run check number ``index``: every case kind on every seed; stop at the first failing case."""
+    check = exercise.checks[index]
+    seeds = check_seeds(exercise.id, check.name, check.seeds, base_seed)
+    start = len(learner.printed)
+    cases = 0
+    for seed in seeds:
+        for kind in check.kinds:
+            cases += 1
+            ctx = CheckContext(learner, case_rng(seed, kind), seed)
+            try:
+                check.run(ctx, kind)
+            except CheckFailed as exc:
+                rule = exc.rule or check.rule
+                # the hint goes with the rule that was broken, which may be another check's
+                hint = next((c.hint for c in exercise.checks if c.rule == rule and rule != check.rule), check.hint)
+                return _failed(check, "failed", str(exc), rule, cases, seed, kind, learner, start, hint)
+            except LearnerError as exc:
+                status = "timeout" if exc.status == "timeout" else "error"
+                return _failed(check, status, exc.description, check.rule, cases, seed, kind, learner, start,
+                               check.hint)
+    printed = "".join(learner.printed[start:])[-4000:]
+    return CheckResult(check.name, "passed", f"Correct on all {cases} cases ({len(seeds)} seeds × "
+                       f"{len(check.kinds)} kinds).", check.rule, cases, None, printed, "")
+
+
+def _failed(check: Any, status: str, explanation: str, rule: str, cases: int, seed: int, kind: str,
+            learner: LearnerProcess, start: int, hint: str) -> CheckResult:
+    printed = "".join(learner.printed[start:])[-4000:]
+    return CheckResult(check.name, status, explanation, rule, cases, seed, printed,  # type: ignore[arg-type]
+                       hint, kind)
+
+
+def result_header(exercise: Exercise, display: str, reference: bool) -> dict[str, Any]:
+    """The fields of a :class:`GradeResult` that come from the exercise itself."""
+    return {"exercise": exercise.id, "title": exercise.title, "chapter": exercise.chapter, "file": display,
+            "rules": list(exercise.rules), "hints": [str(h) for h in exercise.hints], "reference": reference}
+
+
+def _not_run(exercise: Exercise, head: dict[str, Any], reason: str, status: str, output: str = "") -> GradeResult:
+    checks = [CheckResult(c.name, "failed", "Not run: your file could not be loaded.", c.rule).__dict__
+              for c in exercise.checks]
+    return GradeResult.from_dict({**head, "checks": checks, "load_error": reason, "load_output": output,
+                                  "problem_status": status})
+
+
+def grade_file(exercise: Exercise, path: Path, display: str | None = None, *, base_seed: int = 0,
+               reference: bool = False, case_time_limit: float = DEFAULT_CASE_TIME_LIMIT,
+               time_limit: float = DEFAULT_TIME_LIMIT, progress: ProgressStore | None = None) -> GradeResult:
+    """Grade ``path`` against ``exercise`` (one set of seeds). Never raises for learner mistakes."""
+    return grade_seeds(exercise, path, display, [base_seed], reference=reference, case_time_limit=case_time_limit,
+                       time_limit=time_limit, progress=progress)[0]
+
+
+def grade_seeds(exercise: Exercise, path: Path, display: str | None, base_seeds: Sequence[int], *,
+                reference: bool = False, case_time_limit: float = DEFAULT_CASE_TIME_LIMIT,
+                time_limit: float = DEFAULT_TIME_LIMIT, progress: ProgressStore | None = None,
+                only: Sequence[str] = (), stop_at_first_failure: bool = False) -> list[GradeResult]:
+    """Grade ``path`` once per base seed, loading it once: the fast path for many sets of cases.
+
+    ``only`` runs just the checks named (the others are reported as not run); with
+    ``stop_at_first_failure`` a base seed's remaining checks are skipped once one has failed — both
+    for answering "is this file rejected?" quickly, never for a learner's verdict."""
+    display = display or display_name(path)
+    head = result_header(exercise, display, reference)
+    if not path.is_file():
+        reason = (f"{display} does not exist. Each exercise's file is exercises/<exercise>/starter.py; if you "
+                  f"deleted it, restore it (e.g. `git checkout -- {display}`).")
+        return [_not_run(exercise, head, reason, "error") for _ in base_seeds]
+    results = []
+    with LearnerProcess(exercise, path, display, case_time_limit, hidden_paths(reference, progress)) as learner:
         try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if "check" in event:
-            checks.append(event["check"])
-        elif "result" in event:
-            final = event["result"]
-    return checks, final
-
-
-def run_in_subprocess(exercise: Exercise, path: Path, *, reference: bool = False, seed: int = 0,
-                      case_time_limit: float = DEFAULT_CASE_TIME_LIMIT,
-                      time_limit: float = DEFAULT_TIME_LIMIT) -> GradeResult:
-    """Grade ``path`` against ``exercise`` in a fresh Python process; never raises for learner bugs."""
-    display = display_name(path)
-    with tempfile.TemporaryDirectory(prefix="mcp-sim-grade-") as tmp:
-        result_file = Path(tmp) / "result.jsonl"
-        request = {"exercise": exercise.id, "file": str(path.resolve()), "display": display,
-                   "result_file": str(result_file), "base_seed": seed, "case_time_limit": case_time_limit,
-                   "reference": reference}
-        problem = ""
-        stdout = stderr = ""
-        try:
-            proc = subprocess.run([sys.executable, "-m", "mcp_sim.grading.worker"], input=json.dumps(request),
-                                  capture_output=True, text=True, encoding="utf-8", errors="replace",
-                                  timeout=time_limit, env=_worker_env())
-            stdout, stderr = proc.stdout, proc.stderr
-            if proc.returncode != 0:
-                problem = (f"The grading process stopped unexpectedly (exit code {proc.returncode}).\n"
-                           + stderr.strip()[-2000:])
-        except subprocess.TimeoutExpired as exc:
-            stdout = exc.stdout.decode("utf-8", "replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-            problem = (f"Grading stopped after the time limit of {time_limit:g} s and the grading process was "
-                       f"ended. Your code kept running even after being interrupted — is there a loop that "
-                       f"never ends, perhaps inside a `try` that catches every exception (bare `except:` or "
-                       f"`except BaseException:`)?")
-        checks, final = _read_events(result_file)
-    if final is not None and not problem:
-        result = GradeResult.from_dict(final)
-    else:
-        data = result_header(exercise, display, reference)
-        done = {c["name"] for c in checks}
-        rest = [CheckResult(c.name, "failed", "Not run: grading stopped before this check.", c.rule).__dict__
-                for c in exercise.checks if c.name not in done]
-        result = GradeResult.from_dict({**data, "checks": checks + rest,
-                                        "problem": problem or "The grading process gave no result."})
-    if stdout.strip():
-        # Output written around Python's sys.stdout (os.write, C extensions) reaches the process's pipe.
-        extra = (result.load_output + "\n" if result.load_output else "") + stdout.strip()[-4000:]
-        result = GradeResult.from_dict({**result.to_dict(), "load_output": extra})
-    return result
+            learner.start()
+        except LoadFailed as exc:
+            return [_not_run(exercise, head, exc.message, exc.status, exc.output) for _ in base_seeds]
+        deadline = time.monotonic() + time_limit
+        for base in base_seeds:
+            checks: list[dict[str, Any]] = []
+            problem, problem_status = "", ""
+            for i, check in enumerate(exercise.checks):
+                if time.monotonic() > deadline:
+                    problem = (f"Grading stopped after the time limit of {time_limit:g} s; the checks after that "
+                               f"were not run.")
+                    problem_status = "timeout"
+                    checks += [CheckResult(c.name, "failed", "Not run: grading stopped before this check.",
+                                           c.rule).__dict__ for c in exercise.checks[i:]]
+                    break
+                failed = any(c["status"] != "passed" for c in checks)
+                if (only and check.name not in only) or (stop_at_first_failure and failed):
+                    checks.append(CheckResult(check.name, "failed", "Not run.", check.rule).__dict__)
+                    continue
+                checks.append(run_check(exercise, i, learner, base_seed=base).__dict__)
+            results.append({**head, "checks": checks, "problem": problem, "problem_status": problem_status,
+                            "load_output": learner.load_output})
+    notes = list(learner.notes)
+    stray = f"\n(printed outside print():)\n{learner.stray}" if learner.stray.strip() else ""
+    return [GradeResult.from_dict({**r, "notes": notes, "load_output": (r["load_output"] + stray).strip("\n")})
+            for r in results]
 
 
 def grade(exercise_id: str, *, file: str | Path | None = None, reference: bool = False, seed: int = 0,
@@ -150,15 +199,16 @@ def grade(exercise_id: str, *, file: str | Path | None = None, reference: bool =
 
     ``file`` grades another file instead of the starter; ``reference=True`` grades the reference
     solution; ``seed`` picks another set of seeded cases (each failure names the seed it used).
-    The learner's attempts are recorded in the progress file unless ``record=False`` (reference runs
-    are never recorded)."""
+    The attempt is recorded in the project's progress file unless ``record=False`` (reference runs
+    and other files are never recorded: progress is about the exercise's own file)."""
     exercise = get_exercise(exercise_id)
     if file is not None:
         path = Path(file)
     else:
         path = reference_path(exercise_id) if reference else starter_path(exercise_id)
-    result = run_in_subprocess(exercise, path, reference=reference, seed=seed, case_time_limit=case_time_limit,
-                               time_limit=time_limit)
-    if record and not reference:
-        (progress or ProgressStore.default()).record(result)
+    store = progress or ProgressStore.default()
+    result = grade_file(exercise, path, base_seed=seed, reference=reference, case_time_limit=case_time_limit,
+                        time_limit=time_limit, progress=store)
+    if record and not reference and file is None:
+        store.record(result)
     return result

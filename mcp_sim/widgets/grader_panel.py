@@ -5,8 +5,9 @@ shows the explanation and the spec rule. Below the rows, a "Show next hint" butt
 exercise's hints one at a time, from the gentlest to the most specific, so a learner takes only as
 much help as they need.
 
-``GraderPanel(result)`` is what ``grade(...)`` displays in a live Jupyter kernel; outside one, the
-result falls back to its static HTML.
+Build it from a result: ``GraderPanel(grade("ex02_error_codes"))``. This module imports the grader,
+never the other way round: a bare result shows itself as static HTML (hints in ``<details>``), which
+needs no kernel and no widget state.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ class GraderPanel(W.VBox):
                                f"{esc(result.load_error)}</pre>"))
         if result.load_output:
             rows.append(W.HTML(f"<small>Printed while loading your file:</small><pre>{esc(result.load_output)}</pre>"))
-        rows.extend(self._row(c) for c in result.checks)
+        rows.extend(self._row(c, result.chapter) for c in result.checks)
+        rows.extend(W.HTML(f"<small><b>Note:</b> {esc(n)}</small>") for n in result.notes)
         self.hint_box = W.VBox([])
         self.hint_button = W.Button(description="Show next hint", icon="lightbulb-o",
                                     tooltip="Reveal one more hint", layout=W.Layout(width="auto"))
@@ -49,8 +51,8 @@ class GraderPanel(W.VBox):
         self.add_class("mcp-sim-grader-panel")
 
     @staticmethod
-    def _row(check: Any) -> W.Widget:
-        box = W.HTML(f"<ul style='list-style:none;padding-left:0;margin:2px 0'>{check_row_html(check)}</ul>")
+    def _row(check: Any, chapter: str) -> W.Widget:
+        box = W.HTML(f"<ul style='list-style:none;padding-left:0;margin:2px 0'>{check_row_html(check, chapter)}</ul>")
         box.add_class(f"mcp-sim-{check.status}")
         return box
 

@@ -1,9 +1,9 @@
 """Exercise ex01_topology (chapter 01): draw the host → clients → servers map as data.
 
-The learner writes ``build_topology(host, servers)``. Each seeded case invents a host and between one
-and six servers with random names, some running locally (started with a command) and some remote
-(reached at a URL). A correct topology has one client per server, owned by the host, speaking stdio
-to local servers and Streamable HTTP to remote ones.
+The learner writes ``build_topology(host, servers)``. The case kinds are fixed — one server, several
+local ones, several remote ones, a mix, six servers — and the seed picks only the names, commands
+and URLs. A correct topology has one client per server, owned by the host, speaking stdio to local
+servers and Streamable HTTP to remote ones, and leaves the caller's list as it was.
 """
 
 from __future__ import annotations
@@ -25,14 +25,18 @@ _SERVER_WORDS = ("weather", "files", "github", "calendar", "postgres", "slack", 
 _HOSTS = ("Claude Desktop", "VS Code", "my-agent", "ChatApp", "IDE", "Notebook host")
 
 
-def make_setup(rng: Any, *, force: str | None = None) -> tuple[str, list[dict[str, Any]]]:
-    """A host name and a list of server descriptions. ``force`` = ``"local"``/``"remote"`` makes all
-    servers run there."""
-    n = rng.randint(1, 6)
-    names = rng.sample(_SERVER_WORDS, n)
+SHAPES = {"one local": ("local",), "one remote": ("remote",), "several local": ("local",) * 3,
+          "several remote": ("remote",) * 3, "mixed": ("local", "remote", "local", "remote"),
+          "six mixed": ("remote", "local", "local", "remote", "local", "remote")}
+"""The case kinds: where each server runs. The seed only picks names, commands and URLs."""
+
+
+def make_setup(rng: Any, kind: str) -> tuple[str, list[dict[str, Any]]]:
+    """A host name and the servers of case kind ``kind`` (see :data:`SHAPES`)."""
+    shape = SHAPES[kind]
+    names = rng.sample(_SERVER_WORDS, len(shape))
     servers: list[dict[str, Any]] = []
-    for name in names:
-        runs = force or rng.choice(("local", "remote"))
+    for name, runs in zip(names, shape, strict=True):
         tag = rng.randint(2, 99)
         if runs == "local":
             command = rng.choice((["python", f"{name}_server.py"], ["npx", "-y", f"@acme/{name}-mcp"],
@@ -46,6 +50,12 @@ def make_setup(rng: Any, *, force: str | None = None) -> tuple[str, list[dict[st
 
 def _topology(ctx: CheckContext, host: str, servers: list[dict[str, Any]]) -> dict[str, Any]:
     topo = ctx.function("build_topology")(host, copy.deepcopy(servers))
+    if isinstance(topo, dict) and isinstance(topo.get("clients"), list):
+        for c in topo["clients"]:
+            if isinstance(c, dict) and isinstance(c.get("server"), list):
+                raise CheckFailed(f'A client names {len(c["server"])} servers in "server"; each client keeps a '
+                                  f"1:1 connection with exactly one server, so the host needs one client per "
+                                  f"server.", RULE_ONE_CLIENT)
     if not isinstance(topo, dict):
         raise CheckFailed(f"build_topology() returned {type(topo).__name__}; it should return a dict like "
                           f'{{"host": ..., "clients": [...]}}.')
@@ -87,42 +97,40 @@ def _clients_by_server(ctx: CheckContext, host: str, servers: list[dict[str, Any
     return seen
 
 
-def check_one_client_per_server(ctx: CheckContext) -> None:
-    host, servers = make_setup(ctx.rng)
+def check_one_client_per_server(ctx: CheckContext, kind: str) -> None:
+    host, servers = make_setup(ctx.rng, kind)
     _clients_by_server(ctx, host, servers)
 
 
-def _check_transport(ctx: CheckContext, runs: str) -> None:
-    host, servers = make_setup(ctx.rng)
-    # make sure this case has at least one server of the kind under test
-    if not any(s["runs"] == runs for s in servers):
-        _, extra = make_setup(ctx.rng, force=runs)
-        servers = servers + [e for e in extra if e["name"] not in {s["name"] for s in servers}][:1]
+def _check_transport(ctx: CheckContext, kind: str, runs: str) -> None:
+    host, servers = make_setup(ctx.rng, kind)
     clients = _clients_by_server(ctx, host, servers)
     for s in servers:
         c = clients[s["name"]]
         if runs == "local" and s["runs"] == "local":
             if c.get("transport") != "stdio":
                 raise CheckFailed(f"{s['name']} runs locally (command {s['command']!r}), so its client should use "
-                                  f'"transport": "stdio", not {c.get("transport")!r}.')
+                                  f'"transport": "stdio", not {c.get("transport")!r}: with stdio the client starts '
+                                  f"the server itself.")
             if c.get("command") != s["command"]:
                 raise CheckFailed(f"A stdio client starts its server itself: the client for {s['name']} should carry "
                                   f'"command": {s["command"]!r}, got {c.get("command")!r}.')
         if runs == "remote" and s["runs"] == "remote":
             if c.get("transport") != "streamable-http":
                 raise CheckFailed(f"{s['name']} is remote (at {s['url']}), so its client should use "
-                                  f'"transport": "streamable-http", not {c.get("transport")!r}.')
+                                  f'"transport": "streamable-http", not {c.get("transport")!r}: nobody can start '
+                                  f"a server on another machine with a command.")
             if c.get("url") != s["url"]:
                 raise CheckFailed(f"An HTTP client connects to the server's endpoint: the client for {s['name']} "
                                   f'should carry "url": {s["url"]!r}, got {c.get("url")!r}.')
 
 
-def check_local_stdio(ctx: CheckContext) -> None:
-    _check_transport(ctx, "local")
+def check_local_stdio(ctx: CheckContext, kind: str) -> None:
+    _check_transport(ctx, kind, "local")
 
 
-def check_remote_http(ctx: CheckContext) -> None:
-    _check_transport(ctx, "remote")
+def check_remote_http(ctx: CheckContext, kind: str) -> None:
+    _check_transport(ctx, kind, "remote")
 
 
 EXERCISE = Exercise(
@@ -134,20 +142,23 @@ EXERCISE = Exercise(
     functions=("build_topology",),
     checks=(
         Check("One client per server, owned by the host", RULE_ONE_CLIENT, check_one_client_per_server,
-              hint="Loop over the servers and create one client dict for each, naming that one server."),
+              tuple(SHAPES), hint="Compare the number of clients with the number of servers, and the ids with "
+                                  "each other."),
         Check("Local servers are reached over stdio", RULE_STDIO, check_local_stdio,
-              hint='A local server has a "command"; its client uses "transport": "stdio" and keeps the command.'),
+              ("one local", "several local", "mixed", "six mixed"),
+              hint="Look at what a local server description carries that a remote one does not."),
         Check("Remote servers are reached over Streamable HTTP", RULE_HTTP, check_remote_http,
-              hint='A remote server has a "url"; its client uses "transport": "streamable-http" and keeps the URL.'),
+              ("one remote", "several remote", "mixed", "six mixed"),
+              hint="Look at what a remote server description carries that a local one does not."),
     ),
     hints=(
         Hint("In MCP the host never talks to a server directly: it owns clients, and each client talks to one "
              "server. So the number of clients equals the number of servers.", RULE_ONE_CLIENT),
         Hint("How a client reaches its server depends on where the server runs: a local one is started as a "
              "subprocess (stdio), a remote one is reached at a URL (Streamable HTTP).", RULE_STDIO),
-        Hint('Shape of each client: {"id": "client-1", "server": <server name>, "transport": "stdio", '
-             '"command": [...]} for local, or the same with "transport": "streamable-http" and "url": ... '
-             "for remote. Give every client a different id.", RULE_HTTP),
+        Hint("Compare each client with its server: the client's transport follows the server's \"runs\", and "
+             "the client carries whichever of \"command\" or \"url\" its server has. Every client's id differs "
+             "from the others'.", RULE_HTTP),
     ),
     forbidden=("mcp_sim.roles", "mcp_sim.trace", "mcp_sim.scenarios"),
 )

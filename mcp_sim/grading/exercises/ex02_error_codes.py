@@ -4,8 +4,9 @@
 description of the server (its revision, methods, tools, resources, supported versions). It returns
 the JSON-RPC error code the server must answer with, or ``None`` when no error response is due — a
 valid request, a failing tool (that is a result with ``isError: true``), or a notification (never
-answered). Each seeded case contains exactly one fault, generated here together with the code it
-deserves, so the expectation never depends on the project's own codec.
+answered). Each case contains exactly one fault of a fixed kind (every kind is tried on every seed;
+the seed picks names, ids and spacing), generated here together with the code it deserves, so the
+expectation never depends on the project's own codec.
 """
 
 from __future__ import annotations
@@ -101,25 +102,30 @@ Case = tuple[str, dict[str, Any], int | None, str]
 """(line, server, expected code, what the case is)"""
 
 
-def case_parse(rng: Any) -> Case:
+PARSE_KINDS = ("cut off", "single quotes", "trailing comma", "not JSON", "unquoted key", "empty line")
+
+
+def case_parse(rng: Any, kind: str) -> Case:
     server = make_server(rng)
     good = _line(_request(rng, server, "tools/list"), rng)
-    broken = rng.choice((
-        good[: rng.randint(1, len(good) - 1)],                     # cut off mid-message
-        good.replace('"', "'"),                                    # single quotes are not JSON
-        good[:-1] + ",}",                                          # trailing comma
-        "tools/list please",                                       # not JSON at all
-        good.replace('"jsonrpc"', "jsonrpc", 1),                   # unquoted key
-        "",                                                        # an empty line
-    ))
-    return broken, server, -32700, "text that is not JSON"
+    broken = {
+        "cut off": good[: rng.randint(1, len(good) - 1)],
+        "single quotes": good.replace('"', "'"),
+        "trailing comma": good[:-1] + ",}",
+        "not JSON": rng.choice(("tools/list please", "<request/>", "id=1 method=ping")),
+        "unquoted key": good.replace('"jsonrpc"', "jsonrpc", 1),
+        "empty line": rng.choice(("", " ", "\t")),
+    }[kind]
+    return broken, server, -32700, f"text that is not JSON ({kind})"
 
 
-def case_invalid(rng: Any) -> Case:
+INVALID_KINDS = ("batch", "version", "null id", "float id", "bool id", "method type", "no method", "params array",
+                 "scalar")
+
+
+def case_invalid(rng: Any, kind: str) -> Case:
     server = make_server(rng)
     req = _request(rng, server, "tools/list")
-    kind = rng.choice(("batch", "version", "null id", "float id", "bool id", "method type", "no method",
-                       "params array", "scalar"))
     bad: Any
     if kind == "batch":
         bad = [req, _request(rng, server, "prompts/list")]
@@ -142,18 +148,26 @@ def case_invalid(rng: Any) -> Case:
     return _line(bad, rng), server, -32600, f"valid JSON but not a valid request ({kind})"
 
 
-def case_method(rng: Any) -> Case:
-    server = make_server(rng)
-    absent = [m for m in ("prompts/get", "tools/run", "completion/complete", "logging/setLevel",
-                          "resources/subscribe", "sampling/createMessage", "tasks/list") if m not in server["methods"]]
-    method = rng.choice(absent)
+METHOD_KINDS = ("legacy server", "modern server", "other era's method")
+
+
+def case_method(rng: Any, kind: str) -> Case:
+    server = make_server(rng, rng.choice(LEGACY) if kind != "modern server" else MODERN)
+    if kind == "other era's method":
+        method = "server/discover"
+    else:
+        absent = [m for m in ("prompts/get", "tools/run", "completion/complete", "logging/setLevel",
+                              "resources/subscribe", "sampling/createMessage", "tasks/list")
+                  if m not in server["methods"]]
+        method = rng.choice(absent)
     return _line(_request(rng, server, method), rng), server, -32601, f"the server has no method {method}"
 
 
-def case_params(rng: Any) -> Case:
-    server = make_server(rng)
-    kind = rng.choice(("unknown tool", "missing argument", "no _meta") if server["revision"] == MODERN
-                      else ("unknown tool", "missing argument", "no name"))
+PARAMS_KINDS = ("unknown tool", "missing argument", "no name", "no _meta", "partial _meta")
+
+
+def case_params(rng: Any, kind: str) -> Case:
+    server = make_server(rng, MODERN if kind in ("no _meta", "partial _meta") else None)
     if kind == "missing argument" and not any(t["required"] for t in server["tools"].values()):
         first = next(iter(server["tools"]))
         server["tools"][first]["required"] = [rng.choice(_ARGS)]
@@ -170,8 +184,8 @@ def case_params(rng: Any) -> Case:
         req = _request(rng, server, "tools/call", {"arguments": {}})
     else:
         req = _request(rng, server, rng.choice(("tools/list", "resources/list")))
-        drop = rng.choice(("all", "io.modelcontextprotocol/protocolVersion",
-                           "io.modelcontextprotocol/clientCapabilities"))
+        drop = "all" if kind == "no _meta" else rng.choice(("io.modelcontextprotocol/protocolVersion",
+                                                             "io.modelcontextprotocol/clientCapabilities"))
         if drop == "all":
             req["params"].pop("_meta")
             if not req["params"]:
@@ -181,21 +195,28 @@ def case_params(rng: Any) -> Case:
     return _line(req, rng), server, -32602, kind
 
 
-def case_resource(rng: Any) -> Case:
-    server = make_server(rng, rng.choice((*LEGACY, MODERN, MODERN)))
+RESOURCE_KINDS = (*LEGACY, MODERN)
+
+
+def case_resource(rng: Any, kind: str) -> Case:
+    server = make_server(rng, kind)
     uri = f"file:///secret/{rng.randint(1, 999)}.txt"
     code = -32602 if server["revision"] == MODERN else -32002
     return (_line(_request(rng, server, "resources/read", {"uri": uri}), rng), server, code,
             f"resources/read of an unknown URI in {server['revision']}")
 
 
-def case_modern(rng: Any) -> Case:
+MODERN_KINDS = ("older version", "future version", "missing capability")
+
+
+def case_modern(rng: Any, kind: str) -> Case:
     server = make_server(rng, MODERN)
-    if rng.random() < 0.5:
+    if kind != "missing capability":
         req = _good_call(rng, server)
-        req["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = rng.choice(
-            ("2025-11-25", "2025-06-18", "2030-01-01"))
-        return _line(req, rng), server, -32022, "a protocolVersion the server does not support"
+        req["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = (
+            rng.choice(("2025-11-25", "2025-06-18")) if kind == "older version" else rng.choice(("2030-01-01",
+                                                                                                 "2029-06-30")))
+        return _line(req, rng), server, -32022, f"a protocolVersion the server does not support ({kind})"
     name = rng.choice(list(server["tools"]))
     need = rng.choice(_NEEDS)
     server["tools"][name]["needs"] = need
@@ -207,17 +228,26 @@ def case_modern(rng: Any) -> Case:
     return _line(req, rng), server, -32021, f"the tool needs the client capability {need!r}, not declared"
 
 
-def case_internal(rng: Any) -> Case:
+INTERNAL_KINDS = ("tools/list", "resources/list", "prompts/list")
+
+
+def case_internal(rng: Any, kind: str) -> Case:
     server = make_server(rng)
-    method = rng.choice(("tools/list", "resources/list", "prompts/list"))
+    method = kind
     server["broken_methods"] = [method]
     return _line(_request(rng, server, method), rng), server, -32603, f"the server's {method} handler crashes"
 
 
-def case_no_error(rng: Any) -> Case:
-    server = make_server(rng)
-    kind = rng.choice(("call", "failing tool", "read", "list", "notification"))
-    if kind == "failing tool":
+NO_ERROR_KINDS = ("call", "failing tool", "read", "list", "notification", "another supported version")
+
+
+def case_no_error(rng: Any, kind: str) -> Case:
+    server = make_server(rng, MODERN if kind == "another supported version" else None)
+    if kind == "another supported version":
+        server["supported_versions"] = [MODERN, rng.choice(("2027-03-01", "2027-09-15"))]
+        msg = _good_call(rng, server)
+        msg["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = server["supported_versions"][1]
+    elif kind == "failing tool":
         name = rng.choice(list(server["tools"]))
         server["failing_tools"] = [name]
         tool = server["tools"][name]
@@ -237,16 +267,21 @@ def case_no_error(rng: Any) -> Case:
     return _line(msg, rng), server, None, f"a message that needs no error response ({kind})"
 
 
-def _make_check(factory: Callable[[Any], Case], rounds: int = 3) -> Callable[[CheckContext], None]:
-    def run(ctx: CheckContext) -> None:
-        fn = ctx.function("choose_error_code")
-        for _ in range(rounds):
-            line, server, expected, what = factory(ctx.rng)
-            got = fn(line, json.loads(json.dumps(server)))
-            if got != expected or type(got) is not type(expected):
-                want = "None (no error response)" if expected is None else str(expected)
-                raise CheckFailed(f"Case: {what}.\n  line:   {line!r}\n  server: {json.dumps(server)}\n"
-                                  f"Expected {want}; your function returned {got!r}.")
+RULE_OF_CODE: dict[int | None, str] = {-32700: R_PARSE, -32600: R_INVALID, -32601: R_METHOD, -32602: R_PARAMS,
+                                      -32002: R_RESOURCE, -32022: R_MODERN, -32021: R_MODERN, -32603: R_INTERNAL,
+                                      None: R_NO_ERROR}
+"""The rule that says which code a case deserves: the rule a wrong answer broke."""
+
+
+def _make_check(factory: Callable[[Any, str], Case]) -> Callable[[CheckContext, str], None]:
+    def run(ctx: CheckContext, kind: str) -> None:
+        line, server, expected, what = factory(ctx.rng, kind)
+        got = ctx.function("choose_error_code")(line, json.loads(json.dumps(server)))
+        if got != expected or type(got) is not type(expected):
+            want = "None (no error response)" if expected is None else str(expected)
+            rule = R_RESOURCE if what.startswith("resources/read") else RULE_OF_CODE[expected]
+            raise CheckFailed(f"Case: {what}.\n  line:   {line!r}\n  server: {json.dumps(server)}\n"
+                              f"Expected {want}; your function returned {got!r}.", rule)
     return run
 
 
@@ -258,23 +293,25 @@ EXERCISE = Exercise(
     rules=(R_PARSE, R_INVALID, R_METHOD, R_PARAMS, R_RESOURCE, R_MODERN, R_INTERNAL, R_NO_ERROR),
     functions=("choose_error_code",),
     checks=(
-        Check("Unreadable text → -32700", R_PARSE, _make_check(case_parse),
-              hint="Try json.loads first; if it raises, nothing else can be known about the message."),
-        Check("JSON that is not a request → -32600", R_INVALID, _make_check(case_invalid),
-              hint="Check the shape: an object, jsonrpc exactly '2.0', a string method, a string/integer id "
-                   "(bool is not an integer here), params an object."),
-        Check("Unknown method → -32601", R_METHOD, _make_check(case_method),
-              hint="Compare the method with server['methods']."),
-        Check("Bad parameters → -32602", R_PARAMS, _make_check(case_params),
+        Check("Unreadable text → -32700", R_PARSE, _make_check(case_parse), PARSE_KINDS,
+              hint="Ask first whether the text can be read as JSON at all; until it can, nothing else is known."),
+        Check("JSON that is not a request → -32600", R_INVALID, _make_check(case_invalid), INVALID_KINDS,
+              hint="Compare each member of the object with the Request object's definition: its type, not "
+                   "only its presence (a boolean is not an integer here)."),
+        Check("Unknown method → -32601", R_METHOD, _make_check(case_method), METHOD_KINDS,
+              hint="Compare the method with the methods this server lists, not with every method MCP defines."),
+        Check("Bad parameters → -32602", R_PARAMS, _make_check(case_params), PARAMS_KINDS,
               hint="Look inside params: the tool name, its required arguments, and on 2026-07-28 the _meta keys."),
         Check("Resource not found depends on the revision", R_RESOURCE, _make_check(case_resource),
-              hint="Same situation, two codes: look at server['revision']."),
+              RESOURCE_KINDS, hint="Same situation, two codes: compare the server's revision with 2026-07-28."),
         Check("2026-07-28 negotiation errors: -32022 and -32021", R_MODERN, _make_check(case_modern),
-              hint="Every modern request carries its version and capabilities in params._meta."),
-        Check("A crash in the server → -32603", R_INTERNAL, _make_check(case_internal),
-              hint="server['broken_methods'] lists handlers that crash on any input."),
-        Check("No error response when none is due", R_NO_ERROR, _make_check(case_no_error, rounds=5),
-              hint="Return None for valid requests, for failing tools and for every notification."),
+              MODERN_KINDS, hint="Every modern request carries its version and capabilities in params._meta; "
+                                 "compare them with what the server supports and what the tool needs."),
+        Check("A crash in the server → -32603", R_INTERNAL, _make_check(case_internal), INTERNAL_KINDS,
+              hint="Look at which of the server's handlers are listed as broken."),
+        Check("No error response when none is due", R_NO_ERROR, _make_check(case_no_error), NO_ERROR_KINDS,
+              hint="Some messages need no error at all: a valid request (in any version the server supports), "
+                   "a tool whose own work fails, and every notification."),
     ),
     hints=(
         Hint("Work from the outside in, as a server does: can the text be parsed? Is it a request at all? Does "

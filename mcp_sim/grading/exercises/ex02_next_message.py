@@ -1,8 +1,9 @@
 """Exercise ex02_next_message (chapter 02): write the next JSON-RPC message of a paused session.
 
-Each seeded case pauses a legacy (2025-06-18 / 2025-11-25) session at a random point — mid-handshake,
-with a request pending, with the server asking the client something — and tells the learner which
-side they play. ``next_message(role, transcript, world)`` must return the one message that side sends
+Each case pauses a legacy (2025-06-18 / 2025-11-25) session at a point of a fixed kind —
+mid-handshake, with a request pending (last, or followed by a notification), with the server asking
+the client something — and tells the learner which side they play; the seed picks names, ids and the
+traffic before the pause. ``next_message(role, transcript, world)`` must return the one message that side sends
 next. The message is checked for JSON-RPC validity (with the project's codec), for its kind
 (request, notification, response, error) and for its ids: a response echoes the id of the request it
 answers, and a new request uses an id its sender has not used before.
@@ -76,9 +77,10 @@ def _msg(frm: str, message: dict[str, Any]) -> dict[str, Any]:
     return {"from": frm, "message": message}
 
 
-def handshake(rng: Any, world: dict[str, Any], cid: _Ids, *, complete: bool = True) -> list[dict[str, Any]]:
+def handshake(rng: Any, world: dict[str, Any], cid: _Ids, *, complete: bool = True,
+              version: str | None = None) -> list[dict[str, Any]]:
     """The initialize exchange (and, with ``complete``, the initialized notification)."""
-    version = rng.choice(_VERSIONS)
+    version = version or rng.choice(_VERSIONS)
     init_id = cid()
     caps = rng.choice(({}, {"roots": {"listChanged": True}}, {"sampling": {}}, {"elicitation": {}}))
     t = [_msg("client", {"jsonrpc": "2.0", "id": init_id, "method": "initialize",
@@ -145,10 +147,10 @@ def _last_line(transcript: list[dict[str, Any]]) -> str:
     return f"{last['from']} sent {json.dumps(last['message'])}"
 
 
-def check_answer_initialize(ctx: CheckContext) -> None:
+def check_answer_initialize(ctx: CheckContext, kind: str) -> None:
     rng = ctx.rng
     world = make_world(rng)
-    transcript = handshake(rng, world, _Ids(rng, ("init-", "c")))[:1]
+    transcript = handshake(rng, world, _Ids(rng, ("init-", "c")), version=kind)[:1]
     request = transcript[0]["message"]
     msg = _ask(ctx, "server", transcript, world)
     resp = _as(msg, JSONRPCResultResponse, f"the result response to initialize (id {request['id']!r})")
@@ -167,11 +169,11 @@ def check_answer_initialize(ctx: CheckContext) -> None:
                f"result.serverInfo must be {world['server_info']!r}; got {result.get('serverInfo')!r}.")
 
 
-def check_initialized(ctx: CheckContext) -> None:
+def check_initialized(ctx: CheckContext, kind: str) -> None:
     rng = ctx.rng
     world = make_world(rng)
     transcript = handshake(rng, world, _Ids(rng, ("init-", "c")), complete=False)
-    if rng.random() < 0.5:  # the server may log before it is told the client is ready
+    if kind == "after a server log":  # the server may log before it is told the client is ready
         transcript.append(_msg("server", {"jsonrpc": "2.0", "method": "notifications/message",
                                           "params": {"level": "debug", "data": "server ready"}}))
     msg = _ask(ctx, "client", transcript, world)
@@ -184,24 +186,24 @@ def check_initialized(ctx: CheckContext) -> None:
                f"notifications/initialized, not {note.method!r}.")
 
 
-def _pending_setup(ctx: CheckContext, method_pool: tuple[str, ...]) -> tuple[list[dict[str, Any]], dict[str, Any],
-                                                                                dict[str, Any]]:
+def _pending_setup(ctx: CheckContext, method_pool: tuple[str, ...], kind: str
+                   ) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
     rng = ctx.rng
     world = make_world(rng)
     cid, sid = _Ids(rng, ("req-", "c")), _Ids(rng, ("srv-", "s"))
     transcript = handshake(rng, world, cid) + some_traffic(rng, world, cid, sid)
-    method = rng.choice(method_pool)
+    method = kind.split()[0] if kind.split()[0] in method_pool else rng.choice(method_pool)
     request: dict[str, Any] = {"jsonrpc": "2.0", "id": cid(), "method": method}
     if method.startswith(("tools/run", "tools/execute", "files", "prompt")):
         request["params"] = {"name": rng.choice(world["tools"])["name"]}
     transcript.append(_msg("client", request))
-    if rng.random() < 0.6:  # a notification after the request: the last message is not what you answer
+    if kind.endswith("then a notification"):  # the last message is not what you answer
         transcript.append(_msg("client", {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}))
     return transcript, world, request
 
 
-def check_answer_pending(ctx: CheckContext) -> None:
-    transcript, world, request = _pending_setup(ctx, ("tools/list", "ping"))
+def check_answer_pending(ctx: CheckContext, kind: str) -> None:
+    transcript, world, request = _pending_setup(ctx, ("tools/list", "ping"), kind)
     msg = _ask(ctx, "server", transcript, world)
     resp = _as(msg, JSONRPCResultResponse, f"the result response to the pending {request['method']} request "
                                            f"(id {request['id']!r})")
@@ -214,8 +216,8 @@ def check_answer_pending(ctx: CheckContext) -> None:
                                     f"{json.dumps(resp.result)}.")
 
 
-def check_method_not_found(ctx: CheckContext) -> None:
-    transcript, world, request = _pending_setup(ctx, _UNKNOWN_METHODS)
+def check_method_not_found(ctx: CheckContext, kind: str) -> None:
+    transcript, world, request = _pending_setup(ctx, _UNKNOWN_METHODS, kind)
     msg = _ask(ctx, "server", transcript, world)
     resp = _as(msg, JSONRPCErrorResponse, f"an error response: this server has no method {request['method']!r}")
     ctx.expect(resp.id == request["id"] and type(resp.id) is type(request["id"]),
@@ -225,14 +227,14 @@ def check_method_not_found(ctx: CheckContext) -> None:
                f"found), not {resp.error.code}.")
 
 
-def check_answer_server_request(ctx: CheckContext) -> None:
+def check_answer_server_request(ctx: CheckContext, kind: str) -> None:
     rng = ctx.rng
     world = make_world(rng)
     # Both sides count from the same start: ids are unique per sender, so they may coincide.
     start = rng.randint(0, 3)
     cid = _Ids(rng, ("c",), start)
     sid = _Ids(rng, ("s",), start)
-    sid.style = cid.style
+    cid.style = sid.style = kind.split()[0]
     transcript = handshake(rng, world, cid) + some_traffic(rng, world, cid, sid)
     ping = {"jsonrpc": "2.0", "id": sid(), "method": "ping"}
     transcript.append(_msg("server", ping))
@@ -250,12 +252,13 @@ def _client_ids(transcript: list[dict[str, Any]]) -> set[Any]:
             if m["from"] == "client" and "method" in m["message"] and "id" in m["message"]}
 
 
-def check_new_request(ctx: CheckContext) -> None:
+def check_new_request(ctx: CheckContext, kind: str) -> None:
     rng = ctx.rng
     world = make_world(rng)
     cid, sid = _Ids(rng, ("req-", "c")), _Ids(rng, ("srv-", "s"))
+    cid.style = kind.split()[0]
     transcript = handshake(rng, world, cid) + some_traffic(rng, world, cid, sid)
-    if rng.random() < 0.5:  # an old request answered late: ids need not be the last one seen
+    if kind.endswith("late answer"):  # an old request answered late: ids need not be the last one seen
         i = cid()
         transcript += [_msg("client", {"jsonrpc": "2.0", "id": i, "method": "tools/list"}),
                        _msg("client", {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}),
@@ -279,19 +282,24 @@ EXERCISE = Exercise(
     rules=(RULE_RESPONSE_ID, RULE_NEW_ID, RULE_NOTIFICATION, RULE_INITIALIZE, RULE_METHOD_NOT_FOUND),
     functions=("next_message",),
     checks=(
-        Check("Server: answer initialize", RULE_INITIALIZE, check_answer_initialize,
-              hint="Echo the id; the result has protocolVersion, capabilities and serverInfo."),
+        Check("Server: answer initialize", RULE_INITIALIZE, check_answer_initialize, _VERSIONS,
+              hint="Compare your result with what the initialize request asked for and what the world says "
+                   "about this server."),
         Check("Client: send notifications/initialized", RULE_NOTIFICATION, check_initialized,
-              hint="A notification is {'jsonrpc': '2.0', 'method': ...} — no id."),
+              ("right after the response", "after a server log"),
+              hint="Compare a notification with a request: which member does a notification never have?"),
         Check("Server: answer the pending request with its id", RULE_RESPONSE_ID, check_answer_pending,
+              ("tools/list last", "ping last", "tools/list then a notification", "ping then a notification"),
               hint="Find the client request that has no response yet; it is not always the last message."),
         Check("Server: an unknown method gets -32601", RULE_METHOD_NOT_FOUND, check_method_not_found,
-              hint="An error response is {'jsonrpc': '2.0', 'id': <request id>, 'error': {'code': ..., "
-                   "'message': ...}}."),
+              ("unknown method last", "unknown method then a notification"),
+              hint="An error response answers a request like a result does; compare its id with the request's."),
         Check("Client: answer the server's request", RULE_RESPONSE_ID, check_answer_server_request,
-              hint="The server can send requests too (ping). The client answers them with the server's id."),
+              ("int ids", "str ids"),
+              hint="The server can send requests too (ping). Which id does the answer to it carry?"),
         Check("Client: a new request gets a fresh id", RULE_NEW_ID, check_new_request,
-              hint="Collect every id the client has used for its requests and pick one not among them."),
+              ("int in order", "str in order", "int late answer", "str late answer"),
+              hint="Compare your id with every id the client has used for its requests, not only the last one."),
     ),
     hints=(
         Hint("Start by sorting the transcript into requests (method + id), notifications (method, no id) and "
@@ -301,8 +309,8 @@ EXERCISE = Exercise(
              RULE_RESPONSE_ID),
         Hint("Ids are chosen by the side that sends the request, so a server request and a client request can "
              "share an id. When you match responses to requests, match within one direction.", RULE_NEW_ID),
-        Hint("Decision order for the client: answer a pending server request first; else, if the initialize "
-             "result has arrived but notifications/initialized was not sent, send it; else send world['call'] "
-             "as tools/call with an unused id.", RULE_INITIALIZE),
+        Hint("What the client does next depends on what is outstanding: a server request waiting for an "
+             "answer comes first; then the step of the handshake that is still missing; only then the tool call "
+             "the world asks for.", RULE_INITIALIZE),
     ),
 )

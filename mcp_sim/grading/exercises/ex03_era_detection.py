@@ -2,8 +2,11 @@
 
 A client that does not know a server's era sends a ``server/discover`` probe. The learner decides
 from the reply — a JSON-RPC response, or ``None`` for a timeout — (``detect_era``) and, over HTTP,
-from the status code and body together (``detect_era_http``). Each case is generated together with its
-era, so the expectation comes from how the case was built, not from the project's lifecycle module.
+from the status code and body together (``detect_era_http``). Every seed tries every case kind —
+each modern code, each legacy answer (errors with and without data, odd results, a timeout), each
+HTTP status with a modern-looking and a legacy body — and the seed picks only ids, names and versions.
+Each case is generated together with its era, so the expectation comes from how the case was built,
+not from the project's lifecycle module.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ from typing import Any
 
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 
-R_RESULT = "2026-07-28: a DiscoverResult (supportedVersions, capabilities, serverInfo) identifies a modern server."
+R_RESULT = ("2026-07-28: a DiscoverResult (required: resultType, supportedVersions, capabilities, ttlMs, "
+            "cacheScope; serverInfo, when sent, in result._meta) identifies a modern server.")
 R_MODERN_ERR = ("2026-07-28: -32020, -32021 and -32022 exist only in the modern revision; such an error means the "
                 "server is modern (e.g. -32022: it is modern but does not speak the requested version).")
 R_FALLBACK = ("Era detection: clients MUST NOT key on a single error code. Any other error, or no answer before "
@@ -29,74 +33,81 @@ def _rid(rng: Any) -> Any:
     return rng.choice((rng.randint(1, 99), f"probe-{rng.randint(1, 99)}"))
 
 
-def discover_result(rng: Any) -> dict[str, Any]:
-    versions = ["2026-07-28"] + (["2027-02-14"] if rng.random() < 0.3 else [])
-    result: dict[str, Any] = {"supportedVersions": versions,
+def discover_result(rng: Any, kind: str = "") -> dict[str, Any]:
+    versions = ["2026-07-28"] + (["2027-02-14"] if kind == "several versions" else [])
+    result: dict[str, Any] = {"resultType": "complete", "supportedVersions": versions,
                               "capabilities": rng.choice(({"tools": {}}, {"resources": {}, "prompts": {}}, {})),
-                              "serverInfo": {"name": rng.choice(("weather", "files")), "version": "2.0.0"},
-                              "resultType": "complete", "ttlMs": rng.choice((0, 60000)),
-                              "cacheScope": rng.choice(("public", "private"))}
-    if rng.random() < 0.3:
+                              "ttlMs": rng.choice((0, 60000)), "cacheScope": rng.choice(("public", "private"))}
+    if kind == "with instructions and serverInfo":
         result["instructions"] = "Use the forecast tool for weather questions."
+        result["_meta"] = {"io.modelcontextprotocol/serverInfo": {"name": rng.choice(("weather", "files")),
+                                                                  "version": "2.0.0"}}
     return {"jsonrpc": "2.0", "id": _rid(rng), "result": result}
 
 
-def modern_error(rng: Any) -> dict[str, Any]:
-    code = rng.choice(_MODERN_CODES)
+def modern_error(rng: Any, code: int | None = None) -> dict[str, Any]:
+    code = code if code is not None else rng.choice(_MODERN_CODES)
     data = {-32020: {"header": "Mcp-Method"},
             -32021: {"requiredCapabilities": {"elicitation": {}}},
-            -32022: {"requested": "2027-09-30", "supported": ["2026-07-28"]}}[code]
+            -32022: {"requested": rng.choice(("2027-09-30", "2025-11-25")), "supported": ["2026-07-28"]}}[code]
     return {"jsonrpc": "2.0", "id": _rid(rng), "error": {"code": code, "message": "modern error", "data": data}}
 
 
-def legacy_reply(rng: Any) -> dict[str, Any] | None:
-    kind = rng.choice(("timeout", "error", "error", "error", "odd result", "no id error"))
+LEGACY_KINDS = ("timeout", "-32601", "-32600 not initialized", "-32602 with data", "-32603", "-32000 with data",
+                "odd result", "error without id")
+
+
+def legacy_reply(rng: Any, kind: str) -> dict[str, Any] | None:
     if kind == "timeout":
         return None
     if kind == "odd result":  # a lenient legacy server that answers anything with an empty result
         return {"jsonrpc": "2.0", "id": _rid(rng), "result": rng.choice(({}, {"ok": True}))}
-    code = rng.choice(_LEGACY_CODES)
+    code = int(kind.split()[0]) if kind[0] == "-" else rng.choice(_LEGACY_CODES)
     message = {-32601: "Method not found", -32600: "Server not initialized", -32602: "Invalid params"}.get(
         code, "Error")
     reply: dict[str, Any] = {"jsonrpc": "2.0", "id": _rid(rng), "error": {"code": code, "message": message}}
-    if kind == "no id error":
+    if kind.endswith("with data"):  # data that looks like a -32022's: only the code tells
+        reply["error"]["data"] = ({"supported": rng.sample(["2025-03-26", "2025-06-18", "2025-11-25"], 2),
+                                   "requested": "2026-07-28"} if code == -32602 else
+                                  {"requiredCapabilities": {rng.choice(("sampling", "elicitation")): {}}})
+    if kind == "error without id":
         reply.pop("id")
     return reply
 
 
-def _ask(ctx: CheckContext, reply: dict[str, Any] | None, want: str, why: str) -> None:
+def _ask(ctx: CheckContext, reply: dict[str, Any] | None, want: str, why: str, rule: str) -> None:
     got = ctx.function("detect_era")(copy.deepcopy(reply))
     if got not in ("modern", "legacy"):
         raise CheckFailed(f'detect_era() must return "modern" or "legacy"; got {got!r}.')
-    ctx.expect(got == want, f"Reply: {reply!r}\nThis means {want}: {why} Your function said {got!r}.")
+    if got != want:
+        raise CheckFailed(f"Reply: {reply!r}\nThis means {want}: {why} Your function said {got!r}.", rule)
 
 
-def check_result(ctx: CheckContext) -> None:
-    for _ in range(2):
-        _ask(ctx, discover_result(ctx.rng), "modern", "a result with supportedVersions is a DiscoverResult.")
+def check_result(ctx: CheckContext, kind: str) -> None:
+    _ask(ctx, discover_result(ctx.rng, kind), "modern", "a result with supportedVersions is a DiscoverResult, "
+         "and only a modern server implements server/discover.", R_RESULT)
 
 
-def check_modern_errors(ctx: CheckContext) -> None:
-    for _ in range(3):
-        reply = modern_error(ctx.rng)
-        _ask(ctx, reply, "modern", f"{reply['error']['code']} is defined only by 2026-07-28.")
+def check_modern_errors(ctx: CheckContext, kind: str) -> None:
+    reply = modern_error(ctx.rng, int(kind))
+    _ask(ctx, reply, "modern", f"{reply['error']['code']} is defined only by 2026-07-28, so only a modern server "
+                               f"sends it.", R_MODERN_ERR)
 
 
-def check_fallback(ctx: CheckContext) -> None:
-    for _ in range(4):
-        reply = legacy_reply(ctx.rng)
-        why = ("no answer before the timeout: an old server may simply ignore an unknown method." if reply is None
-               else "it is not a DiscoverResult and not a modern error, so the server is treated as legacy.")
-        _ask(ctx, reply, "legacy", why)
-    # a mixed batch so that one-code rules fail whatever the seed
-    _ask(ctx, None, "legacy", "no answer before the timeout means legacy.")
-    _ask(ctx, {"jsonrpc": "2.0", "id": 1, "error": {"code": -32600, "message": "Server not initialized"}},
-         "legacy", "a legacy server refuses requests before initialize with an error that is not -32601.")
+def check_fallback(ctx: CheckContext, kind: str) -> None:
+    reply = legacy_reply(ctx.rng, kind)
+    why = ("no answer before the timeout: an old server may simply ignore an unknown method." if reply is None
+           else "it is neither a DiscoverResult nor an error code only 2026-07-28 defines, so it proves nothing "
+                "modern: the server is treated as legacy.")
+    _ask(ctx, reply, "legacy", why, R_FALLBACK)
 
 
-def http_case(rng: Any) -> tuple[int, dict[str, Any] | None, str, str]:
-    kind = rng.choice(("200 result", "400 modern", "400 modern", "400 other", "404", "405", "200 legacy error",
-                       "400 empty"))
+HTTP_KINDS = ("200 result", "400 modern", "400 other", "400 empty", "200 legacy error", "404 empty",
+              "404 modern-looking", "405 modern-looking", "500 modern-looking")
+
+
+def http_case(rng: Any, kind: str) -> tuple[int, dict[str, Any] | None, str, str]:
+    status = int(kind.split()[0])
     if kind == "200 result":
         return 200, discover_result(rng), "modern", "200 with a DiscoverResult."
     if kind == "400 modern":
@@ -105,25 +116,26 @@ def http_case(rng: Any) -> tuple[int, dict[str, Any] | None, str, str]:
         return 400, {"jsonrpc": "2.0", "error": {"code": rng.choice((-32600, -32000)),
                                                  "message": "Bad Request: No valid session ID provided"}}, \
             "legacy", "400 with an error that only legacy servers send (no session)."
-    if kind == "404":
+    if kind == "404 empty":
         return 404, rng.choice((None, {"error": "not found"})), "legacy", "404: no modern MCP endpoint here."
-    if kind == "405":
-        return 405, None, "legacy", "405: the endpoint does not take this request the modern way."
+    if kind.endswith("modern-looking"):
+        body = rng.choice((discover_result(rng), modern_error(rng)))
+        return status, body, "legacy", (f"{status} is not how a modern server answers: it sends 200 with a "
+                                        f"result or 400 with a modern error. A body that looks modern under "
+                                        f"another status (a proxy's page, an old gateway) proves nothing.")
     if kind == "200 legacy error":
         return 200, {"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "Method not found"}}, \
             "legacy", "200 whose body is an error that is not a modern one."
     return 400, None, "legacy", "400 with no JSON-RPC body to recognise."
 
 
-def check_http(ctx: CheckContext) -> None:
-    fn = ctx.function("detect_era_http")
-    for _ in range(5):
-        status, body, want, why = http_case(ctx.rng)
-        got = fn(status, copy.deepcopy(body))
-        if got not in ("modern", "legacy"):
-            raise CheckFailed(f'detect_era_http() must return "modern" or "legacy"; got {got!r}.')
-        ctx.expect(got == want, f"HTTP {status} with body {body!r}: this means {want} ({why}) Your function said "
-                                f"{got!r}.")
+def check_http(ctx: CheckContext, kind: str) -> None:
+    status, body, want, why = http_case(ctx.rng, kind)
+    got = ctx.function("detect_era_http")(status, copy.deepcopy(body))
+    if got not in ("modern", "legacy"):
+        raise CheckFailed(f'detect_era_http() must return "modern" or "legacy"; got {got!r}.')
+    ctx.expect(got == want, f"HTTP {status} with body {body!r}: this means {want} ({why}) Your function said "
+                            f"{got!r}.")
 
 
 EXERCISE = Exercise(
@@ -135,21 +147,23 @@ EXERCISE = Exercise(
     functions=("detect_era", "detect_era_http"),
     checks=(
         Check("A DiscoverResult means modern", R_RESULT, check_result,
-              hint="Look for result.supportedVersions."),
-        Check("A modern-only error means modern", R_MODERN_ERR, check_modern_errors,
-              hint="Three codes exist only in 2026-07-28."),
+              ("one version", "several versions", "with instructions and serverInfo"),
+              hint="Which member does only a DiscoverResult have?"),
+        Check("A modern-only error means modern", R_MODERN_ERR, check_modern_errors, ("-32020", "-32021", "-32022"),
+              hint="Three codes exist only in 2026-07-28; compare the code, not the shape of the error."),
         Check("Everything else — other errors, odd results, timeouts — means legacy", R_FALLBACK, check_fallback,
-              hint="Decide 'modern' only on positive evidence; default to legacy."),
-        Check("HTTP: read the status and the body together", R_HTTP, check_http,
-              hint="A 400 is modern only if its body is a modern error; 200 only if it is a DiscoverResult."),
+              LEGACY_KINDS, hint="Decide 'modern' only on positive evidence; compare the code itself, since "
+                                 "legacy errors can carry data too."),
+        Check("HTTP: read the status and the body together", R_HTTP, check_http, HTTP_KINDS,
+              hint="Which statuses can a modern answer come with? Look at the body only for those."),
     ),
     hints=(
         Hint("Ask: what proves a server is modern? Only a modern server can answer server/discover with a "
              "DiscoverResult, or reply with an error code that only the modern revision defines.", R_RESULT),
         Hint("Do not test for one legacy code such as -32601: legacy servers also say -32600 ('not initialized'), "
              "-32602, or nothing at all. Everything that is not modern evidence is legacy.", R_FALLBACK),
-        Hint("detect_era_http(status, body) can reuse detect_era(body) — but only for 200 and 400 responses with "
-             "a body; any other status is legacy.", R_HTTP),
+        Hint("Over HTTP a modern server answers with 200 (a result) or 400 (a modern error). Compare the status "
+             "with those two first; the body only counts under them.", R_HTTP),
     ),
     forbidden=("mcp_sim.protocol.lifecycle", "mcp_sim.roles"),
 )

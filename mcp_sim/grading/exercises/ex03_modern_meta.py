@@ -5,7 +5,10 @@ in ``params._meta``. The learner builds such a request (``build_request``), pick
 with after a ``-32022`` error (``choose_retry_version``), and runs the whole try → -32022 → retry
 exchange against a fake server (``call_with_retry``).
 
-Only one modern revision (2026-07-28) has been released, so the cases imagine later ones
+Every seed tries every case kind (with or without the caller's own ``_meta``; one, several or no
+versions in common; an error other than -32022 carrying data; a retry that is or is not needed); the
+seed picks only methods, ids and which dates play each part. Only one modern revision (2026-07-28) has
+been released, so the cases imagine later ones
 (``2027-…``) to exercise the choice; the rule does not depend on which dates exist.
 """
 
@@ -48,12 +51,15 @@ def _caps(rng: Any) -> dict[str, Any]:
     return rng.choice(({}, {"elicitation": {}}, {"sampling": {}, "roots": {}}, {"elicitation": {"form": {}}}))
 
 
-def _params(rng: Any) -> dict[str, Any]:
-    method, make = rng.choice(_METHODS)
+def _params(rng: Any, meta: str = "") -> dict[str, Any]:
+    method, make = _METHODS[0] if meta == "caller _meta and arguments" else rng.choice(_METHODS)
     params = make(rng)
-    if rng.random() < 0.5:
-        params["_meta"] = rng.choice(({"progressToken": f"p{rng.randint(1, 99)}"},
-                                      {"traceparent": f"00-{rng.randint(10**15, 10**16):x}-01-01"}))
+    if meta == "caller progressToken" or meta == "caller _meta and arguments":
+        params["_meta"] = {"progressToken": f"p{rng.randint(1, 99)}"}
+    elif meta == "caller traceparent":
+        params["_meta"] = {"traceparent": f"00-{rng.randint(10**15, 10**16):x}-01-01"}
+    elif meta == "" and rng.random() < 0.5:
+        params["_meta"] = {"progressToken": f"p{rng.randint(1, 99)}"}
     return {"method": method, "params": params}
 
 
@@ -85,53 +91,64 @@ def _check_request(req: Any, rid: Any, method: str, params: dict[str, Any], vers
         raise CheckFailed(f"The version and capabilities go inside params._meta, nowhere else; found {stray or [PV]}.")
 
 
-def check_build(ctx: CheckContext) -> None:
+def check_build(ctx: CheckContext, kind: str) -> None:
     rng = ctx.rng
-    fn = ctx.function("build_request")
-    for _ in range(3):
-        spec = _params(rng)
-        version, caps = rng.choice(POOL), _caps(rng)
-        info = {"name": rng.choice(("course-client", "notebook")), "version": f"1.{rng.randint(0, 9)}"}
-        rid = rng.choice((rng.randint(1, 99), f"r-{rng.randint(1, 99)}"))
-        req = fn(rid, spec["method"], copy.deepcopy(spec["params"]), version, copy.deepcopy(caps), dict(info))
-        _check_request(req, rid, spec["method"], spec["params"], version, caps, info)
+    spec = _params(rng, kind)
+    version, caps = rng.choice(POOL), _caps(rng)
+    info = {"name": rng.choice(("course-client", "notebook")), "version": f"1.{rng.randint(0, 9)}"}
+    rid = rng.choice((rng.randint(1, 99), f"r-{rng.randint(1, 99)}"))
+    req = ctx.function("build_request")(rid, spec["method"], copy.deepcopy(spec["params"]), version,
+                                        copy.deepcopy(caps), dict(info))
+    _check_request(req, rid, spec["method"], spec["params"], version, caps, info)
 
 
-def check_no_mutation(ctx: CheckContext) -> None:
+def check_no_mutation(ctx: CheckContext, kind: str) -> None:
     rng = ctx.rng
-    fn = ctx.function("build_request")
-    spec = _params(rng)
-    spec["params"].setdefault("_meta", {"progressToken": "keep-me"})
-    params = copy.deepcopy(spec["params"])
+    spec = _params(rng, kind)
     caps = _caps(rng)
     info = {"name": "course-client", "version": "1.0"}
     version = rng.choice(POOL)
-    req = fn(7, spec["method"], params, version, caps, info)
+    args = [7, spec["method"], copy.deepcopy(spec["params"]), version, copy.deepcopy(caps), dict(info)]
+    req, after = ctx.call_and_inspect("build_request", args)
     _check_request(req, 7, spec["method"], spec["params"], version, caps, info)
-    ctx.expect(params == spec["params"],
-               f"build_request() changed the caller's params dict (now {json.dumps(params)}). Copy it — including "
-               f"its _meta — before adding keys: the caller will reuse it for a retry.")
+    ctx.expect(after[2] == spec["params"],
+               f"build_request() changed the caller's params dict: it was {json.dumps(spec['params'])} and is now "
+               f"{json.dumps(after[2])}. The caller reuses it (for the retry after -32022), so it must come back "
+               f"as it went in — including its _meta.")
+    ctx.expect(after[4] == caps, f"build_request() changed the caller's capabilities dict (now {json.dumps(after[4])}).")
 
 
-def check_choose(ctx: CheckContext) -> None:
+CHOOSE_KINDS = ("one in common", "several in common", "none in common", "another error with data")
+
+
+def check_choose(ctx: CheckContext, kind: str) -> None:
     rng = ctx.rng
     fn = ctx.function("choose_retry_version")
-    for _ in range(4):
-        client, server = _versions(rng), _versions(rng)
-        requested = max(client)
-        server = [v for v in server if v != requested] or [v for v in POOL if v != requested][:1]
-        error = {"code": -32022, "message": f"Unsupported protocol version: {requested}",
-                 "data": {"requested": requested, "supported": server}}
-        common = [v for v in client if v in server]
-        want = max(common) if common else None
-        got = fn(copy.deepcopy(error), list(client))
-        ctx.expect(got == want, f"Client supports {client!r}; the -32022 error says the server supports "
-                                f"{server!r}. The retry version is {'the newest in both: ' + repr(want) if want else 'none — give up (None)'}"
-                                f"; your function returned {got!r}.")
-    other: dict[str, Any] = {"code": rng.choice((-32602, -32601, -32021)), "message": "something else", "data": {}}
-    got = fn(other, list(_versions(rng)))
-    ctx.expect(got is None, f"Only -32022 is about versions; for error {json.dumps(other)} there is nothing to "
-                            f"retry with (None), but your function returned {got!r}.")
+    if kind == "another error with data":
+        client = _versions(rng, 2)
+        other: dict[str, Any] = {"code": rng.choice((-32602, -32601, -32021, -32603)), "message": "something else",
+                                 "data": rng.choice(({"supported": sorted(client)}, {"requested": max(client),
+                                                     "supported": [min(client)]}))}
+        got = fn(other, list(client))
+        ctx.expect(got is None, f"Only -32022 is about versions; for error {json.dumps(other)} there is nothing to "
+                                f"retry with (None) even though its data looks similar, but your function returned "
+                                f"{got!r}.")
+        return
+    a, b, c, d = POOL  # oldest to newest; the client's newest (what it asked for) is never the server's
+    client, server = {"one in common": ([a, d], [a, b]), "several in common": ([a, b, d], [a, b, c]),
+                      "none in common": ([a, d], [b, c])}[kind]
+    requested = max(client)
+    rng.shuffle(client)
+    rng.shuffle(server)
+    error = {"code": -32022, "message": f"Unsupported protocol version: {requested}",
+             "data": {"requested": requested, "supported": server}}
+    common = [v for v in client if v in server]
+    want = max(common) if common else None
+    got = fn(copy.deepcopy(error), list(client))
+    ctx.expect(got == want, f"Client supports {client!r}; the -32022 error says the server supports "
+                            f"{server!r}. The retry version is {'the newest in both: ' + repr(want) if want else 'none — give up (None)'}"
+                            f": the client may only use a version it speaks, and the server only one it "
+                            f"supports. Your function returned {got!r}.")
 
 
 class FakeServer:
@@ -178,12 +195,14 @@ def _run_call(ctx: CheckContext, client: list[str], server_versions: list[str]) 
     return got, server, {"spec": spec, "caps": caps, "info": info}
 
 
-def check_retry(ctx: CheckContext) -> None:
+def check_retry(ctx: CheckContext, kind: str) -> None:
     rng = ctx.rng
-    client = _versions(rng, rng.randint(2, 3))
+    client = _versions(rng, 3)
     newest = max(client)
     others = [v for v in client if v != newest]
-    server_versions = [rng.choice(others), *[v for v in POOL if v not in client][:rng.randint(0, 1)]]
+    shared = others if kind == "several shared" else [rng.choice(others)]
+    server_versions = [*shared, *[v for v in POOL if v not in client][:rng.randint(0, 1)]]
+    rng.shuffle(server_versions)
     got, server, info = _run_call(ctx, client, server_versions)
     want_v = max(v for v in client if v in server_versions)
     ctx.expect(len(server.requests) == 2,
@@ -192,7 +211,8 @@ def check_retry(ctx: CheckContext) -> None:
                f"{len(server.requests)} request(s).")
     retry = server.requests[1]
     first_id = server.requests[0].get("id")
-    ctx.expect(retry.get("id") != first_id, f"The retry reused id {first_id!r}. It is a new request: call new_id().")
+    ctx.expect(retry.get("id") != first_id, f"The retry reused id {first_id!r}. It is a new request, so it needs an "
+                                            f"id not used before.")
     _check_request(retry, retry.get("id"), info["spec"]["method"], info["spec"]["params"], want_v, info["caps"],
                    info["info"])
     ctx.expect(isinstance(got, dict) and got.get("result") is not None and got.get("id") == retry.get("id"),
@@ -200,10 +220,10 @@ def check_retry(ctx: CheckContext) -> None:
                f" got {got!r}.")
 
 
-def check_first_try_and_give_up(ctx: CheckContext) -> None:
+def check_first_try_and_give_up(ctx: CheckContext, kind: str) -> None:
     rng = ctx.rng
     client = _versions(rng)
-    if rng.random() < 0.5:  # the server speaks the client's newest: one request, no retry
+    if kind == "first try works":  # the server speaks the client's newest: one request, no retry
         server_versions = [max(client), *[v for v in POOL if v not in client][:1]]
         got, server, _ = _run_call(ctx, client, server_versions)
         ctx.expect(len(server.requests) == 1, f"The server supports the client's newest version {max(client)!r}; "
@@ -227,24 +247,27 @@ EXERCISE = Exercise(
     functions=("build_request", "choose_retry_version", "call_with_retry"),
     checks=(
         Check("Every request carries version, capabilities and client info in _meta", R_META, check_build,
-              hint="params._meta gets three io.modelcontextprotocol/* keys."),
+              ("no caller _meta", "caller progressToken", "caller traceparent"),
+              hint="Compare your params._meta with the three io.modelcontextprotocol/* keys the rule names."),
         Check("The caller's params and _meta survive, unmodified", R_KEEP, check_no_mutation,
-              hint="Build a new params dict and a new _meta dict; copy the caller's keys into them."),
-        Check("Retry version: newest one both sides speak, else None", R_RETRY, check_choose,
-              hint="Intersect error['data']['supported'] with the client's list; take the max."),
-        Check("After -32022, retry once with a new id", R_NEW_ID, check_retry,
-              hint="Send with max(client versions); on -32022 choose, build a new request with new_id(), send."),
+              ("caller progressToken", "caller _meta and arguments", "no caller _meta"),
+              hint="Compare the caller's params before and after your call: the request needs its own dicts."),
+        Check("Retry version: newest one both sides speak, else None", R_RETRY, check_choose, CHOOSE_KINDS,
+              hint="Look at the error's code first, then compare its data's list with the client's own."),
+        Check("After -32022, retry once with a new id", R_NEW_ID, check_retry, ("one shared", "several shared"),
+              hint="Compare the retry with the first request: which members must differ, which must stay?"),
         Check("No retry when none is needed or none is possible", R_RETRY, check_first_try_and_give_up,
-              hint="Stop after a result; stop (return None) when there is no shared version."),
+              ("first try works", "nothing shared"),
+              hint="Look at the first response before deciding to send again."),
     ),
     hints=(
         Hint("A 2026-07-28 server remembers nothing between requests, so each request says which version it "
              "speaks and what the client can do, in params._meta.", R_META),
         Hint("The -32022 error's data lists the versions the server supports. The client may only pick a "
              "version it speaks itself; among the shared ones, the newest.", R_RETRY),
-        Hint("call_with_retry: request = build_request(new_id(), …, max(client_versions), …); response = "
-             "send(request); if it is a -32022 error, pick a version; None → return None; else send a new request "
-             "(new id) once and return its response.", R_NEW_ID),
+        Hint("call_with_retry reuses your two other functions: the first request offers the client's newest "
+             "version; only a -32022 answer leads to a second request, with the chosen version and a new id; "
+             "no shared version means giving up.", R_NEW_ID),
     ),
     forbidden=("mcp_sim.protocol.lifecycle", "mcp_sim.protocol.meta.request_meta", "mcp_sim.roles"),
 )

@@ -1,10 +1,12 @@
 """Exercise ex03_version_negotiation (chapter 03): the legacy handshake's version choice.
 
 The learner writes the server's choice (``choose_version``), the client's verdict
-(``client_accepts``) and the whole exchange (``handshake``). Cases draw random, shuffled subsets of
-the four legacy revisions, so "take the last element" or "take the first" only works by luck, and the
-expected answers are computed here from the rule, not from the project's lifecycle module (which the
-learner's file may not import).
+(``client_accepts``) and the whole exchange (``handshake``). Every seed tries every case kind — the
+requested version supported or not, newer or older than the server's, a list whose latest version is
+neither first nor last, more than one version in common, a supported-but-different answer — and the
+seed only picks which versions play each part. Lists are always shuffled, so "take the last element"
+never works. Expected answers are computed here from the rule, not from the project's lifecycle
+module (which the learner's file may not import).
 """
 
 from __future__ import annotations
@@ -24,10 +26,17 @@ R_CLIENT_OFFER = ("Lifecycle (≤2025-11-25): in the initialize request the clie
                   "it supports — this SHOULD be the latest version supported by the client.")
 
 
-def _subset(rng: Any) -> list[str]:
-    chosen = rng.sample(LEGACY_VERSIONS, rng.randint(1, len(LEGACY_VERSIONS)))
-    rng.shuffle(chosen)
-    return chosen
+def _shuffled(rng: Any, versions: list[str]) -> list[str]:
+    """``versions`` in an order where the latest is neither first nor last whenever there are three."""
+    out = list(versions)
+    rng.shuffle(out)
+    if len(out) >= 3:
+        latest = max(out)
+        out.remove(latest)
+        out.insert(rng.randint(1, len(out) - 1), latest)
+    elif len(out) == 2 and out[-1] == max(out) and rng.random() < 0.5:
+        out.reverse()
+    return out
 
 
 def _str_result(value: Any, fn: str) -> str:
@@ -36,63 +45,97 @@ def _str_result(value: Any, fn: str) -> str:
     return value
 
 
-def check_echo(ctx: CheckContext) -> None:
-    fn = ctx.function("choose_version")
-    for _ in range(3):
-        supported = _subset(ctx.rng)
-        requested = ctx.rng.choice(supported)
-        got = _str_result(fn(requested, list(supported)), "choose_version")
-        ctx.expect(got == requested, f"The client asked for {requested!r} and the server supports {supported!r}: "
-                                     f"the server must answer with {requested!r}, not {got!r}.")
+def _pick(rng: Any, n: int) -> list[str]:
+    return sorted(rng.sample(LEGACY_VERSIONS, n))
 
 
-def check_fallback(ctx: CheckContext) -> None:
-    fn = ctx.function("choose_version")
-    for _ in range(3):
-        supported = _subset(ctx.rng)
-        while len(supported) == len(LEGACY_VERSIONS):
-            supported = _subset(ctx.rng)
-        requested = ctx.rng.choice([v for v in LEGACY_VERSIONS if v not in supported] + ["2024-01-01"])
-        got = _str_result(fn(requested, list(supported)), "choose_version")
-        want = max(supported)
-        ctx.expect(got in supported, f"The server supports {supported!r} but answered {got!r}, which it does not "
-                                     f"speak (the client asked for {requested!r}).")
-        ctx.expect(got == want, f"The client asked for {requested!r}, which the server (supporting {supported!r}, "
-                                f"in no particular order) does not speak. It should answer its latest version "
-                                f"{want!r}, not {got!r}. Version strings are dates: compare them.")
+def check_echo(ctx: CheckContext, kind: str) -> None:
+    rng = ctx.rng
+    if kind == "only version":
+        supported = _pick(rng, 1)
+        requested = supported[0]
+    else:
+        versions = _pick(rng, rng.randint(2, 4))
+        requested = versions[-1] if kind == "requested is the latest" else rng.choice(versions[:-1])
+        supported = _shuffled(rng, versions)
+    got = _str_result(ctx.function("choose_version")(requested, list(supported)), "choose_version")
+    ctx.expect(got == requested, f"The client asked for {requested!r} and the server supports {supported!r}: "
+                                 f"the server must answer with {requested!r}, not {got!r} — the client's choice "
+                                 f"wins whenever the server can speak it.")
 
 
-def check_client(ctx: CheckContext) -> None:
-    fn = ctx.function("client_accepts")
-    for _ in range(4):
-        client = _subset(ctx.rng)
-        chosen = ctx.rng.choice(LEGACY_VERSIONS)
-        got = fn(chosen, list(client))
-        want = chosen in client
-        if not isinstance(got, bool):
-            raise CheckFailed(f"client_accepts() should return True or False; got {got!r}.")
-        ctx.expect(got == want, f"The server answered {chosen!r}; the client supports {client!r}. The client "
-                                f"should {'accept' if want else 'disconnect (return False)'}, but your function "
-                                f"returned {got}.")
+def check_fallback(ctx: CheckContext, kind: str) -> None:
+    rng = ctx.rng
+    if kind == "requested newer than all":
+        versions = sorted(rng.sample(LEGACY_VERSIONS[:-1], rng.randint(1, 3)))
+        requested = rng.choice([v for v in LEGACY_VERSIONS if v > versions[-1]])
+    elif kind == "requested older than all":
+        versions = _pick(rng, rng.randint(2, 3))
+        requested = rng.choice([v for v in LEGACY_VERSIONS if v < min(versions)] or ["2024-01-01"])
+    else:  # requested falls between two supported versions
+        low, mid, high = _pick(rng, 3)
+        versions, requested = [low, high, *[v for v in LEGACY_VERSIONS if v > high][:1]], mid
+    supported = _shuffled(rng, versions)
+    got = _str_result(ctx.function("choose_version")(requested, list(supported)), "choose_version")
+    want = max(supported)
+    ctx.expect(got in supported, f"The server supports {supported!r} but answered {got!r}, which it does not "
+                                 f"speak (the client asked for {requested!r}).")
+    ctx.expect(got == want, f"The client asked for {requested!r}, which the server (supporting {supported!r}, "
+                            f"in no particular order) does not speak. It should answer its latest version "
+                            f"{want!r}, not {got!r}: the newest version it speaks gives the client the best "
+                            f"chance to speak it too. Version strings are dates.")
 
 
-def check_handshake(ctx: CheckContext) -> None:
-    fn = ctx.function("handshake")
-    for _ in range(4):
-        client, server = _subset(ctx.rng), _subset(ctx.rng)
-        offered = max(client)
-        chosen = offered if offered in server else max(server)
-        want = chosen if chosen in client else None
-        got = fn(list(client), list(server))
-        if got is not None:
-            _str_result(got, "handshake")
-        if got != want:
-            story = (f"the client offers its latest, {offered!r}; the server (supports {server!r}) answers "
-                     f"{chosen!r}; ")
-            story += (f"the client speaks it, so they use {chosen!r}." if want else
-                      "the client does not speak it, so it disconnects (None).")
-            raise CheckFailed(f"Client supports {client!r}, server supports {server!r}: {story} Your "
-                              f"handshake() returned {got!r}.")
+def check_client(ctx: CheckContext, kind: str) -> None:
+    rng = ctx.rng
+    versions = _pick(rng, rng.randint(2, 4))
+    if kind == "the client's latest":
+        client, chosen = versions, versions[-1]
+    elif kind == "an older one the client also speaks":
+        client, chosen = versions, rng.choice(versions[:-1])
+    else:
+        client = versions[:-1] if kind == "one the client lacks (newer)" else versions[1:]
+        chosen = versions[-1] if kind == "one the client lacks (newer)" else versions[0]
+    client = _shuffled(rng, client)
+    got = ctx.function("client_accepts")(chosen, list(client))
+    want = chosen in client
+    if not isinstance(got, bool):
+        raise CheckFailed(f"client_accepts() should return True or False; got {got!r}.")
+    ctx.expect(got == want, f"The server answered {chosen!r}; the client supports {client!r}. The client "
+                            f"should {'accept: it speaks that version, even if it is not its latest' if want else 'disconnect (return False): it cannot speak that version'}, "
+                            f"but your function returned {got}.")
+
+
+HANDSHAKE_KINDS = ("same latest", "several in common", "server older, client speaks it",
+                   "server older, client lacks it", "server newer only")
+
+
+def check_handshake(ctx: CheckContext, kind: str) -> None:
+    rng = ctx.rng
+    v = LEGACY_VERSIONS
+    i = rng.randint(0, 1)
+    client, server = {
+        "same latest": ([v[i], v[3]], [v[i + 1], v[3]]),
+        "several in common": ([v[0], v[1], v[2]], [v[0], v[1], v[2], v[3]][i:]),
+        "server older, client speaks it": ([v[i], v[2], v[3]], [v[0], v[1], v[2]][i:]),
+        "server older, client lacks it": ([v[2], v[3]], [v[0], v[1]][i:]),
+        "server newer only": ([v[0], v[1]][i:], [v[2], v[3]]),
+    }[kind]
+    client, server = _shuffled(rng, client), _shuffled(rng, server)
+    offered = max(client)
+    chosen = offered if offered in server else max(server)
+    want = chosen if chosen in client else None
+    got = ctx.function("handshake")(list(client), list(server))
+    if got is not None:
+        _str_result(got, "handshake")
+    if got != want:
+        story = (f"the client offers its latest, {offered!r}; the server (supports {server!r}) answers "
+                 f"{chosen!r}; ")
+        story += (f"the client speaks it, so they use {chosen!r}." if want else
+                  "the client does not speak it, so it disconnects (None).")
+        rule = R_CLIENT_OFFER if got in server and got != chosen else (R_CLIENT if want is None else R_SERVER)
+        raise CheckFailed(f"Client supports {client!r}, server supports {server!r}: {story} Your "
+                          f"handshake() returned {got!r}.", rule)
 
 
 EXERCISE = Exercise(
@@ -104,13 +147,18 @@ EXERCISE = Exercise(
     functions=("choose_version", "client_accepts", "handshake"),
     checks=(
         Check("Server echoes a requested version it supports", R_SERVER, check_echo,
-              hint="If the requested version is in the supported list, answer it unchanged."),
+              ("requested is the latest", "requested is older", "only version"),
+              hint="Compare the requested version with the server's list before choosing anything else."),
         Check("Otherwise the server answers its latest version", R_SERVER, check_fallback,
-              hint="The supported list is not sorted. ISO dates compare correctly as strings: max() works."),
+              ("requested newer than all", "requested older than all", "requested in between"),
+              hint="The supported list is in no particular order; look at what the version strings are."),
         Check("The client accepts only versions it speaks", R_CLIENT, check_client,
-              hint="Accepting is a membership test in the client's own list."),
-        Check("The whole handshake: agree or disconnect", R_CLIENT_OFFER, check_handshake,
-              hint="Compose: the client offers max(client); the server chooses; the client accepts or returns None."),
+              ("the client's latest", "an older one the client also speaks", "one the client lacks (newer)",
+               "one the client lacks (older)"),
+              hint="The client compares the server's answer with its own list — not with its own latest."),
+        Check("The whole handshake: agree or disconnect", R_CLIENT_OFFER, check_handshake, HANDSHAKE_KINDS,
+              hint="Follow the exchange in order: what the client offers, what the server answers to that, "
+                   "whether the client can live with the answer."),
     ),
     hints=(
         Hint("There are two decisions, made by two sides: the server picks a version, then the client decides "

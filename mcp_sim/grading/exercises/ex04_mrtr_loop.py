@@ -7,8 +7,10 @@ retries: the same method, the original params plus ``inputResponses`` and the ec
 and a **new** JSON-RPC id. The server may ask again.
 
 The learner writes ``call_with_input(send, new_id, method, params, handlers)``. The check plays the
-server (:class:`ScriptedServer`): it follows a seeded script of rounds and records the first rule the
-client breaks, which becomes the explanation.
+server (:class:`ScriptedServer`): it follows a script of rounds and records the first rule the client
+breaks — the explanation and the rule reported. Every seed tries every case kind (each kind of input
+request, one to three rounds, states dropped between rounds, states that change if anyone
+"normalises" them); the seed picks keys, ids and texts. Handlers must be called once per input request.
 """
 
 from __future__ import annotations
@@ -36,8 +38,13 @@ _PV = "io.modelcontextprotocol/protocolVersion"
 _CC = "io.modelcontextprotocol/clientCapabilities"
 
 
-def _input_request(rng: Any, key: str) -> dict[str, Any]:
-    kind = rng.choice(("elicitation/create", "elicitation/create", "sampling/createMessage", "roots/list"))
+_AWKWARD_STATES = ((" \t", " \r\n"), ('{"b": 1,  "a": "caf\u0065\u0301', '"}'), ("eyJ", "=="))
+"""(prefix, suffix) of requestState values that change if the client trims them, parses and re-dumps
+them, normalises their Unicode (NFD é) or decodes them; round ``i`` uses entry ``i``."""
+
+
+def _input_request(rng: Any, key: str, kind: str = "") -> dict[str, Any]:
+    kind = kind or rng.choice(("elicitation/create", "elicitation/create", "sampling/createMessage", "roots/list"))
     if kind == "elicitation/create":
         return {"method": kind, "params": {"message": f"Please answer: {key.replace('_', ' ')}?",
                                            "requestedSchema": {"type": "object",
@@ -167,8 +174,12 @@ class ScriptedServer:
         return copy.deepcopy(response)
 
 
-def make_script(rng: Any, rounds: int, *, state_mode: str = "random") -> dict[str, Any]:
-    method = rng.choice(("tools/call", "tools/call", "prompts/get", "resources/read"))
+def make_script(rng: Any, rounds: int, *, state_mode: str = "random", method: str = "",
+                asked: str = "") -> dict[str, Any]:
+    """A server script of ``rounds`` input rounds. ``asked`` fixes the kind of the first round's input
+    request(s) (a method, or ``"several"``); ``state_mode`` is ``"always"``, ``"never"``, ``"awkward"``
+    or ``"random"``."""
+    method = method or rng.choice(("tools/call", "tools/call", "prompts/get", "resources/read"))
     if method == "tools/call":
         params: dict[str, Any] = {"name": rng.choice(("delete_files", "book_trip", "write_summary")),
                                   "arguments": {"target": rng.choice(("a", "b", "c")), "n": rng.randint(1, 9)}}
@@ -182,14 +193,23 @@ def make_script(rng: Any, rounds: int, *, state_mode: str = "random") -> dict[st
     rng.shuffle(keys)
     for i in range(rounds):
         k = rng.randint(0 if i > 0 or rounds > 1 else 1, 3)
-        asked = {key: _input_request(rng, key) for key in [keys.pop() for _ in range(k)]}
-        if state_mode == "always":
-            state: str | None = f"st{i}.{rng.getrandbits(40):x}"
-        elif state_mode == "never" and asked:
+        if i == 0 and asked:
+            k = 3 if asked == "several" else 1
+        kinds = [asked if i == 0 and asked not in ("", "several") else "" for _ in range(k)]
+        if i == 0 and asked == "several":
+            kinds = ["elicitation/create", "sampling/createMessage", "roots/list"]
+        round_asked = {key: _input_request(rng, key, kind) for key, kind in zip([keys.pop() for _ in range(k)], kinds,
+                                                                                 strict=True)}
+        if state_mode == "awkward":
+            prefix, suffix = _AWKWARD_STATES[i % len(_AWKWARD_STATES)]
+            state: str | None = f"{prefix}{rng.getrandbits(24):x}{suffix}"
+        elif state_mode == "always":
+            state = f"st{i}.{rng.getrandbits(40):x}"
+        elif state_mode == "never" and round_asked:
             state = None
         else:
-            state = f"st{i}.{rng.getrandbits(40):x}" if (not asked or rng.random() < 0.6) else None
-        script.append((asked, state))
+            state = f"st{i}.{rng.getrandbits(40):x}" if (not round_asked or rng.random() < 0.6) else None
+        script.append((round_asked, state))
     final: dict[str, Any] = {"content": [{"type": "text", "text": f"done {rng.randint(1, 999)}"}]}
     if rng.random() < 0.8 or rounds:
         final = {"resultType": "complete", **final}
@@ -209,10 +229,16 @@ def run_script(ctx: CheckContext, script: dict[str, Any]) -> tuple[ScriptedServe
     got = ctx.function("call_with_input")(server, new_id, script["method"], copy.deepcopy(script["params"]),
                                           make_handlers(script["salt"], calls))
     if server.violation:
-        raise CheckFailed(server.violation + "\n" + _story(script))
+        raise CheckFailed(server.violation + "\n" + _story(script), server.violation_rule)
     if not server.requests:
         raise CheckFailed("call_with_input() never called send(request).")
     rounds = len(script["rounds"])
+    asked_total = sum(len(asked) for asked, _ in script["rounds"])
+    if len(calls) > asked_total:
+        raise CheckFailed(f"The handlers were called {len(calls)} times for {asked_total} input request(s). Call "
+                          f"each request's handler once and reuse its answer: a handler asks the user or the "
+                          f"model, and asking twice means a second prompt, a second bill, perhaps another "
+                          f"answer.\n" + _story(script), R_FULFIL)
     if len(server.requests) <= rounds:
         last = server.responses[-1].get("result") if server.responses else {}
         raise CheckFailed(f"The loop stopped after {len(server.requests)} request(s), but the last answer was "
@@ -234,40 +260,46 @@ def _story(script: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def check_complete(ctx: CheckContext) -> None:
+def check_complete(ctx: CheckContext, kind: str) -> None:
     rng = ctx.rng
     script = make_script(rng, 0)
-    roll = rng.random()
-    if roll < 0.4:
+    if kind == "complete":
+        script["final"] = {"resultType": "complete", **{k: v for k, v in script["final"].items() if k != "resultType"}}
+    elif kind == "no resultType":
         script["final"].pop("resultType", None)
-    elif roll < 0.7:
+    elif kind == "error response":
         script["final"] = {"error": {"code": rng.choice((-32602, -32603)), "message": "Tool failed to start"}}
     run_script(ctx, script)
 
 
-def check_fulfil(ctx: CheckContext) -> None:
-    run_script(ctx, make_script(ctx.rng, 1, state_mode="random"))
+def check_fulfil(ctx: CheckContext, kind: str) -> None:
+    run_script(ctx, make_script(ctx.rng, 1, state_mode="random", asked=kind))
 
 
-def check_new_ids(ctx: CheckContext) -> None:
-    run_script(ctx, make_script(ctx.rng, ctx.rng.randint(1, 2)))
+def check_new_ids(ctx: CheckContext, kind: str) -> None:
+    run_script(ctx, make_script(ctx.rng, 1 if kind == "one round" else 2))
 
 
-def check_state(ctx: CheckContext) -> None:
+def check_state(ctx: CheckContext, kind: str) -> None:
     rng = ctx.rng
-    script = make_script(rng, 2, state_mode="always")
-    # the second round sometimes drops the state: carrying the old one forward is inventing one
-    if rng.random() < 0.6 and script["rounds"][1][0]:
-        script["rounds"][1] = (script["rounds"][1][0], None)
+    script = make_script(rng, 2, state_mode="awkward" if kind == "states that change under normalisation"
+                         else "always")
+    if kind == "dropped in round 2":  # carrying the old state forward is inventing one
+        asked = script["rounds"][1][0] or {"confirm": _input_request(rng, "confirm", "elicitation/create")}
+        script["rounds"][1] = (asked, None)
     run_script(ctx, script)
 
 
-def check_params(ctx: CheckContext) -> None:
-    run_script(ctx, make_script(ctx.rng, 1))
+def check_params(ctx: CheckContext, kind: str) -> None:
+    run_script(ctx, make_script(ctx.rng, 1, method=kind))
 
 
-def check_rounds(ctx: CheckContext) -> None:
-    run_script(ctx, make_script(ctx.rng, ctx.rng.randint(2, 3)))
+def check_rounds(ctx: CheckContext, kind: str) -> None:
+    rng = ctx.rng
+    script = make_script(rng, 2 if kind == "two rounds" else 3)
+    if kind == "input, then state only":
+        script["rounds"][1] = ({}, f"st-only.{rng.getrandbits(32):x}")
+    run_script(ctx, script)
 
 
 EXERCISE = Exercise(
@@ -279,21 +311,29 @@ EXERCISE = Exercise(
     functions=("call_with_input",),
     checks=(
         Check("A complete result (or an error) ends the call at once", R_COMPLETE, check_complete,
-              hint="No resultType at all counts as complete."),
-        Check("Every inputRequest is fulfilled through its handler", R_FULFIL, check_fulfil,
-              hint="handlers[request['method']](request['params']) gives the response for that key."),
-        Check("Every retry has a new id", R_NEW_ID, check_new_ids,
-              hint="Call new_id() for every request you send."),
+              ("complete", "no resultType", "error response"),
+              hint="Look at what the first answer says about itself before sending anything else."),
+        Check("Every inputRequest is fulfilled through its handler, once", R_FULFIL, check_fulfil,
+              ("elicitation/create", "sampling/createMessage", "roots/list", "several"),
+              hint="Compare the keys of your inputResponses with the keys of inputRequests, and count the handler "
+                   "calls."),
+        Check("Every retry has a new id", R_NEW_ID, check_new_ids, ("one round", "two rounds"),
+              hint="Compare each request's id with the ids of the requests before it."),
         Check("requestState is echoed exactly, never invented", R_STATE, check_state,
-              hint="Take requestState from the latest InputRequiredResult only; omit it when absent."),
+              ("echo", "dropped in round 2", "states that change under normalisation"),
+              hint="Compare the requestState you send with the one in the latest answer, character for "
+                   "character."),
         Check("The retry keeps the original params", R_PARAMS, check_params,
-              hint="Start each retry's params from a copy of the original params."),
+              ("tools/call", "prompts/get", "resources/read"),
+              hint="Compare a retry's params with the first request's: what may be added, what must stay?"),
         Check("Second and third rounds work like the first", R_ROUNDS, check_rounds,
-              hint="Loop until the result is not input_required."),
+              ("two rounds", "three rounds", "input, then state only"),
+              hint="What ends the loop? Compare the answer after a retry with the first answer."),
     ),
     hints=(
-        Hint("The loop: send; if the result's resultType is 'input_required', answer its inputRequests, build a "
-             "retry and send again; otherwise return the response.", R_COMPLETE),
+        Hint("MRTR is a loop the server drives: every answer says whether it is final. Only an "
+             "InputRequiredResult asks for another round; a complete result — or an error — ends the call.",
+             R_COMPLETE),
         Hint("A retry is built fresh each round: original params + inputResponses (for exactly the keys the "
              "latest result asked) + requestState (only if the latest result had one) + a new id.", R_PARAMS),
         Hint("requestState is the server's memory, not yours: copy it byte for byte from the latest "

@@ -6,21 +6,27 @@ AEAD) and bind it to the principal, a short expiry and a digest of the originati
 
 The learner writes ``seal_state(key, state, caller, arguments, now, ttl) -> str`` and
 ``open_state(key, token, caller, arguments, now) -> dict``, which raises ``ValueError`` for any token it
-must not trust. The checks never assume a token format: they attack the learner's own tokens —
-re-sealing under another key, flipping characters, editing any base64url-JSON segment they can find,
-presenting the token as another caller, with other arguments, or after expiry.
+must not trust. The checks look at behaviour, never at the source text, and never assume a token
+format: they attack the learner's own tokens — re-sealing under another key, flipping characters,
+editing every field (state, caller, expiry, nonce...) they can decode in any common encoding
+(base64url, base64, hex, plain JSON), splicing fields of two tokens, presenting a token as another
+caller, with other arguments, at and after its expiry — and open a token in a *fresh process* (which
+per-process secrets and ``hash()`` fail). The learner's process records its ``hmac`` calls
+(``observe``), so the checks can also ask: was the MAC an HMAC with the server's key (not
+``sha256(key + data)``)? Were MACs compared with ``hmac.compare_digest``, on full-length tags?
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
 import copy
+import hashlib
 import json
-import traceback
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterator
 from typing import Any
 
+from mcp_sim.grading.learner_code import LearnerError
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 
 R_INTEGRITY = ("MRTR security (2026-07-28): requestState is attacker-controlled; if it influences authorization "
@@ -30,7 +36,10 @@ R_BIND = ("MRTR security: the server SHOULD bind requestState to the authenticat
           "and a digest of the originating request, and reject it otherwise.")
 R_ARGS = ("MRTR security: bind requestState to the originating request's arguments; JSON object key order "
           "carries no meaning, so digest a canonical form.")
-R_CONST = "Security practice: compare MACs with hmac.compare_digest, whose time does not depend on where they differ."
+R_CONST = ("Security practice: compute the MAC with HMAC and a full-length tag (at least 128 bits), and compare "
+           "MACs with hmac.compare_digest, whose time does not depend on where they differ.")
+MIN_TAG_BYTES = 16
+"""A tag shorter than 128 bits can be found by trying (a 32-bit tag in about 2**31 attempts)."""
 
 _CALLERS = ("alice@acme.example", "bob@acme.example", "tenant-7/user-3", "svc-reporting", "carol@globex.example")
 
@@ -38,20 +47,13 @@ _CALLERS = ("alice@acme.example", "bob@acme.example", "tenant-7/user-3", "svc-re
 def _case(rng: Any) -> dict[str, Any]:
     state = {"step": rng.randint(1, 5), "cart": rng.sample(["apple", "pear", "fig", "kiwi", "plum"], rng.randint(0, 3)),
              "choice": rng.choice(("refund", "replace", "cancel")), "amount": rng.randint(1, 10_000) / 100}
-    if rng.random() < 0.4:
-        state["note"] = rng.choice(("naïve café", "line1\nline2", "☃"))
+    state["note"] = rng.choice(("naïve café", "line1\nline2", "☃", "plain"))
     args: dict[str, Any] = {"order_id": f"o-{rng.randint(1000, 9999)}", "notify": rng.choice((True, False)),
                             "limit": rng.randint(1, 50)}
     if rng.random() < 0.5:
         args["filters"] = {"status": rng.choice(("open", "closed")), "tags": ["a", "b"][: rng.randint(0, 2)]}
     return {"key": rng.randbytes(32), "state": state, "caller": rng.choice(_CALLERS), "arguments": args,
             "now": 1_780_000_000 + rng.randint(0, 10**6) + rng.random(), "ttl": float(rng.choice((30, 60, 300, 900)))}
-
-
-def _line_of(ctx: CheckContext, exc: BaseException) -> str:
-    path = Path(getattr(ctx.module, "__file__", "") or "").resolve()
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename).resolve() == path]
-    return f" (raised at line {frames[-1].lineno}: {(frames[-1].line or '').strip()})" if frames else ""
 
 
 def _seal(ctx: CheckContext, c: dict[str, Any], **override: Any) -> str:
@@ -64,153 +66,282 @@ def _seal(ctx: CheckContext, c: dict[str, Any], **override: Any) -> str:
     return token
 
 
+def _open_with(fn: Callable[..., Any], key: bytes, token: str, caller: str, arguments: dict[str, Any], now: float
+               ) -> tuple[bool, Any]:
+    """(accepted, state or the learner's ValueError)."""
+    try:
+        return True, fn(key, token, caller, copy.deepcopy(arguments), now)
+    except LearnerError as exc:
+        if exc.status == "error" and exc.is_a("ValueError"):
+            return False, exc.message
+        if exc.status != "error":
+            raise
+        raise CheckFailed(f"open_state() must reject a bad token by raising ValueError; it raised another "
+                          f"exception:\n{exc.description}\nCatch decoding errors and turn them into ValueError.",
+                          R_INTEGRITY) from None
+
+
 def _open(ctx: CheckContext, key: bytes, token: str, caller: str, arguments: dict[str, Any], now: float
           ) -> tuple[bool, Any]:
-    """(accepted, state or the ValueError)."""
-    try:
-        return True, ctx.function("open_state")(key, token, caller, copy.deepcopy(arguments), now)
-    except ValueError as exc:
-        return False, exc
-    except Exception as exc:
-        raise CheckFailed(f"open_state() must reject a bad token by raising ValueError; it raised "
-                          f"{type(exc).__name__}: {exc}{_line_of(ctx, exc)}. Catch decoding errors and turn them "
-                          f"into ValueError.") from None
+    return _open_with(ctx.function("open_state"), key, token, caller, arguments, now)
 
 
-def _must_reject(ctx: CheckContext, c: dict[str, Any], token: str, why: str, **override: Any) -> None:
+def _must_reject(ctx: CheckContext, c: dict[str, Any], token: str, why: str, rule: str = R_INTEGRITY,
+                 **override: Any) -> None:
     args = {**c, **override}
     ok, value = _open(ctx, args["key"], token, args["caller"], args["arguments"], args["now"])
     if ok:
-        raise CheckFailed(f"open_state() accepted a token it must reject: {why}\nIt returned {value!r}.")
+        raise CheckFailed(f"open_state() accepted a token it must reject: {why}\nIt returned {value!r}.", rule)
 
 
-def check_round_trip(ctx: CheckContext) -> None:
-    for _ in range(3):
-        c = _case(ctx.rng)
-        token = _seal(ctx, c)
-        later = c["now"] + c["ttl"] * ctx.rng.uniform(0, 0.9)
-        ok, value = _open(ctx, c["key"], token, c["caller"], c["arguments"], later)
-        ctx.expect(ok, f"open_state() rejected its own fresh token for the same caller and arguments, "
-                       f"{later - c['now']:.1f} s after sealing (ttl {c['ttl']:g} s): {value}")
-        ctx.expect(value == c["state"], f"open_state() should give back the sealed state {c['state']!r}; got "
-                                        f"{value!r}.")
+def _must_accept(ctx: CheckContext, c: dict[str, Any], token: str, when: float, why: str, rule: str = R_INTEGRITY,
+                 **override: Any) -> None:
+    args = {**c, **override}
+    ok, value = _open(ctx, args["key"], token, args["caller"], args["arguments"], when)
+    if not ok or value != c["state"]:
+        raise CheckFailed(f"{why} open_state() should give back the sealed state {c['state']!r}; "
+                          f"{'it raised ValueError: ' + str(value) if not ok else 'it returned ' + repr(value)}.", rule)
 
 
-def _b64_decode(part: str) -> bytes | None:
-    try:
+def check_round_trip(ctx: CheckContext, kind: str) -> None:
+    c = _case(ctx.rng)
+    if kind == "empty state":
+        c["state"] = {}
+    token = _seal(ctx, c)
+    if kind == "in a fresh process":
+        with ctx.fresh_process() as other:
+            ok, value = _open_with(lambda *a: other.call("open_state", a), c["key"], token, c["caller"],
+                                   c["arguments"], c["now"] + 1)
+        if not ok or value != c["state"]:
+            raise CheckFailed(f"A token sealed in one process must open in another: servers restart and run as "
+                              f"replicas, and only the key is shared. Opening in a fresh process "
+                              f"{'raised ValueError: ' + str(value) if not ok else 'returned ' + repr(value)}. Is "
+                              f"something in the MAC per-process, like hash() (randomised per process) or a "
+                              f"secret made at import time?", R_INTEGRITY)
+        return
+    later = c["now"] + c["ttl"] * ctx.rng.uniform(0, 0.9)
+    _must_accept(ctx, c, token, later, f"Its own fresh token, for the same caller and arguments, "
+                                       f"{later - c['now']:.1f} s after sealing (ttl {c['ttl']:g} s), must open.")
+
+
+# --- decoding the learner's token, whatever its encoding --------------------------------------------
+
+def _decoders() -> list[tuple[str, Callable[[str], bytes], Callable[[bytes, str], str]]]:
+    def b64url(part: str) -> bytes:
         return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
-    except (ValueError, TypeError):
-        return None
+
+    def b64std(part: str) -> bytes:
+        return base64.b64decode(part + "=" * (-len(part) % 4), validate=True)
+
+    def enc_url(data: bytes, like: str) -> str:
+        out = base64.urlsafe_b64encode(data).decode()
+        return out if like.endswith("=") else out.rstrip("=")
+
+    def enc_std(data: bytes, like: str) -> str:
+        out = base64.b64encode(data).decode()
+        return out if like.endswith("=") else out.rstrip("=")
+
+    return [("base64url", b64url, enc_url), ("base64", b64std, enc_std),
+            ("hex", bytes.fromhex, lambda data, like: data.hex()),
+            ("JSON text", lambda part: part.encode("utf-8"), lambda data, like: data.decode("utf-8"))]
 
 
-def _leaf_edits(obj: Any) -> Iterator[Any]:
-    """Copies of ``obj`` with one scalar leaf changed."""
+def _leaf_edits(obj: Any, path: str = "") -> Iterator[tuple[Any, str, Any, Any]]:
+    """(copy of ``obj`` with one scalar leaf changed, where, old value, new value)."""
     if isinstance(obj, dict):
         for k, v in obj.items():
-            for edited in _leaf_edits(v):
-                yield {**obj, k: edited}
+            for edited, where, old, new in _leaf_edits(v, f"{path}.{k}"):
+                yield {**obj, k: edited}, where, old, new
     elif isinstance(obj, list):
         for i, v in enumerate(obj):
-            for edited in _leaf_edits(v):
-                yield [*obj[:i], edited, *obj[i + 1:]]
+            for edited, where, old, new in _leaf_edits(v, f"{path}[{i}]"):
+                yield [*obj[:i], edited, *obj[i + 1:]], where, old, new
     elif isinstance(obj, bool):
-        yield not obj
+        yield not obj, path, obj, not obj
     elif isinstance(obj, (int, float)):
-        yield obj + 3600 if obj > 10**6 else obj * 2 + 1
+        new = obj + 3600 if obj > 10**6 else obj * 2 + 1
+        yield new, path, obj, new
     elif isinstance(obj, str):
-        yield obj + "x"
+        new = obj + "x"
+        yield new, path, obj, new
 
 
-def splice_attacks(token: str, limit: int = 12) -> Iterator[tuple[str, str]]:
-    """Tokens whose base64url-encoded JSON segments were edited without the key."""
-    parts = token.split(".")
-    count = 0
-    for i, part in enumerate(parts):
-        raw = _b64_decode(part)
-        if raw is None:
+def decoded_segments(token: str) -> Iterator[tuple[int, str, Any, list[str], str]]:
+    """(segment index, encoding name, decoded JSON, the segments, separator) for every segment of
+    ``token`` (split on ``.``, ``:`` or ``|``, or whole) that decodes to a JSON object or list."""
+    seen = set()
+    for sep in (".", ":", "|", ""):
+        parts = token.split(sep) if sep else [token]
+        if sep and len(parts) < 2:
             continue
-        try:
-            obj = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            continue
-        if not isinstance(obj, (dict, list)):
-            continue
-        compact = b"," in raw and b", " not in raw
-        for edited in _leaf_edits(obj):
-            data = json.dumps(edited, separators=(",", ":") if compact else (", ", ": ")).encode()
-            enc = base64.urlsafe_b64encode(data).decode()
-            if not part.endswith("="):
-                enc = enc.rstrip("=")
-            yield ".".join([*parts[:i], enc, *parts[i + 1:]]), f"segment {i + 1} edited to {edited!r}"
-            count += 1
-            if count >= limit:
-                return
+        for i, part in enumerate(parts):
+            for name, dec, _enc in _decoders():
+                try:
+                    obj = json.loads(dec(part).decode("utf-8"))
+                except (ValueError, binascii.Error, UnicodeDecodeError):
+                    continue
+                if isinstance(obj, (dict, list)) and (sep, i) not in seen:
+                    seen.add((sep, i))
+                    yield i, name, obj, parts, sep
+                    break
 
 
-def check_forgery(ctx: CheckContext) -> None:
+def edit_attacks(token: str, c: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """Tokens with one decoded field edited without the key, and how to present each so that only the
+    MAC stands in the way: an edited caller is presented by that caller, an edited expiry after the
+    original one."""
+    encoders = {name: enc for name, _dec, enc in _decoders()}
+    exp = c["now"] + c["ttl"]
+    for i, name, obj, parts, sep in decoded_segments(token):
+        raw = _decoders()[[n for n, _d, _e in _decoders()].index(name)][1](parts[i])
+        compact = b'", "' not in raw and b", " not in raw
+        for edited, where, old, new in _leaf_edits(obj):
+            data = json.dumps(edited, separators=(",", ":") if compact else (", ", ": "),
+                              ensure_ascii=b"\\u" in raw).encode()
+            forged_parts = [*parts[:i], encoders[name](data, parts[i]), *parts[i + 1:]]
+            forged = sep.join(forged_parts) if sep else forged_parts[0]
+            present: dict[str, Any] = {}
+            if old == c["caller"]:
+                present["caller"] = new
+            if isinstance(old, (int, float)) and not isinstance(old, bool) and abs(old - exp) < 1:
+                present["now"] = exp + 1  # only the edited expiry still lets it in
+            yield forged, f"{name} segment {i + 1}, field {where or '(top)'}: {old!r} → {new!r}", present
+
+
+def check_forgery(ctx: CheckContext, kind: str) -> None:
     rng = ctx.rng
     c = _case(rng)
     token = _seal(ctx, c)
-    forged = _seal(ctx, c, key=rng.randbytes(32), state={**c["state"], "amount": 99999.0})
-    _must_reject(ctx, c, forged, "it was sealed with a different key (an attacker's), so it cannot be the server's.")
-    for attacked, how in splice_attacks(token):
-        _must_reject(ctx, c, attacked, f"the token's JSON was edited without the key ({how}). Everything the "
-                                       f"token carries must be covered by the MAC.")
-    for _ in range(8):
-        pos = rng.randrange(len(token)) if token else 0
-        ch = token[pos] if token else ""
+    if kind == "another key":
+        forged = _seal(ctx, c, key=rng.randbytes(32), state={**c["state"], "amount": 99999.0})
+        _must_reject(ctx, c, forged, "it was sealed with a different key (an attacker's), so it cannot be the "
+                                     "server's.")
+    elif kind == "edited fields":
+        for attacked, how, present in edit_attacks(token, c):
+            _must_reject(ctx, c, attacked, f"one field of the token was edited without the key ({how}). Everything "
+                                           f"the token carries — state, caller, expiry, nonce — must be covered by "
+                                           f"the MAC.", **present)
+    elif kind == "flipped characters":
         alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-        mutated = token[:pos] + rng.choice([a for a in alphabet if a != ch]) + token[pos + 1:]
-        ok, value = _open(ctx, c["key"], mutated, c["caller"], c["arguments"], c["now"])
-        ctx.expect(not ok or value == c["state"],
-                   f"Changing character {pos} of the token made open_state() return a different state {value!r} "
-                   f"instead of rejecting it.")
-    for garbage in ("", "not-a-token", "a.b.c", token[: len(token) // 2], "e30"):
-        _must_reject(ctx, c, garbage, f"{garbage!r} is not a token this server sealed.")
+        for pos in sorted({rng.randrange(len(token)) for _ in range(6)} | {len(token) - 1, 0}) if token else ():
+            mutated = token[:pos] + rng.choice([a for a in alphabet if a != token[pos]]) + token[pos + 1:]
+            ok, value = _open(ctx, c["key"], mutated, c["caller"], c["arguments"], c["now"])
+            ctx.expect(not ok or value == c["state"],
+                       f"Changing character {pos} of the token made open_state() return a different state {value!r} "
+                       f"instead of rejecting it.")
+    elif kind == "spliced tokens":
+        other_state = {**c["state"], "choice": "refund", "amount": 9999.99, "step": c["state"]["step"] + 1}
+        other_caller = rng.choice([x for x in _CALLERS if x != c["caller"]])
+        variants = [(_seal(ctx, c, state=other_state), c["caller"], "a token for another state"),
+                    (_seal(ctx, c, caller=other_caller), other_caller, "a token for another caller")]
+        for sep in (".", ":", "|"):
+            mine = token.split(sep)
+            if len(mine) < 2:
+                continue
+            for theirs, caller, what in variants:
+                parts = theirs.split(sep)
+                if len(parts) != len(mine):
+                    continue
+                for i in range(len(mine)):
+                    spliced = sep.join([*parts[:i], mine[i], *parts[i + 1:]])
+                    if spliced in (token, theirs):
+                        continue
+                    for who in {c["caller"], caller}:
+                        ok, value = _open(ctx, c["key"], spliced, who, c["arguments"], c["now"])
+                        if ok and (value != c["state"] or who != c["caller"]):
+                            raise CheckFailed(f"open_state() accepted a splice: segment {i + 1} of one token put "
+                                              f"into {what}, presented by {who!r}; it returned {value!r}. Each "
+                                              f"token's MAC must cover all of that token, so mixed parts never "
+                                              f"verify.", R_INTEGRITY)
+    else:
+        for garbage in ("", "not-a-token", "a.b.c", token[: len(token) // 2], "e30", token + "."):
+            _must_reject(ctx, c, garbage, f"{garbage!r} is not a token this server sealed.")
 
 
-def check_caller(ctx: CheckContext) -> None:
+def check_caller(ctx: CheckContext, kind: str) -> None:
     c = _case(ctx.rng)
     token = _seal(ctx, c)
-    other = ctx.rng.choice([x for x in _CALLERS if x != c["caller"]] + [c["caller"] + "x", c["caller"].upper()])
+    other = {"another caller": ctx.rng.choice([x for x in _CALLERS if x != c["caller"]]),
+             "same name, other case": c["caller"].upper(), "a longer name": c["caller"] + "x"}[kind]
     _must_reject(ctx, c, token, f"it was sealed for caller {c['caller']!r} but presented by {other!r} — a replay "
-                                f"by another principal.", caller=other)
+                                f"by another principal.", R_BIND, caller=other)
 
 
-def check_arguments(ctx: CheckContext) -> None:
-    rng = ctx.rng
-    c = _case(rng)
+def check_arguments(ctx: CheckContext, kind: str) -> None:
+    c = _case(ctx.rng)
     token = _seal(ctx, c)
-    changed = {**c["arguments"], "order_id": c["arguments"]["order_id"] + "9"}
-    _must_reject(ctx, c, token, f"the retry's arguments {changed!r} differ from the sealed request's "
-                                f"{c['arguments']!r}.", arguments=changed)
-    extra = {**c["arguments"], "force": True}
-    _must_reject(ctx, c, token, f"the retry added an argument: {extra!r}.", arguments=extra)
-    reordered = dict(reversed(list(c["arguments"].items())))
-    ok, value = _open(ctx, c["key"], token, c["caller"], reordered, c["now"] + 1)
-    ctx.expect(ok and value == c["state"],
-               f"The retry sent the same arguments in another key order ({list(reordered)} instead of "
-               f"{list(c['arguments'])}); that is the same request and must be accepted. Digest a canonical form "
-               f"(json.dumps(..., sort_keys=True)). open_state() said: {value!r}")
+    if kind == "changed value":
+        changed = {**c["arguments"], "order_id": c["arguments"]["order_id"] + "9"}
+        _must_reject(ctx, c, token, f"the retry's arguments {changed!r} differ from the sealed request's "
+                                    f"{c['arguments']!r}.", R_ARGS, arguments=changed)
+    elif kind == "added argument":
+        extra = {**c["arguments"], "force": True}
+        _must_reject(ctx, c, token, f"the retry added an argument: {extra!r}.", R_ARGS, arguments=extra)
+    else:
+        reordered = dict(reversed(list(c["arguments"].items())))
+        _must_accept(ctx, c, token, c["now"] + 1, f"The retry sent the same arguments in another key order "
+                     f"({list(reordered)} instead of {list(c['arguments'])}); that is the same request and must be "
+                     f"accepted: JSON objects have no order.", R_ARGS, arguments=reordered)
 
 
-def check_expiry(ctx: CheckContext) -> None:
-    rng = ctx.rng
-    c = _case(rng)
+def check_expiry(ctx: CheckContext, kind: str) -> None:
+    c = _case(ctx.rng)
     token = _seal(ctx, c)
-    late = c["now"] + c["ttl"] + rng.choice((0.5, 1.0, 30.0, 3600.0))
-    _must_reject(ctx, c, token, f"it expired: sealed at {c['now']:.1f} with ttl {c['ttl']:g} s, presented at "
-                                f"{late:.1f}.", now=late)
-    ok, value = _open(ctx, c["key"], token, c["caller"], c["arguments"], c["now"] + c["ttl"] * 0.5)
-    ctx.expect(ok and value == c["state"], f"Halfway through its ttl the token must still open; got {value!r}.")
+    expiry = c["now"] + c["ttl"]
+    if kind == "just before expiry":
+        _must_accept(ctx, c, token, expiry - 0.001, f"1 ms before its expiry (sealed at {c['now']:.3f} with ttl "
+                                                    f"{c['ttl']:g} s) the token is still valid.", R_BIND)
+    elif kind == "at expiry":
+        _must_reject(ctx, c, token, f"it is presented exactly at its expiry time now + ttl = {expiry:.3f}: "
+                                    f"a token valid for ttl seconds is no longer valid at the end of them.", R_BIND,
+                     now=expiry)
+    else:
+        late = expiry + ctx.rng.choice((0.5, 30.0, 3600.0))
+        _must_reject(ctx, c, token, f"it expired: sealed at {c['now']:.1f} with ttl {c['ttl']:g} s, presented at "
+                                    f"{late:.1f}.", R_BIND, now=late)
 
 
-def check_constant_time(ctx: CheckContext) -> None:
-    source = Path(getattr(ctx.module, "__file__", "") or "").read_text(encoding="utf-8")
-    ctx.expect("compare_digest" in source,
-               "open_state() should compare the expected and received MACs with hmac.compare_digest(). A plain == "
-               "stops at the first differing byte, and that timing difference lets an attacker guess a valid MAC "
-               "byte by byte.")
+def _long_enough(size: Any, kind: Any) -> bool:
+    """Whether a compared value can hold a 128-bit tag: 16 bytes, or 22 characters of text (base64)."""
+    if not isinstance(size, int):
+        return False
+    return size >= (MIN_TAG_BYTES if kind == "bytes" else 22)
+
+
+def _compares(ctx: CheckContext) -> list[dict[str, Any]]:
+    return [o for o in ctx.observed() if o.get("fn") == "hmac.compare_digest"]
+
+
+def check_mac_strength(ctx: CheckContext, kind: str) -> None:
+    c = _case(ctx.rng)
+    token = _seal(ctx, c)
+    fingerprint = hashlib.sha256(c["key"]).hexdigest()[:16]
+    if kind == "HMAC with the server's key":
+        macs = [o for o in ctx.observed() if o.get("fn") == "hmac.new"]
+        ctx.expect(any(o.get("key") == fingerprint for o in macs),
+                   "seal_state() did not compute an HMAC keyed with the server's key (hmac.new or hmac.digest with "
+                   "`key`). A plain hash such as sha256(key + data) is not a MAC: anyone can extend the data and "
+                   "compute a valid digest (length extension); Python's hash() is neither secret nor the same in "
+                   "another process.")
+        return
+    # open a token whose last character differs: the MAC check must run, in constant time, on full tags
+    last = "A" if token[-1:] != "A" else "B"
+    _open(ctx, c["key"], token[:-1] + last, c["caller"], c["arguments"], c["now"])
+    seen = _compares(ctx)
+    _open(ctx, c["key"], token, c["caller"], c["arguments"], c["now"])
+    seen += _compares(ctx)
+    if kind == "constant-time comparison":
+        ctx.expect(bool(seen), "open_state() never called hmac.compare_digest while checking a token. A plain == "
+                               "stops at the first differing byte, and that timing difference lets an attacker "
+                               "find a valid MAC byte by byte.")
+        return
+    full = [o for o in seen if all(_long_enough(n, t) for n, t in zip(o.get("sizes", []), o.get("types", []),
+                                                                       strict=False)) and o.get("sizes")]
+    sizes = sorted({n for o in seen for n in o.get("sizes", [])})
+    ctx.expect(bool(full), f"open_state() compared values of {sizes or 'no'} bytes/characters with "
+                           f"hmac.compare_digest; a tag needs at least {MIN_TAG_BYTES} bytes (128 bits). A truncated "
+                           f"tag can be forged by trying: 4 bytes take about two billion guesses, milliseconds for a "
+                           f"server that answers fast.")
 
 
 EXERCISE = Exercise(
@@ -222,27 +353,32 @@ EXERCISE = Exercise(
     functions=("seal_state", "open_state"),
     checks=(
         Check("A fresh token opens to the same state", R_INTEGRITY, check_round_trip,
-              hint="Serialise the state as JSON and carry it in the token next to its MAC."),
+              ("same process", "empty state", "in a fresh process"),
+              hint="Compare what open_state gives back with what seal_state was given — also when another "
+                   "process, sharing only the key, opens it."),
         Check("Forged and tampered tokens are rejected", R_INTEGRITY, check_forgery,
-              hint="Compute the MAC over everything in the token; recompute and compare before trusting anything."),
-        Check("Bound to the caller", R_BIND, check_caller,
-              hint="Put the caller into the MACed payload and compare it on open."),
+              ("another key", "edited fields", "flipped characters", "spliced tokens", "garbage"),
+              hint="Which parts of your token does the MAC cover? An attacker can change every part it does not."),
+        Check("Bound to the caller", R_BIND, check_caller, ("another caller", "same name, other case", "a longer name"),
+              hint="Compare the caller who presents the token with the one it was sealed for."),
         Check("Bound to the arguments (key order does not matter)", R_ARGS, check_arguments,
-              hint="Store sha256(json.dumps(arguments, sort_keys=True)) in the payload."),
-        Check("Expires after ttl seconds", R_BIND, check_expiry,
-              hint="Store now + ttl as the expiry; reject when the opening time is at or past it."),
-        Check("MACs are compared in constant time", R_CONST, check_constant_time,
-              hint="hmac.compare_digest(expected, received)."),
+              ("changed value", "added argument", "same arguments reordered"),
+              hint="Compare a digest of the arguments, computed the same way whatever the order of their keys."),
+        Check("Expires after ttl seconds", R_BIND, check_expiry, ("just before expiry", "at expiry", "after expiry"),
+              hint="Compare the opening time with the expiry at the boundary itself: is 'at' valid or not?"),
+        Check("A real HMAC, full-length tags, constant-time comparison", R_CONST, check_mac_strength,
+              ("HMAC with the server's key", "constant-time comparison", "full-length tag"),
+              hint="Look at how the tag is made and how it is compared, not only whether it matches."),
     ),
     hints=(
         Hint("A client can change any byte of requestState. The only thing it cannot do without the server's "
              "key is compute a valid HMAC — so the server must check one over the whole payload.", R_INTEGRITY),
-        Hint("Put everything you will need to check into the payload: the state, the caller, a digest of the "
-             "arguments and the expiry time. Then payload → JSON → base64url, and token = payload + '.' + "
-             "base64url(HMAC-SHA256(key, payload)).", R_BIND),
-        Hint("open_state: split, recompute the HMAC, compare with hmac.compare_digest, then decode and compare "
-             "caller, arguments digest and expiry. Any failure — including undecodable input — raises ValueError.",
-             R_CONST),
+        Hint("Everything open_state will need to check belongs inside what the MAC covers: the state, the "
+             "caller, a digest of the arguments, the expiry. The token carries that payload and its tag.", R_BIND),
+        Hint("In open_state the order matters: verify the tag first (the hmac module has a comparison made for "
+             "this), and only then trust and compare the caller, the arguments digest and the expiry. Anything "
+             "that fails — including undecodable input — is a ValueError.", R_CONST),
     ),
     forbidden=("mcp_sim.security", "mcp_sim.capabilities", "mcp_sim.roles"),
+    observe=("hmac.compare_digest", "hmac.new"),
 )
