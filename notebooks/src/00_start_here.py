@@ -48,7 +48,7 @@
 #
 # | the spec's layer | what the spec puts there | where this course teaches it |
 # |---|---|---|
-# | **data layer** | the JSON-RPC message format; the lifecycle (the `initialize` handshake, or `server/discover` and per-request `_meta` in 2026-07-28); the primitives (tools, resources, prompts; elicitation, sampling, roots); utilities such as progress, cancellation and logging | the message format: **transports**, chapter 02 · the lifecycle: chapter 03 (a trace marks its rows `lifecycle`) · the primitives and utilities: **capabilities**, chapters 04 and up |
+# | **data layer** | the JSON-RPC message format; the lifecycle (the `initialize` handshake, or `server/discover` and per-request `_meta` in 2026-07-28); the primitives (tools, resources, prompts; elicitation, sampling, roots); utilities such as progress, cancellation and logging | the message format, and the utilities about the flow of messages (ping, progress, cancellation): **transports**, chapter 02 · the lifecycle: **capabilities**, chapter 03 (it is where both sides declare what they offer) · the primitives and logging: **capabilities**, chapters 04 and up |
 # | **transport layer** | stdio and Streamable HTTP: how a message is framed, sent and authorized | **transports**, chapter 06 |
 #
 # The spec has no layer for **roles**: it names Host, Client and Server in its architecture overview,
@@ -59,8 +59,9 @@
 # Here is a first, complete run: a user asks a host to file a bug; the host's model picks a tool;
 # the user approves; the client calls the server. Each row is one message or one step inside the
 # host, and the `layer` column says where it belongs: `roles` for talk between the user, the host
-# and its model, `lifecycle` for the client and server learning about each other, `capabilities`
-# for using what the server offers.
+# and its model, `capabilities` for the client and server learning what each offers (the
+# lifecycle) and then using it, `transports` for messages about the flow itself (ping, progress,
+# cancellation).
 
 # %%
 from mcp_sim.scenarios import run_scenario
