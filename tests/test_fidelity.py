@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from mcp_sim.protocol.revisions import SIMULATED_VERSIONS, get_revision
+from mcp_sim.protocol.revisions import SIMULATED_VERSIONS, TASKS_EXTENSION_METHODS, get_revision
 from mcp_sim.protocol.schema import find_spec_dir, schema_errors
 from mcp_sim.scenarios import SCENARIOS, run_scenario
 
@@ -19,10 +19,12 @@ pytestmark = pytest.mark.skipif(find_spec_dir() is None,
 ENVELOPE_ONLY_TYPES = {"EmptyResult"}
 
 
-def _body_type(message: dict[str, Any], method: str | None, revision: str) -> tuple[str, Any] | None:
-    """(schema type, instance) for the body of ``message``; ``None`` when only the envelope applies."""
+def _body_type(message: dict[str, Any], method: str | None, revision: str) -> tuple[str, str, Any] | None:
+    """(schema, type, instance) for the body of ``message``; ``None`` when only the envelope applies.
+
+    ``schema`` is the revision's own schema, or ``ext-tasks`` for the 2026-07-28 tasks extension's
+    results (the extension's schema defines them; its requests are checked as envelopes)."""
     rev = get_revision(revision)
-    modern_or_2025_11 = revision >= "2025-11-25"
     if "method" in message:
         name = message["method"]
         info = rev.requests.get(name) if "id" in message else None
@@ -30,21 +32,31 @@ def _body_type(message: dict[str, Any], method: str | None, revision: str) -> tu
             type_name = info.request_type
         elif "id" not in message and name in rev.notifications:
             type_name = rev.notifications[name].type_name
+        elif rev.is_modern and (name in TASKS_EXTENSION_METHODS or name == "notifications/tasks"):
+            return None
         else:
             raise AssertionError(f"{name} is not a {'request' if 'id' in message else 'notification'} "
                                  f"of revision {revision}")
-        instance = message if modern_or_2025_11 else {k: v for k, v in message.items() if k in ("method", "params")}
-        return type_name, instance
+        instance = message if rev.types_carry_envelope else \
+            {k: v for k, v in message.items() if k in ("method", "params")}
+        return revision, type_name, instance
     if "result" in message and method is not None:
+        result = message["result"]
+        extension = TASKS_EXTENSION_METHODS.get(method)
+        if rev.is_modern and extension is not None:
+            return "ext-tasks", extension.result_type, result
+        if rev.is_modern and result.get("resultType") == "task":
+            return "ext-tasks", "CreateTaskResult", result
         info = rev.requests.get(method)
         if info is None:
             return None
-        result = message["result"]
         if result.get("resultType") == "input_required":
-            return "InputRequiredResult", result
+            return revision, "InputRequiredResult", result
+        if "task" in result and rev.has_tasks:  # a task-augmented request answered with its task
+            return revision, "CreateTaskResult", result
         if info.result_type in ENVELOPE_ONLY_TYPES:
-            return "Result", result
-        return info.result_type, result
+            return revision, "Result", result
+        return revision, info.result_type, result
     return None
 
 
@@ -59,8 +71,8 @@ def _check_trace(events: Any, revision: str) -> int:
         assert errors == [], f"#{event.seq} {event.caption}: {errors}"
         body = _body_type(event.message, event.method, revision)
         if body is not None:
-            type_name, instance = body
-            errors = schema_errors(instance, revision, type_name)
+            schema, type_name, instance = body
+            errors = schema_errors(instance, schema, type_name)
             assert errors == [], f"#{event.seq} {event.caption} is not a valid {type_name} in {revision}: {errors}"
         checked += 1
     return checked
@@ -82,4 +94,4 @@ def test_the_checker_catches_a_wrong_message() -> None:
                                              if k != "resultType"}}
     body = _body_type(broken, "tools/list", "2026-07-28")
     assert body is not None
-    assert schema_errors(body[1], "2026-07-28", body[0]) != []
+    assert schema_errors(body[2], body[0], body[1]) != []

@@ -87,6 +87,9 @@ SCENARIOS: Final[Mapping[str, Scenario]] = MappingProxyType({s.name: s for s in 
              "subscriptions/listen, its acknowledgement and tagged notifications.", _tour("subscriptions")),
     Scenario("client-input", "Roots, elicitation (form and URL) and sampling: legacy server requests and "
              "roots/list_changed; modern inputRequests and retry.", _tour("client_input")),
+    Scenario("tasks", "Long-running work: 2025-11-25 tasks (tools/call with a task, tasks/get, list, result, "
+             "cancel, status notifications); the 2026-07-28 tasks extension (resultType task, tasks/get, "
+             "tasks/update, tasks/cancel); inline in revisions without tasks.", _tour("tasks")),
 )})
 """Every ready-made scenario, by name (read-only)."""
 

@@ -15,6 +15,10 @@ story shows depends on the era, and that difference is the lesson:
   modern ``subscriptions/listen`` with its acknowledgement and ``subscriptionId``.
 * ``client-input`` (chapter 04) — roots, elicitation (form and URL mode) and sampling: legacy
   server→client requests; modern entries of an ``InputRequiredResult``'s ``inputRequests``.
+* ``tasks`` (chapter 08) — long-running work: 2025-11-25 tasks (``tasks/get``, ``list``, ``result``,
+  ``cancel``, ``notifications/tasks/status``); the 2026-07-28 ``io.modelcontextprotocol/tasks``
+  extension (``resultType: "task"``, ``tasks/get``, ``tasks/update``, ``tasks/cancel``,
+  ``notifications/tasks`` on a listen stream); revisions without tasks run the job inline.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import anyio
 import mcp_sim.scenarios.notes as notes
 import mcp_sim.scenarios.weather as weather
 from mcp_sim.capabilities.mrtr import elicit, elicit_url, list_roots
+from mcp_sim.protocol.revisions import TASKS_EXTENSION, get_revision
 from mcp_sim.roles.client import Client, RequestTimeout
 from mcp_sim.roles.context import Context
 from mcp_sim.roles.host import HOST, Host
@@ -239,3 +244,66 @@ async def client_input(sim: Simulation, *, revision: str, transport: str,
         if client.era == "legacy":
             host.roots.append(dict(PHOTO_ROOT))
             await client.notify("notifications/roots/list_changed")
+
+
+def workshop() -> Server:
+    """A server with long jobs (course chapter 08): ``render`` may run as a task, ``export`` only as one."""
+    server = Server("workshop", version="1.0.0", title="Workshop")
+
+    @server.tool(task_support="optional", annotations={"readOnlyHint": True})
+    async def render(ctx: Context, frames: int = 3) -> str:
+        """Render ``frames`` frames, ten simulated seconds each."""
+        for n in range(1, frames + 1):
+            await ctx.sleep(10)
+            await ctx.report_progress(n, frames)
+        return f"rendered {frames} frames"
+
+    @server.tool(task_support="required")
+    async def export(ctx: Context) -> str:
+        """Export everything: only ever runs as a task."""
+        await ctx.sleep(5)
+        return "exported"
+
+    return server
+
+
+async def tasks(sim: Simulation, *, revision: str, transport: str, faults: Faults | None = None) -> None:
+    """Long-running work. 2025-11-25: ``tools/call`` with a ``task`` field answers at once with a task;
+    the client polls ``tasks/get``, lists its tasks, fetches ``tasks/result`` and cancels a second
+    task, while the server sends ``notifications/tasks/status``. 2026-07-28: the
+    ``io.modelcontextprotocol/tasks`` extension — the client declares it in the request's ``_meta``,
+    the result says ``resultType: "task"``, then ``tasks/get``, a ``subscriptions/listen`` for the
+    task's ``notifications/tasks``, ``tasks/update`` and ``tasks/cancel``.
+    Revisions without tasks run the same job inline: the call simply takes its time."""
+    async with _host(user=ScriptedUser()) as host:
+        client = await _connect(host, "workshop", workshop(), revision=revision, transport=transport,
+                                faults=faults)
+        me = f"client/{client.server_name}"
+        if client.era == "legacy" and not get_revision(client.protocol_version or "").has_tasks:
+            await client.call_tool("render", {"frames": 2}, timeout=60)
+            host.say(me, HOST, f"{client.protocol_version} has no tasks: the call held its request open for 20 s")
+            return
+        if client.era == "legacy":
+            created = await client.request("tools/call", {"name": "render", "arguments": {"frames": 3},
+                                                          "task": {"ttl": 120_000}})
+            task_id = created["task"]["taskId"]
+            await client.request("tasks/get", {"taskId": task_id})
+            await client.request("tasks/list", {})
+            await client.request("tasks/result", {"taskId": task_id}, timeout=60)
+            second = await client.request("tools/call", {"name": "export", "arguments": {}, "task": {}})
+            await client.request("tasks/cancel", {"taskId": second["task"]["taskId"]})
+            await anyio.sleep(0.1)  # the status notification of the cancelled task arrives
+            return
+        # 2026-07-28: the tasks extension, declared in each request's _meta capabilities.
+        with_tasks = {**client.capabilities(), "extensions": {TASKS_EXTENSION: {}}}
+        created = await client.call_tool("render", {"frames": 2}, capabilities=with_tasks)
+        task_id = created["taskId"]
+        await client.request("tasks/get", {"taskId": task_id}, capabilities=with_tasks)
+        watch = await client.listen({"taskIds": [task_id]}, capabilities=with_tasks)
+        await anyio.sleep(25)  # the task completes after 20 s: notifications/tasks arrives on the stream
+        await watch.close()
+        await client.request("tasks/get", {"taskId": task_id}, capabilities=with_tasks)
+        second = await client.call_tool("export", {}, capabilities=with_tasks)
+        await client.request("tasks/update", {"taskId": second["taskId"], "inputResponses": {}},
+                             capabilities=with_tasks)
+        await client.request("tasks/cancel", {"taskId": second["taskId"]}, capabilities=with_tasks)

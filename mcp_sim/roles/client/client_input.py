@@ -31,6 +31,7 @@ from mcp_sim.protocol.errors import (
     McpError,
 )
 from mcp_sim.protocol.lifecycle import has_capability
+from mcp_sim.protocol.revisions import TASKS_EXTENSION
 from mcp_sim.roles.client.callbacks import ClientCallbacks
 from mcp_sim.roles.client.connection import ProgressCallback
 from mcp_sim.roles.client.errors import method_not_declared
@@ -135,6 +136,8 @@ class ClientInput(SessionOpening):
             result_type = result.get("resultType", "complete")
             if result_type == "complete" or self.era == "legacy":
                 return result, mrtr_retry
+            if result_type == "task" and TASKS_EXTENSION in (declared_now.get("extensions") or {}):
+                return result, mrtr_retry  # the tasks extension: a task handle the caller polls with tasks/get
             if result_type != "input_required":
                 raise McpError(INVALID_REQUEST, f"{self.server_name} answered {method} with unknown resultType "
                                f"{result_type!r}", rule="An unrecognised resultType MUST be considered invalid.",

@@ -197,10 +197,12 @@ class Client(RestartingClient):
         self._resource_subscriptions.discard(uri)
         return result
 
-    async def listen(self, notifications: Mapping[str, Any], *, timeout: float | None = None) -> Subscription:
+    async def listen(self, notifications: Mapping[str, Any], *, timeout: float | None = None,
+                     capabilities: Mapping[str, Any] | None = None) -> Subscription:
         """Modern ``subscriptions/listen``: open a long-lived request whose stream carries change
         notifications. Returns once the server sent ``notifications/subscriptions/acknowledged``; check
-        :attr:`Subscription.accepted` — the server may honour less than was asked."""
+        :attr:`Subscription.accepted` — the server may honour less than was asked. ``capabilities``
+        narrows or widens what this request declares (e.g. the tasks extension, to hear ``taskIds``)."""
         if self.era != "modern":
             raise McpError(METHOD_NOT_FOUND, "subscriptions/listen exists only in 2026-07-28; legacy clients use "
                            "resources/subscribe and the list_changed notifications of the session",
@@ -209,7 +211,7 @@ class Client(RestartingClient):
         rid = self._new_id()
         sub = Subscription(rid, dict(notifications), _cancel=self._cancel)
         self._subscriptions[rid] = sub
-        params = self._with_meta({"notifications": dict(notifications)})
+        params = self._with_meta({"notifications": dict(notifications)}, capabilities)
         await self._send(JSONRPCRequest(rid, "subscriptions/listen", params))
         seconds = self.timeout if timeout is None else timeout
         with anyio.move_on_after(seconds) as scope:
