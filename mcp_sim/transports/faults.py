@@ -219,9 +219,12 @@ class Wire:
     def perfect(self) -> bool:
         return self.faults is None
 
-    def plan(self, frame: str, *, faultable: bool = True, sse: bool = False) -> list[Shipment]:
+    def plan(self, frame: str, *, faultable: bool = True, sse: bool = False, duplicable: bool = True,
+             ) -> list[Shipment]:
         """Decide a frame's fate. ``faultable=False`` for control frames (an HTTP status line, the end
-        of a stream) that only suffer latency; ``sse=True`` for an SSE event (counted for ``cut_sse_at``).
+        of a stream) that only suffer latency; ``sse=True`` for an SSE event (counted for ``cut_sse_at``);
+        ``duplicable=False`` for a frame this link cannot carry twice (see :mod:`.http_client`: a
+        stateless HTTP POST). The dice are rolled all the same, so the rest of the run is unchanged.
         """
         self.frames += 1
         number = self.frames
@@ -252,7 +255,7 @@ class Wire:
             marks += ("reordered",)
             fifo = False
         out = [Shipment(frame, marks, delay, number=number, fifo=fifo)]
-        if number in f.duplicate_at or (f.duplicate > 0 and rng.random() < f.duplicate):
+        if (number in f.duplicate_at or (f.duplicate > 0 and rng.random() < f.duplicate)) and duplicable:
             out.append(Shipment(frame, (*marks, "duplicate"), delay, number=number, fifo=fifo))
         return out
 

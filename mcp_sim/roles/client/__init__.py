@@ -47,6 +47,7 @@ from mcp_sim.roles.client.connection import DEFAULT_TIMEOUT, ProgressCallback
 from mcp_sim.roles.client.errors import (
     ClientAlreadyConnected,
     ConnectionLost,
+    OutcomeUnknown,
     RequestTimeout,
     method_not_declared,
 )
@@ -69,6 +70,7 @@ __all__ = [
     "ElicitationHandler",
     "LegacyState",
     "NotificationHandler",
+    "OutcomeUnknown",
     "ProgressCallback",
     "RequestTimeout",
     "RootsHandler",

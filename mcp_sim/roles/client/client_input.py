@@ -118,9 +118,9 @@ class ClientInput(SessionOpening):
                            marks=("session-expired",))
                 await self._initialize()
                 continue
-            except TransportClosed:
+            except TransportClosed as lost:
                 crashes += 1
-                if not await self._recover_from_crash(crashes, generation):
+                if not await self._recover_from_crash(lost, method, retry_params, crashes, generation):
                     raise
                 continue
             if isinstance(response, JSONRPCErrorResponse):
@@ -156,7 +156,8 @@ class ClientInput(SessionOpening):
         if self.era == "legacy":
             self.lifecycle.check_send(method)
 
-    async def _recover_from_crash(self, crashes: int, generation: int) -> bool:
+    async def _recover_from_crash(self, lost: TransportClosed, method: str, params: Mapping[str, Any],
+                                  crashes: int, generation: int) -> bool:
         """The link ended with a request in flight: may it be sent again? Here, never — the request
         fails with the link. :mod:`.restart` overrides this for a stdio server whose process died."""
         return False
