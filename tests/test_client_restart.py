@@ -4,6 +4,8 @@ reported as such, and sent again only for a tool the host trusts to be idempoten
 
 from __future__ import annotations
 
+from typing import Any
+
 import anyio
 import pytest
 
@@ -261,3 +263,36 @@ def test_a_failing_notification_handler_does_not_stop_the_client() -> None:
 
     assert sim.run(main)["content"][0]["text"] == "done after 1 s"
     assert any("handler failed" in (e.text or "") and "learner bug" in (e.text or "") for e in sim.recorder)
+
+
+def test_the_host_names_the_tools_it_trusts_to_be_retried_after_a_crash() -> None:
+    """Host.add_server(retry_after_crash=...) is the host's own policy: ``slow`` is retried, ``pay`` is not."""
+    from mcp_sim.roles.host import Host
+
+    sim = Simulation(24)
+    counts: dict[str, int] = {}
+    results: dict[str, Any] = {}
+
+    async def main() -> None:
+        async with Host(sim=sim) as host:
+            client = await host.add_server("fragile", _counting_server(counts), transport="stdio",
+                                           revision="2026-07-28", retry_after_crash=("slow",))
+            assert client.retry_after_crash == frozenset({"slow"})
+            for tool, args in (("slow", {"seconds": 2}), ("pay", {"invoice": "A-1"})):
+                async def crash_soon() -> None:
+                    await anyio.sleep(0.5)
+                    client._stream.process.crash()  # type: ignore[union-attr]
+
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(crash_soon)
+                    try:
+                        results[tool] = await client.call_tool(tool, args)
+                    except OutcomeUnknown as exc:
+                        results[tool] = exc
+
+    sim.run(main)
+    assert results["slow"]["content"][0]["text"] == "done after 2 s"
+    assert isinstance(results["pay"], OutcomeUnknown) and counts == {"A-1": 1}
+    notes = [e.text or "" for e in sim.recorder if e.kind == "app"]
+    assert sum("trusts it to be idempotent" in n for n in notes) == 1
+    assert sum("outcome is unknown" in n for n in notes) == 1

@@ -118,8 +118,10 @@ class Faults:
     * ``disconnect_at`` — the Nth frame never arrives and the connection breaks (both ends see the
       link closed).
     * ``crash_at`` — the server process dies as the Nth client→server frame reaches it; the request
-      is lost with everything else in flight. stdio: the process exits; HTTP: the server restarts
-      empty, forgetting every session.
+      is lost with everything else in flight. stdio: the process exits (the client may restart it);
+      HTTP: the server restarts empty, forgetting every session; memory: the pipe breaks (there is no
+      process to bring back). Either way a ``tools/call`` already sent ends with the client's
+      ``OutcomeUnknown``: it may or may not have run.
     * ``cut_sse_at`` — the Nth SSE event on this link is lost and its stream is cut. Legacy
       Streamable HTTP resumes with ``GET`` + ``Last-Event-ID``; 2026-07-28 cannot resume, and a cut
       response stream means the request is cancelled and lost.

@@ -33,7 +33,12 @@ from mcp_sim.protocol.errors import (
 from mcp_sim.protocol.lifecycle import has_capability
 from mcp_sim.roles.client.callbacks import ClientCallbacks
 from mcp_sim.roles.client.connection import ProgressCallback
-from mcp_sim.roles.client.errors import method_not_declared
+from mcp_sim.roles.client.errors import (
+    OUTCOME_MAY_BE_UNKNOWN,
+    ConnectionLost,
+    OutcomeUnknown,
+    method_not_declared,
+)
 from mcp_sim.roles.client.opening import ClientEra, SessionOpening
 from mcp_sim.sim.world import Simulation
 from mcp_sim.transports.base import SessionExpired, TransportClosed
@@ -121,6 +126,10 @@ class ClientInput(SessionOpening):
             except TransportClosed as lost:
                 crashes += 1
                 if not await self._recover_from_crash(lost, method, retry_params, crashes, generation):
+                    if isinstance(lost, ConnectionLost) and lost.request_id is not None \
+                            and method in OUTCOME_MAY_BE_UNKNOWN:
+                        raise OutcomeUnknown(self.server_name, method, lost.request_id,
+                                             f"lost the connection ({self.closed_reason or lost})") from lost
                     raise
                 continue
             if isinstance(response, JSONRPCErrorResponse):

@@ -35,7 +35,7 @@ from mcp_sim.protocol.lifecycle import LegacyLifecycle
 from mcp_sim.roles.client.callbacks import ClientCallbacks
 from mcp_sim.roles.client.client_input import ClientInput
 from mcp_sim.roles.client.connection import ProgressCallback
-from mcp_sim.roles.client.errors import ConnectionLost, OutcomeUnknown, RequestTimeout
+from mcp_sim.roles.client.errors import OUTCOME_MAY_BE_UNKNOWN, ConnectionLost, OutcomeUnknown, RequestTimeout
 from mcp_sim.roles.client.opening import ClientEra
 from mcp_sim.sim.world import Simulation
 from mcp_sim.transports.base import TransportClosed
@@ -44,9 +44,6 @@ from mcp_sim.wire.jsonrpc import JSONRPCRequest
 MAX_RESTARTS_PER_REQUEST: Final = 2
 """A request that keeps crashing its server is not retried forever; nor is a re-open that keeps failing."""
 
-OUTCOME_MAY_BE_UNKNOWN: Final = frozenset({"tools/call"})
-"""Methods that may change the world: once sent, a crash leaves their outcome unknown. The others only
-read state (the spec's lists, reads, ``ping``, discovery, subscriptions), so sending them again is safe."""
 
 
 class RestartingClient(ClientInput):

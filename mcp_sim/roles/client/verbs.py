@@ -50,6 +50,10 @@ class Client(RestartingClient):
     (probe with ``server/discover``; a DiscoverResult or a modern error means modern, anything else
     or a timeout means legacy). ``versions`` are the revisions this client speaks, newest preferred.
 
+    ``retry_after_crash`` names the tools the host trusts to be idempotent: after a stdio server is
+    restarted, their lost calls are sent again; every other lost ``tools/call`` raises
+    :class:`~mcp_sim.roles.client.errors.OutcomeUnknown` (see :mod:`.restart`).
+
     A Client created while :func:`mcp_sim.accelerated.enabled` is true is an
     :class:`AcceleratedClient`: the same behaviour, the same trace, fewer Python steps.
     """
