@@ -92,9 +92,15 @@ class RestartingClient(ClientInput):
         it never left the client, only reads, or is a tool the host trusts to be idempotent."""
         if self._reopening or not self._server_process_died() or crashes > MAX_RESTARTS_PER_REQUEST:
             return False
-        await self.restart_server(after_generation=generation)
         sent_id = lost.request_id if isinstance(lost, ConnectionLost) else None
-        if sent_id is None or method not in OUTCOME_MAY_BE_UNKNOWN:
+        unknown = sent_id is not None and method in OUTCOME_MAY_BE_UNKNOWN
+        try:
+            await self.restart_server(after_generation=generation)
+        except ConnectionLost as failed:
+            if sent_id is not None and unknown:
+                raise OutcomeUnknown(self.server_name, method, sent_id, "exited and could not be restarted") from failed
+            raise
+        if sent_id is None or not unknown:
             return True
         tool = str(params.get("name"))
         why = f"exited (restart {self.restarts})"
@@ -141,9 +147,9 @@ class RestartingClient(ClientInput):
             # The old receive loop must be gone before the new one reads the same stream.
             self._loop_scope.cancel()
             await self._loop_ended.wait()
-        old = getattr(stream, "process", None)
-        self._note("transport", f"{self.participant} restarts {self.server_name}: the server process exited "
-                   f"(code {getattr(old, 'returncode', '?')})", marks=("restart",))
+        code = getattr(getattr(stream, "process", None), "returncode", None)
+        why = f"the server process exited (code {code})" if code is not None else "its session could not be opened"
+        self._note("transport", f"{self.participant} restarts {self.server_name}: {why}", marks=("restart",))
         await restart()
         self.restarts += 1
         self._closed = anyio.Event()
@@ -163,6 +169,7 @@ class RestartingClient(ClientInput):
         finally:
             self._reopening = False
         return None
+
     async def _resubscribe(self) -> None:
         """Ask the new server process for every subscription the client still wants."""
         for uri in sorted(self._resource_subscriptions):
