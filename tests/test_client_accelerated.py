@@ -23,7 +23,7 @@ from test_client_restart import _server as fragile_server
 
 from mcp_sim import accelerated
 from mcp_sim.roles.cache import ListCache
-from mcp_sim.roles.client import AcceleratedClient, Client, ClientCallbacks, RequestTimeout
+from mcp_sim.roles.client import AcceleratedClient, Client, ClientCallbacks, OutcomeUnknown, RequestTimeout
 from mcp_sim.roles.server_session import serve
 from mcp_sim.scenarios import SCENARIOS, run_scenario
 from mcp_sim.sim.world import Simulation, current_simulation
@@ -223,7 +223,7 @@ def test_cache_and_subscriptions() -> None:
 
 # --- a crashed stdio server, restarted --------------------------------------------------------------
 
-def restart_after_crash(revision: str) -> str:
+def restart_after_crash(revision: str, trusted: bool) -> str:
     sim = Simulation(11)
     server = fragile_server()
 
@@ -232,7 +232,8 @@ def restart_after_crash(revision: str) -> str:
             stream = await open_link(sim, tg, "fragile", lambda s: serve(server, s), transport="stdio",
                                      revision=revision)
             legacy = revision < "2026"
-            client = Client("app", era="legacy" if legacy else "modern", callbacks=ClientCallbacks())
+            client = Client("app", era="legacy" if legacy else "modern", callbacks=ClientCallbacks(),
+                            retry_after_crash=("slow",) if trusted else ())
             await client.connect(stream, tg)
             if legacy:
                 await client.subscribe_resource("notes://today")
@@ -244,7 +245,11 @@ def restart_after_crash(revision: str) -> str:
                 stream.process.crash(exit_code=3, reason="out of memory")
 
             tg.start_soon(crash_soon)
-            await client.call_tool("slow", {"seconds": 2})
+            if trusted:
+                await client.call_tool("slow", {"seconds": 2})
+            else:
+                with pytest.raises(OutcomeUnknown):
+                    await client.call_tool("slow", {"seconds": 2})
             server.resource_updated("notes://today")
             await anyio.sleep(0.1)
             await client.close()
@@ -253,11 +258,14 @@ def restart_after_crash(revision: str) -> str:
     return dumps_jsonl(sim.recorder.events)
 
 
+@pytest.mark.parametrize("trusted", [False, True])
 @pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
-def test_restart_and_resubscribe(revision: str) -> None:
-    plain, fast = both_ways(lambda: restart_after_crash(revision))
+def test_restart_and_resubscribe(revision: str, trusted: bool) -> None:
+    plain, fast = both_ways(lambda: restart_after_crash(revision, trusted))
     assert plain == fast
     assert '"restart"' in plain
+    assert ("because the host trusts it to be idempotent" in plain) is trusted
+    assert ('"outcome-unknown"' in plain) is not trusted
 
 
 # --- every ready-made scenario ---------------------------------------------------------------------

@@ -32,7 +32,7 @@ import functools
 import inspect
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -202,11 +202,17 @@ class Host:
     # -- servers ------------------------------------------------------------------------------
     async def add_server(self, name: str, server: Any, *, transport: str = "memory", revision: str | None = None,
                          era: ClientEra | None = None, faults: Any = None, auth: AuthInfo | None = None,
-                         trusted: bool = False, timeout: float | None = None) -> Client:
+                         trusted: bool = False, timeout: float | None = None,
+                         retry_after_crash: Collection[str] = ()) -> Client:
         """Connect ``server`` (a Server object, or ``async def main(stream)``) through a new Client.
 
         ``revision`` pins the client to one era's versions up to that revision (``"2025-11-25"`` →
-        legacy ``initialize``; ``"2026-07-28"`` → modern); ``era`` overrides (``"auto"`` probes)."""
+        legacy ``initialize``; ``"2026-07-28"`` → modern); ``era`` overrides (``"auto"`` probes).
+
+        ``retry_after_crash`` is the host's own list of this server's tools it trusts to be idempotent:
+        when a stdio server dies with one of their calls in flight, the call is sent again (and the
+        trace says why). Any other call lost that way fails with ``OutcomeUnknown`` — a tool's
+        ``idempotentHint`` is the server's claim, not the host's decision (course chapter 06)."""
         if self._tg is None:
             raise RuntimeError("use the Host as `async with Host(...) as host:` before adding servers")
         if name in self.servers:
@@ -218,7 +224,8 @@ class Host:
             versions = versions_up_to(revision, SIMULATED_VERSIONS) or (revision,)
             client_era = era or rev_era
         client = Client(self.name, era=client_era, versions=versions, callbacks=self._callbacks(),
-                        timeout=timeout or self.timeout, cache=self.cache, auth=auth, sim=self.sim)
+                        timeout=timeout or self.timeout, cache=self.cache, auth=auth,
+                        retry_after_crash=retry_after_crash, sim=self.sim)
         self.say(HOST, f"client/{name}", f"create a Client for the {name} server ({transport})")
         stream = await self._open_link(name, server, transport=transport, revision=revision, faults=faults, auth=auth)
         entry = ServerEntry(name, client, transport, trusted)

@@ -20,6 +20,21 @@ requests run concurrently and ``notifications/cancelled`` can stop one. ``initia
 answered in order, before anything else is read. A handler's crash never ends the connection: tools
 report it as an ``isError`` result, everything else as ``-32603`` with a readable message.
 
+**At most one response per request id** (course chapter 02, JSON-RPC; chapter 06, faults). JSON-RPC
+pairs a response with its request by ``id`` alone, so an id must be unique among the sender's requests
+in flight, and MCP goes further: "The request ID MUST NOT have been previously used by the requestor
+within the same session". The session therefore remembers every id it has been sent, with what the
+request said:
+
+* the *same* request again (same id, same method and params) is a copy the link made — a duplicated
+  frame, a retransmission. It is dropped: the handler does not run a second time and no second (or
+  earlier) answer is sent, so the caller gets exactly the one outcome of the one execution;
+* a *different* request reusing an id is the client's bug. It is refused with ``-32600`` sent
+  **without an id** (revisions from 2025-11-25 allow that): an answer carrying the id would be taken
+  by the caller of the original request as *its* outcome. The error's ``data`` names the reused id and
+  the method, so the client can tell which of its requests it concerns. (Before 2025-11-25 an error
+  must carry an id, so the refused request is only logged.)
+
 The accelerated twin (:mod:`mcp_sim.roles.server_session_accelerated`, chosen by
 :mod:`mcp_sim.accelerated` when ``serve`` starts a session) answers exactly the same way with fewer
 Python steps.
@@ -27,9 +42,11 @@ Python steps.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 from anyio.abc import TaskGroup
@@ -117,6 +134,9 @@ class ServerSession(LegacyConnection):
         """Open ``subscriptions/listen`` streams (modern era), by the id of their request."""
         self._in_flight: dict[RequestId, anyio.CancelScope] = {}
         """The cancel scope of every request being answered, by id (``notifications/cancelled``)."""
+        self._seen: dict[RequestId, bytes] = {}
+        """Every request id the client has used on this connection, with what that request said (see
+        :meth:`_first_use`): an id is used once per session."""
         self._work: TaskGroup | None = None
         self._closed = False
         self._own_handlers: dict[str, Handler] = {
@@ -178,9 +198,12 @@ class ServerSession(LegacyConnection):
             if message.is_answerable:
                 await self._send(message.reply)
         elif isinstance(message, JSONRPCRequest):
-            if message.id in self._in_flight:
-                await self._send(JSONRPCErrorResponse(message.id, error_object(
-                    INVALID_REQUEST, f"Request id {message.id!r} is already in use by a request in flight")))
+            use = self._use_of_id(message)
+            if use == "copy":
+                # The link delivered this request twice: the first copy is (or was) answered, once.
+                logger.info("request id %r arrived again unchanged: a copy, dropped", message.id)
+            elif use == "reuse":
+                await self._refuse_reused_id(message)
             elif message.method == "initialize":
                 # Answered in order: nothing else can be understood before it.
                 await self._answer(message)
@@ -190,6 +213,29 @@ class ServerSession(LegacyConnection):
             self._on_notification(message)
         else:
             self._on_response(message)
+
+    def _use_of_id(self, request: JSONRPCRequest) -> Literal["new", "copy", "reuse"]:
+        """Remember ``request``'s id. ``copy``: this very request was received before; ``reuse``: the
+        id was used by a different request."""
+        # A digest, not the request: the session keeps a few bytes per id it has answered.
+        said = hashlib.blake2b(json.dumps([request.method, request.params], sort_keys=True).encode(),
+                               digest_size=16).digest()
+        before = self._seen.get(request.id)
+        if before is None:
+            self._seen[request.id] = said
+            return "new"
+        return "copy" if before == said else "reuse"
+
+    async def _refuse_reused_id(self, request: JSONRPCRequest) -> None:
+        """A different request with an id used before: refused without an id (see the module docstring)."""
+        text = (f"Request id {request.id!r} was already used in this session by another request; "
+                f"this {request.method} is not executed")
+        revision = self.legacy_revision
+        if revision is not None and revision < "2025-11-25":
+            logger.info("%s (an error without an id needs 2025-11-25 or later)", text)
+            return
+        await self._send(JSONRPCErrorResponse(None, error_object(
+            INVALID_REQUEST, text, {"requestId": request.id, "method": request.method})))
 
     def _dispatch(self, request: JSONRPCRequest) -> None:
         """Answer ``request`` in a task of its own, so the read loop goes on reading."""

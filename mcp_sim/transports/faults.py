@@ -118,8 +118,10 @@ class Faults:
     * ``disconnect_at`` — the Nth frame never arrives and the connection breaks (both ends see the
       link closed).
     * ``crash_at`` — the server process dies as the Nth client→server frame reaches it; the request
-      is lost with everything else in flight. stdio: the process exits; HTTP: the server restarts
-      empty, forgetting every session.
+      is lost with everything else in flight. stdio: the process exits (the client may restart it);
+      HTTP: the server restarts empty, forgetting every session; memory: the pipe breaks (there is no
+      process to bring back). Either way a ``tools/call`` already sent ends with the client's
+      ``OutcomeUnknown``: it may or may not have run.
     * ``cut_sse_at`` — the Nth SSE event on this link is lost and its stream is cut. Legacy
       Streamable HTTP resumes with ``GET`` + ``Last-Event-ID``; 2026-07-28 cannot resume, and a cut
       response stream means the request is cancelled and lost.
@@ -219,9 +221,12 @@ class Wire:
     def perfect(self) -> bool:
         return self.faults is None
 
-    def plan(self, frame: str, *, faultable: bool = True, sse: bool = False) -> list[Shipment]:
+    def plan(self, frame: str, *, faultable: bool = True, sse: bool = False, duplicable: bool = True,
+             ) -> list[Shipment]:
         """Decide a frame's fate. ``faultable=False`` for control frames (an HTTP status line, the end
-        of a stream) that only suffer latency; ``sse=True`` for an SSE event (counted for ``cut_sse_at``).
+        of a stream) that only suffer latency; ``sse=True`` for an SSE event (counted for ``cut_sse_at``);
+        ``duplicable=False`` for a frame this link cannot carry twice (see :mod:`.http_client`: a
+        stateless HTTP POST). The dice are rolled all the same, so the rest of the run is unchanged.
         """
         self.frames += 1
         number = self.frames
@@ -252,7 +257,7 @@ class Wire:
             marks += ("reordered",)
             fifo = False
         out = [Shipment(frame, marks, delay, number=number, fifo=fifo)]
-        if number in f.duplicate_at or (f.duplicate > 0 and rng.random() < f.duplicate):
+        if (number in f.duplicate_at or (f.duplicate > 0 and rng.random() < f.duplicate)) and duplicable:
             out.append(Shipment(frame, (*marks, "duplicate"), delay, number=number, fifo=fifo))
         return out
 

@@ -71,6 +71,11 @@ from mcp_sim.wire.jsonrpc import (
 
 __all__ = ["HttpClientStream"]
 
+RESPONSE_TIMEOUT = 30.0
+"""Seconds (virtual) the client waits for a response's status line and body (not for the events of
+an open SSE stream, which may rightly be quiet for long). A body lost on the way must not leave a
+caller waiting for ever: past this deadline the client hangs up and reports the connection broken."""
+
 DEFAULT_RECONNECT_MS = 1000
 """How long a legacy client waits before resuming a broken stream when the server sent no ``retry``."""
 
@@ -86,8 +91,10 @@ class HttpClientStream:
 
     def __init__(self, server: HttpEndpoint, name: str, *, faults: Faults | LinkFaults | None = None,
                  token: str | None = None, origin: str | None = None, revision: str | None = None,
-                 open_get_stream: bool = True, task_group: TaskGroup) -> None:
+                 open_get_stream: bool = True, task_group: TaskGroup,
+                 response_timeout: float = RESPONSE_TIMEOUT) -> None:
         self.server = server
+        self.response_timeout = response_timeout
         self.sim = server.sim
         self.task_group = task_group
         self.info = LinkInfo(name=name, transport="http", client=f"client/{name}", server=server.participant)
@@ -165,7 +172,7 @@ class HttpClientStream:
         if not await self._transmit(exchange):
             raise TransportClosed(f"{request.line()} was lost on the way (fault)")
         await self.server.handle(exchange)
-        frame = await exchange.next_frame()
+        frame = await self._response_of(exchange)
         if frame.response is None:
             raise TransportClosed(f"{request.line()}: the connection broke before a response")
         response = HttpResponse(frame.response.status, frame.response.headers, frame.response.body)
@@ -232,7 +239,7 @@ class HttpClientStream:
         """Put a request on the wire (recorded, with faults). ``False`` if it never reaches the server."""
         request = exchange.request
         if request.body:
-            shipments = self.to_server.plan(request.body)
+            shipments = self.to_server.plan(request.body, duplicable=duplicate is not None)
         else:
             shipments = self.to_server.plan(request.line(), faultable=False)
         first: Shipment | None = None
@@ -273,6 +280,19 @@ class HttpClientStream:
                                            transport="http", framing=framing, marks=shipment.marks,
                                            revision=self.revision)
 
+    async def _response_of(self, exchange: HttpExchange) -> Any:
+        """The first frame of ``exchange``'s response (a complete response, or an SSE stream's head),
+        waited for at most :attr:`response_timeout`; past it, the client hangs up and gets a ``cut``."""
+        with anyio.move_on_after(self.response_timeout):
+            return await exchange.next_frame()
+        info = self.info
+        self.sim.recorder.record_event(
+            kind="transport", link=info.name, sender=info.client, receiver=info.client, transport="http",
+            text=f"{exchange.request.line()}: no response within {self.response_timeout:g} s; the client hangs up",
+            marks=("timeout",))
+        exchange.client_close()
+        return await exchange.next_frame()  # the hang-up: a "cut" frame
+
     async def _post(self, request: HttpRequest, message: JSONRPCMessage, modern: bool) -> None:
         exchange = HttpExchange(self, request)
 
@@ -280,11 +300,17 @@ class HttpClientStream:
             if await self.server.handle(copy) == "accepted":
                 await self._read_answer(copy, message)
             else:
-                frame = await copy.next_frame()
+                frame = await self._response_of(copy)
                 if frame.response is not None and frame.response.body:
                     self._deliver(frame.response.body)
 
-        if not await self._transmit(exchange, duplicate=duplicate):
+        # A modern POST carries no session: a second copy would reach a fresh, stateless server that
+        # cannot know it saw this request, and the tool would run twice. HTTP runs over TCP, which
+        # never delivers one request twice, so on this link the duplicate fault leaves modern
+        # requests alone (legacy copies share the session, which drops them; answers may still be
+        # duplicated).
+        can_copy = not (modern and isinstance(message, JSONRPCRequest))
+        if not await self._transmit(exchange, duplicate=duplicate if can_copy else None):
             return  # lost on the way: the caller will learn it from its timeout
         if isinstance(message, JSONRPCRequest):
             self._open[message.id] = exchange
@@ -295,7 +321,7 @@ class HttpClientStream:
             return
         if isinstance(message, JSONRPCRequest):
             self._open.pop(message.id, None)
-        frame = await exchange.next_frame()
+        frame = await self._response_of(exchange)
         response = frame.response
         if response is None:
             raise TransportClosed(f"{request.line()}: the connection broke before a response")
@@ -503,7 +529,7 @@ class HttpClientStream:
         if not await self._transmit(exchange):
             return None
         verdict = await self.server.handle(exchange)
-        frame = await exchange.next_frame()
+        frame = await self._response_of(exchange)
         if verdict == "answered" or frame.kind != "head":
             if frame.response is not None and frame.response.status == 404:
                 self._expire(f"resuming after event {last_event_id} failed: the session is gone (404)")
@@ -516,7 +542,7 @@ class HttpClientStream:
         if not await self._transmit(exchange):
             return
         verdict = await self.server.handle(exchange)
-        frame = await exchange.next_frame()
+        frame = await self._response_of(exchange)
         if verdict == "answered" or frame.kind != "head":
             if frame.response is not None and frame.response.status == 404:
                 self._expire("opening the GET stream failed: the session is gone (404)")

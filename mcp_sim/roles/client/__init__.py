@@ -23,7 +23,8 @@ Read it from the bottom up, one idea per module:
 * :mod:`.connection` — ids, requests in flight, timeouts (``notifications/cancelled``), late responses;
 * :mod:`.opening` — the legacy handshake, the modern ``_meta``, ``server/discover``, ``-32022``, ``era="auto"``;
 * :mod:`.client_input` — the request loop (MRTR) and the answers to legacy server requests;
-* :mod:`.restart` — a crashed stdio server restarted, subscriptions asked for again;
+* :mod:`.restart` — a crashed stdio server restarted, subscriptions asked for again, a call whose outcome
+  the crash made unknown reported as :class:`OutcomeUnknown` (retried only for tools the host trusts);
 * :mod:`.verbs` — :class:`Client` itself: ``list_tools``, ``call_tool``, ``read_resource`` … and the list cache;
 * :mod:`.callbacks`, :mod:`.errors`, :mod:`.subscriptions` — what the Host gives, what a caller may catch,
   what a subscription is.
@@ -47,6 +48,7 @@ from mcp_sim.roles.client.connection import DEFAULT_TIMEOUT, ProgressCallback
 from mcp_sim.roles.client.errors import (
     ClientAlreadyConnected,
     ConnectionLost,
+    OutcomeUnknown,
     RequestTimeout,
     method_not_declared,
 )
@@ -69,6 +71,7 @@ __all__ = [
     "ElicitationHandler",
     "LegacyState",
     "NotificationHandler",
+    "OutcomeUnknown",
     "ProgressCallback",
     "RequestTimeout",
     "RootsHandler",

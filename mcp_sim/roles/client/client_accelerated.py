@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+import anyio
 from anyio.abc import TaskGroup
 
 from mcp_sim.protocol import meta as M
@@ -133,15 +134,24 @@ class AcceleratedParts(ClientInput):
             stream = self._stream
             if stream is None or self._closed.is_set():
                 await self._send(JSONRPCRequest(rid, method, params))  # raises: says why it cannot send
-            else:
-                await stream.send(JSONRPCRequest(rid, method, params))
             if timeout is None or timeout == INFINITY:
+                await stream.send(JSONRPCRequest(rid, method, params))  # type: ignore[union-attr]
                 await pending.done
             else:
-                # The timer anyio.move_on_after sets: the same deadline, set at the same moment.
+                # The timer anyio.move_on_after sets: the same deadline, set at the same moment (before
+                # the send, which a transport may make wait); a send still waiting at the deadline is
+                # cancelled, as the readable cancel scope would.
                 loop = asyncio.get_running_loop()
-                timer = loop.call_at(loop.time() + timeout, pending.time_out)
+                send_scope = anyio.CancelScope()  # no deadline of its own: the one timer cancels it
+
+                def deadline_passed() -> None:
+                    pending.time_out()
+                    send_scope.cancel()
+
+                timer = loop.call_at(loop.time() + timeout, deadline_passed)
                 try:
+                    with send_scope:
+                        await stream.send(JSONRPCRequest(rid, method, params))  # type: ignore[union-attr]
                     await pending.done
                 finally:
                     timer.cancel()

@@ -34,7 +34,12 @@ from mcp_sim.protocol.lifecycle import has_capability
 from mcp_sim.protocol.revisions import TASKS_EXTENSION
 from mcp_sim.roles.client.callbacks import ClientCallbacks
 from mcp_sim.roles.client.connection import ProgressCallback
-from mcp_sim.roles.client.errors import method_not_declared
+from mcp_sim.roles.client.errors import (
+    OUTCOME_MAY_BE_UNKNOWN,
+    ConnectionLost,
+    OutcomeUnknown,
+    method_not_declared,
+)
 from mcp_sim.roles.client.opening import ClientEra, SessionOpening
 from mcp_sim.sim.world import Simulation
 from mcp_sim.transports.base import SessionExpired, TransportClosed
@@ -119,9 +124,13 @@ class ClientInput(SessionOpening):
                            marks=("session-expired",))
                 await self._initialize()
                 continue
-            except TransportClosed:
+            except TransportClosed as lost:
                 crashes += 1
-                if not await self._recover_from_crash(crashes, generation):
+                if not await self._recover_from_crash(lost, method, retry_params, crashes, generation):
+                    if isinstance(lost, ConnectionLost) and lost.request_id is not None \
+                            and method in OUTCOME_MAY_BE_UNKNOWN:
+                        raise OutcomeUnknown(self.server_name, method, lost.request_id,
+                                             f"lost the connection ({self.closed_reason or lost})") from lost
                     raise
                 continue
             if isinstance(response, JSONRPCErrorResponse):
@@ -159,7 +168,8 @@ class ClientInput(SessionOpening):
         if self.era == "legacy":
             self.lifecycle.check_send(method)
 
-    async def _recover_from_crash(self, crashes: int, generation: int) -> bool:
+    async def _recover_from_crash(self, lost: TransportClosed, method: str, params: Mapping[str, Any],
+                                  crashes: int, generation: int) -> bool:
         """The link ended with a request in flight: may it be sent again? Here, never — the request
         fails with the link. :mod:`.restart` overrides this for a stdio server whose process died."""
         return False

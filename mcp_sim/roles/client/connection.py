@@ -7,7 +7,9 @@ This is the bottom layer of the Client, and it knows nothing of MCP's methods. I
   that reads the stream hands each response to the request with the same ``id`` (JSON-RPC 2.0).
 * **Timeouts.** The spec says implementations SHOULD set a timeout on every request and, when it
   fires, send ``notifications/cancelled``. A timeout here is an ``anyio.move_on_after`` cancel scope
-  around the wait: it runs on the simulation's virtual clock, so a 30 s timeout costs no real time.
+  around the send *and* the wait, so every wait has a deadline from the moment the request is handed
+  to the transport, whatever the transport loses; it runs on the simulation's virtual clock, so a
+  30 s timeout costs no real time.
 * **Late and stray responses.** A response to a request the client gave up on is *late*; one to a
   request already answered is a *duplicate*; one to an id never sent is *unknown*. All three are
   ignored, and the trace says why.
@@ -107,6 +109,8 @@ class ClientConnection(ABC):
         self._loop_scope: anyio.CancelScope | None = None
         self._loop_tasks: TaskGroup | None = None
         """The receive loop's task group while it runs (server requests get their tasks there)."""
+        self._loop_ended: anyio.Event | None = None
+        """Set when the current receive loop has ended (a restart waits for it before starting another)."""
         self._closed = anyio.Event()
         self.closed_reason: str | None = None
         self.ignored: list[tuple[str, RequestId | None]] = []
@@ -182,8 +186,10 @@ class ClientConnection(ABC):
         pending, params = self._new_pending(method, params, on_progress)
         self._pending[rid] = pending
         try:
-            await self._send(JSONRPCRequest(rid, method, params))
+            # The deadline starts when the request is handed to the transport, not when ``send``
+            # returns: a transport may itself wait (for an HTTP status line, a body that never comes).
             with anyio.move_on_after(timeout) as scope:  # None or inf: wait as long as it takes
+                await self._send(JSONRPCRequest(rid, method, params))
                 await pending.finished.wait()
             if scope.cancelled_caught and not pending.finished.is_set():
                 await self._on_timeout(rid, method, timeout or 0.0, cancel=cancel_on_timeout)
@@ -196,7 +202,8 @@ class ClientConnection(ABC):
         """The response a finished waiter got; none means the connection ended first."""
         if pending.response is None:
             raise ConnectionLost(f"the connection to {self.server_name} ended before {pending.method} (id {rid}) "
-                                 f"was answered ({self.closed_reason or 'transport closed'})")
+                                 f"was answered ({self.closed_reason or 'transport closed'})",
+                                 method=pending.method, request_id=rid)
         return pending.response
 
     async def _on_timeout(self, rid: RequestId, method: str, seconds: float, *, cancel: bool) -> None:
@@ -225,6 +232,7 @@ class ClientConnection(ABC):
         """The one reader of the stream: responses go to their waiters, the server's requests and
         notifications to handlers. Server requests run in their own tasks, so a slow user answering
         an elicitation does not hold up other responses."""
+        ended = self._loop_ended = anyio.Event()
         with anyio.CancelScope() as scope:
             self._loop_scope = scope
             stream = self._stream
@@ -240,6 +248,7 @@ class ClientConnection(ABC):
                 self._loop_tasks = None
                 self.lifecycle.on_event("close")
                 self._finish_all()
+                ended.set()
 
     async def _read(self, stream: MessageStream, tg: TaskGroup) -> None:
         """Read and dispatch every message until the link ends."""
@@ -283,6 +292,13 @@ class ClientConnection(ABC):
             why, text = "late", f"ignores the late response to {self._abandoned[rid]} (id {rid}): it was cancelled"
         elif pending is not None or (isinstance(rid, int) and 0 < rid <= self._next_id):
             why, text = "duplicate", f"ignores a duplicate response to request {rid}"
+        elif rid is None and isinstance(response, JSONRPCErrorResponse) and isinstance(response.error.data, Mapping) \
+                and "requestId" in response.error.data:
+            # An error without an id that names one: the server refused a request reusing an id (see
+            # mcp_sim.roles.server_session); the request that holds the id keeps its own answer.
+            reused = response.error.data["requestId"]
+            why, text = "refused", (f"learns that the server refused a second request with id {reused} "
+                                    f"({response.error.data.get('method')}): {response.error.message}")
         else:
             why, text = "unknown", f"ignores a response to request {rid}, which it never sent"
         self.ignored.append((why, rid))

@@ -6,9 +6,15 @@ are the client's own: it connected twice, a request timed out, the link ended wh
 
 from __future__ import annotations
 
+from typing import Final
+
 from mcp_sim.protocol.errors import METHOD_NOT_FOUND, McpError
 from mcp_sim.transports.base import TransportClosed
 from mcp_sim.wire.jsonrpc import RequestId
+
+OUTCOME_MAY_BE_UNKNOWN: Final = frozenset({"tools/call"})
+"""Methods that may change the world: once sent, a lost connection leaves their outcome unknown. The
+others only read state (the spec's lists, reads, ``ping``, discovery, subscriptions)."""
 
 
 class ClientAlreadyConnected(RuntimeError):
@@ -29,7 +35,29 @@ class RequestTimeout(TimeoutError):
 
 
 class ConnectionLost(TransportClosed):
-    """The link to the server ended while a request waited for its response."""
+    """The link to the server ended while a request waited for its response.
+
+    ``request_id`` is set when the request had been handed to the transport (it may have been
+    executed); ``None`` when it never left the client."""
+
+    def __init__(self, message: str, *, method: str | None = None, request_id: RequestId | None = None) -> None:
+        super().__init__(message)
+        self.method = method
+        self.request_id = request_id
+
+
+class OutcomeUnknown(ConnectionLost):
+    """The connection ended (the server process died, the link broke) after this request was sent and
+    before its response arrived, so nobody knows whether it ran (course chapter 06, transports).
+
+    The client does not send a ``tools/call`` again on its own: running a tool twice may do twice
+    what it does (two payments, two e-mails). Only after restarting a stdio server, and only for a
+    tool the *host* lists as safe to repeat (``retry_after_crash``), is it retried, and the trace
+    says so."""
+
+    def __init__(self, server: str, method: str, request_id: RequestId, why: str) -> None:
+        super().__init__(f"the outcome of {method} (id {request_id}) is unknown: {server} {why} before it answered; "
+                         f"it was not sent again (it may or may not have run)", method=method, request_id=request_id)
 
 
 def method_not_declared(method: str, capability: str, revision: str | None) -> McpError:

@@ -18,7 +18,7 @@ The layers underneath, each in its own module, from the bottom up:
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import anyio
@@ -50,6 +50,10 @@ class Client(RestartingClient):
     (probe with ``server/discover``; a DiscoverResult or a modern error means modern, anything else
     or a timeout means legacy). ``versions`` are the revisions this client speaks, newest preferred.
 
+    ``retry_after_crash`` names the tools the host trusts to be idempotent: after a stdio server is
+    restarted, their lost calls are sent again; every other lost ``tools/call`` raises
+    :class:`~mcp_sim.roles.client.errors.OutcomeUnknown` (see :mod:`.restart`).
+
     A Client created while :func:`mcp_sim.accelerated.enabled` is true is an
     :class:`AcceleratedClient`: the same behaviour, the same trace, fewer Python steps.
     """
@@ -72,10 +76,12 @@ class Client(RestartingClient):
                  log_level: str | None = None,
                  max_input_rounds: int = MAX_INPUT_ROUNDS,
                  restart_on_crash: bool = True,
+                 retry_after_crash: Collection[str] = (),
                  sim: Simulation | None = None) -> None:
         super().__init__(name, version, era=era, versions=versions, callbacks=callbacks, capabilities=capabilities,
                          timeout=timeout, probe_timeout=probe_timeout, discover=discover, log_level=log_level,
-                         max_input_rounds=max_input_rounds, restart_on_crash=restart_on_crash, sim=sim)
+                         max_input_rounds=max_input_rounds, restart_on_crash=restart_on_crash,
+                         retry_after_crash=retry_after_crash, sim=sim)
         self.cache = cache
         self.auth = auth
 
