@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import re
+from dataclasses import replace
 from functools import cache
 from typing import Any
 
@@ -20,7 +21,7 @@ from mcp_sim.trace.event import TraceEvent
 from mcp_sim.trace.page import trace_page
 from mcp_sim.trace.table import COLUMNS
 from mcp_sim.transports.faults import Faults, LinkFaults
-from mcp_sim.widgets.player import PlayerState
+from mcp_sim.widgets.player import PlayerState, http_text
 
 ERAS = ("2025-11-25", "2026-07-28")
 SCENARIOS = ("weather", "subscriptions", "logging-progress-cancel")
@@ -176,3 +177,29 @@ def test_the_standalone_page_has_the_transport_cells() -> None:
         for part in http_parts(e):
             for name, value in part["headers"].items():
                 assert f"{name}: {value}" in page
+
+
+def test_real_wire_framing_is_shown_too() -> None:
+    """The real-wire bridge records less (a URL instead of a path, the byte count instead of the
+    line, the SSE event inside the exchange); the table and the player still show all of it."""
+    trace = trace_of("weather", "2026-07-28", "http")
+    request = next(e for e in trace if e.kind == "request")
+    response = next(e for e in trace if e.kind == "response")
+    assert request.raw is not None and response.raw is not None
+    posted = replace(request, framing={"http": {"request": {
+        "method": "POST", "url": "http://127.0.0.1:8000/mcp", "headers": request.framing["http"]["request"]["headers"]}}})
+    streamed = replace(response, framing={"http": {"response": {"status": 200, "content_type": "text/event-stream"},
+                                                   "sse": {"event": "message"}}})
+    piped = replace(request, transport="stdio", framing={"stdio": {"stream": "stdin",
+                                                                   "bytes": len(request.raw.encode()) + 1}})
+    table = TraceTable([posted, streamed, piped])
+    text = table.to_text()
+    url = posted.framing["http"]["request"]["url"]
+    assert f"POST {url}" in text and "200" in text and '(content_type: "text/event-stream")' in text
+    assert all(f"{k}: {v}" in text for k, v in posted.framing["http"]["request"]["headers"].items())
+    assert "event message" in text  # the SSE event, though the bridge nests it in the exchange
+    assert repr((request.raw + "\n").encode()) in text
+    assert table.rows[2].transport == f"stdin, {len(request.raw.encode()) + 1} bytes"
+    player = http_text(streamed)
+    assert "--- SSE event ---" in player and "event: message" in player and f"data: {response.raw}" in player
+    assert "(sse:" not in player
