@@ -2,7 +2,8 @@
 
 The page has no external assets (no scripts, fonts or stylesheets to fetch), so it can be attached
 to a bug report, opened offline or served from anywhere. Each table row unfolds to show the message
-exactly as sent, the frame's raw text and the transport's framing (stdio line, HTTP exchange).
+exactly as sent, the frame's raw text and the transport's framing (stdio line, HTTP exchange); when
+the trace crossed stdio or HTTP, a ``transport`` column unfolds to the bytes or the headers too.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 from mcp_sim.trace.events import Trace
 from mcp_sim.trace.sequence import SequenceDiagram
-from mcp_sim.trace.table import COLUMNS, TableRow
+from mcp_sim.trace.table import TraceTable, transport_cell_html
 
 _CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 1.5rem; color: #111; }
@@ -53,9 +54,10 @@ def trace_page(trace: Any, *, title: str | None = None) -> str:
         facts.append("revision " + ", ".join(trace.revisions()))
     if trace.transports():
         facts.append("transport " + ", ".join(trace.transports()))
+    table = TraceTable(trace)
     rows = []
-    for e in trace:
-        cells = TableRow.of(e).cells()
+    for e, row in zip(trace, table.rows, strict=True):
+        cells = row.cells()
         parts = []
         if e.message is not None:
             parts.append(f"<p>Message as sent:</p><pre>{esc(_pretty(e.message))}</pre>")
@@ -67,9 +69,10 @@ def trace_page(trace: Any, *, title: str | None = None) -> str:
             parts.append(f"<p>{esc(e.text)}</p>")
         detail = f"<details><summary>{esc(cells[-1])}</summary>{''.join(parts)}</details>" if parts \
             else esc(cells[-1])
+        transport = f"<td>{transport_cell_html(row)}</td>" if table.shows_transport else ""
         rows.append(f"<tr id='e{e.seq}'><th scope='row'>{esc(cells[0])}</th>"
-                    + "".join(f"<td>{esc(c)}</td>" for c in cells[1:-1]) + f"<td>{detail}</td></tr>")
-    head = "".join(f"<th scope='col'>{esc(c)}</th>" for c in COLUMNS)
+                    + "".join(f"<td>{esc(c)}</td>" for c in cells[1:-1]) + f"{transport}<td>{detail}</td></tr>")
+    head = "".join(f"<th scope='col'>{esc(c)}</th>" for c in table.columns)
     return "\n".join([
         "<!DOCTYPE html>",
         "<html lang='en'>",

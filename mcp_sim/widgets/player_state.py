@@ -359,7 +359,8 @@ def http_text(e: TraceEvent) -> str:
     """The HTTP exchange that carried this message (request, response, SSE event), as recorded."""
     framing = e.framing or {}
     http = framing.get("http")
-    sse = framing.get("sse")
+    # The simulator records the SSE event beside the exchange; the real-wire bridge inside it.
+    sse = framing.get("sse") or (http.get("sse") if isinstance(http, dict) else None)
     if e.kind == "app":
         return "This step is talk between the user, the host and the model: it is not MCP and crossed no wire."
     if not http and not sse:
@@ -376,7 +377,7 @@ def http_text(e: TraceEvent) -> str:
                     part = {**part, "body": e.raw}
                 what = "  (carries this message)" if key == carrier else ""
                 out += [f"--- {key}{what} ---", *_http_part(part)]
-        rest = {k: v for k, v in http.items() if k not in ("request", "response")}
+        rest = {k: v for k, v in http.items() if k not in ("request", "response", "sse")}
         if rest:
             out += ["--- details ---", *_http_part(rest)]
     elif http:
