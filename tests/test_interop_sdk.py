@@ -143,7 +143,7 @@ def test_sdk_client_drives_the_simulated_server_over_http(mode: str) -> None:
 # --- the simulated client against an SDK-built server ---------------------------------------------------
 
 async def sim_drives(target: Any, era: str) -> tuple[dict[str, Any], list[TraceEvent]]:
-    async with connect_real(target, era=era) as session:  # type: ignore[arg-type]
+    async with connect_real(target, era=era, shutdown_grace=20.0) as session:  # type: ignore[arg-type]
         client = session.client
         seen = {
             "era": client.era, "version": client.protocol_version, "server": (client.server_info or {}).get("name"),

@@ -37,6 +37,7 @@ from typing import Any
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from mcp_sim.bridge.recording import WallClockRecorder
+from mcp_sim.bridge.stdio import SHUTDOWN_GRACE_SECONDS
 from mcp_sim.roles.client import Client, ClientCallbacks, ClientEra
 from mcp_sim.sim.world import Simulation
 from mcp_sim.trace.recorder import Recorder
@@ -96,8 +97,10 @@ class RealSession:
 
 @asynccontextmanager
 async def open_real_stream(target: Target, *, recorder: Recorder, name: str | None = None,
-                           env: Mapping[str, str] | None = None) -> AsyncIterator[MessageStream]:
-    """A client stream to ``target``: a spawned stdio server, or a Streamable HTTP endpoint."""
+                           env: Mapping[str, str] | None = None,
+                           shutdown_grace: float = SHUTDOWN_GRACE_SECONDS) -> AsyncIterator[MessageStream]:
+    """A client stream to ``target``: a spawned stdio server, or a Streamable HTTP endpoint.
+    ``shutdown_grace``: seconds a stdio server gets to exit after its stdin closes (and after SIGTERM)."""
     if isinstance(target, str):
         from mcp_sim.bridge.http_client import open_http
 
@@ -106,7 +109,8 @@ async def open_real_stream(target: Target, *, recorder: Recorder, name: str | No
     else:
         from mcp_sim.bridge.stdio import spawn_stdio
 
-        async with spawn_stdio(list(target), name=name, recorder=recorder, env=env) as stdio_stream:
+        async with spawn_stdio(list(target), name=name, recorder=recorder, env=env,
+                               grace=shutdown_grace) as stdio_stream:
             yield stdio_stream
 
 
@@ -115,7 +119,8 @@ async def connect_real(target: Target, *, era: ClientEra = "auto", recorder: Rec
                        name: str | None = None, callbacks: ClientCallbacks | None = None,
                        versions: tuple[str, ...] | None = None, timeout: float = 30.0,
                        probe_timeout: float = 5.0, env: Mapping[str, str] | None = None,
-                       client_name: str = "mcp-sim-client") -> AsyncIterator[RealSession]:
+                       client_name: str = "mcp-sim-client",
+                       shutdown_grace: float = SHUTDOWN_GRACE_SECONDS) -> AsyncIterator[RealSession]:
     """Connect the simulator's Client to a real server; yields a :class:`RealSession`.
 
     ``era``: ``"auto"`` probes with ``server/discover`` and falls back to ``initialize``;
@@ -127,7 +132,8 @@ async def connect_real(target: Target, *, era: ClientEra = "auto", recorder: Rec
         options["versions"] = versions
     client = Client(client_name, era=era, callbacks=callbacks or accept_elicitation(), timeout=timeout,
                     probe_timeout=probe_timeout, sim=Simulation(recorder=recorder), **options)
-    async with open_real_stream(target, recorder=recorder, name=name, env=env) as stream, \
+    async with open_real_stream(target, recorder=recorder, name=name, env=env,
+                                shutdown_grace=shutdown_grace) as stream, \
             client.connected_to(stream):
         yield RealSession(client, stream, recorder)
 
