@@ -372,6 +372,148 @@ WRONG += [
 ]
 
 
+SORTING_PAGER = '''
+import base64
+
+
+def list_page(items, cursor, page_size):
+    items = sorted(items, key=lambda item: item["name"])   # "stable" by sorting: not the server's order
+    start = 0
+    if cursor is not None:
+        try:
+            start = int(base64.b64decode(cursor).decode())
+        except ValueError:
+            return {"error": {"code": -32602, "message": "bad cursor"}}
+        if not 0 < start < len(items):
+            return {"error": {"code": -32602, "message": "bad cursor"}}
+    page = {"items": items[start:start + page_size]}
+    if start + page_size < len(items):
+        page["nextCursor"] = base64.b64encode(str(start + page_size).encode()).decode()
+    return page
+'''
+
+MEMORY_PAGER = '''
+import secrets
+
+_POSITIONS = {}   # cursor -> offset, kept in this process only
+
+
+def list_page(items, cursor, page_size):
+    start = 0
+    if cursor is not None:
+        if cursor not in _POSITIONS:
+            return {"error": {"code": -32602, "message": "unknown cursor"}}
+        start = _POSITIONS[cursor]
+    page = {"items": items[start:start + page_size]}
+    if start + page_size < len(items):
+        token = secrets.token_hex(8)
+        _POSITIONS[token] = start + page_size
+        page["nextCursor"] = token
+    return page
+'''
+
+NAME_CONTROLLER = '''
+def who_controls(entry):
+    item = entry["entry"]
+    if "uri" in item or "uriTemplate" in item:
+        return "application"
+    return "user" if "prompt" in (item.get("description", "") + item["name"]).lower() else "model"
+
+
+def needs_approval(tool, trusted):
+    annotations = tool.get("annotations", {})
+    return not (trusted and annotations.get("readOnlyHint") is True and annotations.get("destructiveHint") is not True)
+'''
+
+WRONG += [
+    ("ex05_tool_results", "a failing handler reported as a JSON-RPC error",
+     [("if isinstance(outcome, str):  # the tool ran and failed: still a result\n        return _result(request, "
+       "server, {\"content\": [{\"type\": \"text\", \"text\": outcome}], \"isError\": True})",
+       "if isinstance(outcome, str):\n        return _error(request, -32603, outcome)")],
+     "A tool that ran answers with a result"),
+    ("ex05_tool_results", "bad arguments reported as -32602",
+     [("if not isinstance(city, str):  # the model can fix its arguments: tell it in a result\n        return "
+       "_result(request, server, {\"content\": [{\"type\": \"text\", \"text\": \"city (a string) is required\"}],"
+       "\n                                         \"isError\": True})",
+       "if not isinstance(city, str):\n        return _error(request, -32602, \"bad arguments\")")],
+     "A tool that ran answers with a result"),
+    ("ex05_tool_results", "an unknown tool answered with an isError result",
+     [("return _error(request, -32602, f\"Unknown tool: {name}\")",
+       "return _result(request, server, {\"content\": [{\"type\": \"text\", \"text\": f\"Unknown tool: {name}\"}], "
+       "\"isError\": True})")],
+     "An unknown tool is a protocol error"),
+    ("ex05_tool_results", "an unknown tool answered with -32601",
+     [("return _error(request, -32602, f\"Unknown tool: {name}\")", "return _error(request, -32601, \"no such tool\")")],
+     "An unknown tool is a protocol error"),
+    ("ex05_tool_results", "-32002 in every revision",
+     [("code = -32602 if server[\"revision\"] == \"2026-07-28\" else -32002", "code = -32002")],
+     "Resources: contents, or the era's not-found code"),
+    ("ex05_tool_results", "structured output without the text block",
+     [("{\"content\": [{\"type\": \"text\", \"text\": json.dumps(outcome)}],\n", "{\"content\": [],\n")],
+     "Structured output matches the outputSchema"),
+    ("ex05_tool_results", "resultType forgotten in 2026-07-28",
+     [("body = {\"resultType\": \"complete\", **body}", "body = dict(body)")], "A tool that ran answers with a result"),
+    ("ex05_pagination", "the last full page still has a nextCursor",
+     [("if end < len(items):", "if end <= len(items) and items:")], "Only the last page has no nextCursor"),
+    ("ex05_pagination", "each page skips the item at the cursor",
+     [("start = offset\n", "start = offset + 1\n")], "Following the cursors yields every item once, in order"),
+    ("ex05_pagination", "a bad cursor restarts from the first page",
+     [("return {\"error\": {\"code\": -32602, \"message\": f\"Invalid cursor: {cursor!r}\"}}", "offset = 0")],
+     "A cursor the server never issued is -32602"),
+    ("ex05_pagination", "a bad cursor answered with -32600",
+     [("\"code\": -32602", "\"code\": -32600")], "A cursor the server never issued is -32602"),
+    ("ex05_pagination", "no range check on the decoded offset",
+     [("if offset is None or not 0 < offset < len(items):", "if offset is None:")],
+     "A cursor the server never issued is -32602"),
+    ("ex05_pagination", "items sorted by name", SORTING_PAGER, "Following the cursors yields every item once, in order"),
+    ("ex05_pagination", "positions kept in the server's memory", MEMORY_PAGER, "A cursor works in any process"),
+    ("ex05_pagination", "the page taken with pop()",
+     [("page: dict[str, Any] = {\"items\": items[start:end]}",
+       "page: dict[str, Any] = {\"items\": [items.pop(start) for _ in range(min(page_size, len(items) - start))]}"),
+      ("if end < len(items):", "if start < len(items):")],
+     "Following the cursors yields every item once, in order"),
+    ("ex05_diagnose", "-32002 flagged in every revision",
+     [("msg[\"error\"][\"code\"] != NOT_FOUND[revision]", "msg[\"error\"][\"code\"] != -32602")],
+     "Sound traces are sound"),
+    ("ex05_diagnose", "-32602 accepted in every revision",
+     [("msg[\"error\"][\"code\"] != NOT_FOUND[revision]", "msg[\"error\"][\"code\"] not in (-32002, -32602)")],
+     "The wrong not-found code for the era"),
+    ("ex05_diagnose", "only required properties checked",
+     [("        want = TYPES.get(", "        continue\n        want = TYPES.get(")],
+     "structuredContent that breaks the outputSchema"),
+    ("ex05_diagnose", "cursors not checked",
+     [("if \"cursor\" in params and params[\"cursor\"] not in issued:", "if False:")], "A cursor the client made up"),
+    ("ex05_diagnose", "resultType checked in both eras",
+     [("if revision == \"2026-07-28\" and \"resultType\" not in result:", "if \"resultType\" not in result:")],
+     "Sound traces are sound"),
+    ("ex05_diagnose", "the request is blamed instead of the response",
+     [("                return {\"index\": index, \"rule\": \"output-schema\"}",
+       "                return {\"index\": index - 1, \"rule\": \"output-schema\"}")],
+     "structuredContent that breaks the outputSchema"),
+    ("ex05_diagnose", "resultType never checked",
+     [("if revision == \"2026-07-28\" and \"resultType\" not in result:", "if False:")],
+     "A modern result without resultType"),
+    ("ex05_who_controls", "resources taken as model-controlled",
+     [("\"resources/list\": \"application\"", "\"resources/list\": \"model\"")], "Each primitive has its controller"),
+    ("ex05_who_controls", "prompts taken as application-controlled",
+     [("\"prompts/list\": \"user\"", "\"prompts/list\": \"application\"")], "Each primitive has its controller"),
+    ("ex05_who_controls", "decided by name and description", NAME_CONTROLLER, "Each primitive has its controller"),
+    ("ex05_who_controls", "an untrusted read-only hint believed",
+     [("    if not trusted:\n        return True  # annotations from an untrusted server are only hints\n", "")],
+     "An untrusted server's annotations change nothing"),
+    ("ex05_who_controls", "destructiveHint false taken as a guarantee",
+     [("return not (annotations.get(\"readOnlyHint\") is True and",
+       "return not ((annotations.get(\"readOnlyHint\") is True or annotations.get(\"destructiveHint\") is False) and")],
+     "A trusted server's annotations: only read-only skips approval"),
+    ("ex05_who_controls", "destructiveHint true ignored on a read-only tool",
+     [(" and annotations.get(\"destructiveHint\") is not True)", ")")],
+     "A trusted server's annotations: only read-only skips approval"),
+    ("ex05_who_controls", "a missing readOnlyHint read as read-only",
+     [("annotations.get(\"readOnlyHint\") is True", "annotations.get(\"readOnlyHint\", True) is True")],
+     "A trusted server's annotations: only read-only skips approval"),
+]
+
+
 def test_a_correct_answer_in_another_format_passes(tmp_path: Path) -> None:
     path = tmp_path / "hex_sealer.py"
     path.write_text(HEX_SEALER, encoding="utf-8")

@@ -22,6 +22,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from mcp_sim.course import CHAPTERS
 from mcp_sim.course.notebooks import SOURCES, build_notebook, read_cells, target_for
 from mcp_sim.course.predict import Prediction
 
@@ -30,8 +31,10 @@ ROOT = Path(__file__).resolve().parents[1]
 EXERCISES = ROOT / "exercises"
 
 
-def test_there_are_five_chapters() -> None:
-    assert [p.stem[:2] for p in SOURCE_FILES] == ["00", "01", "02", "03", "04"]
+def test_every_written_chapter_has_a_notebook_and_no_other() -> None:
+    written = [c.number for c in CHAPTERS if c.status == "written"]
+    assert written[:6] == ["00", "01", "02", "03", "04", "05"]
+    assert [p.stem[:2] for p in SOURCE_FILES] == written
 
 
 def test_percent_format_is_read_by_jupytext() -> None:

@@ -20,13 +20,18 @@ from mcp_sim.grading.exercises import (
     ex03_version_negotiation,
     ex04_mrtr_loop,
     ex04_seal_state,
+    ex05_diagnose,
+    ex05_pagination,
+    ex05_tool_results,
+    ex05_who_controls,
 )
 from mcp_sim.grading.model import Exercise
 
 EXERCISES: Final[Mapping[str, Exercise]] = MappingProxyType({
     m.EXERCISE.id: m.EXERCISE
     for m in (ex01_topology, ex02_next_message, ex02_error_codes, ex03_version_negotiation, ex03_modern_meta,
-              ex03_era_detection, ex04_mrtr_loop, ex04_seal_state)
+              ex03_era_detection, ex04_mrtr_loop, ex04_seal_state,
+              ex05_tool_results, ex05_pagination, ex05_diagnose, ex05_who_controls)
 })
 """Every exercise, in course order."""
 

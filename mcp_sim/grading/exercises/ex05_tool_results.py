@@ -1,0 +1,198 @@
+"""Exercise ex05_tool_results (chapter 05): play the server — answer a tools/call or resources/read.
+
+The learner writes the server's next message (``answer``) for one request and a small server
+description, in either era. Every seed tries every case kind — a tool that works, one with an
+``outputSchema``, a handler that fails, arguments that break the ``inputSchema``, an unknown tool, a
+known and an unknown resource — in both 2025-11-25 and 2026-07-28; the seed picks only ids, names and
+texts. Each case is built together with the answer it needs, so the expectation comes from the case.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
+
+R_TOOL_ERROR = ("Tools: a tool that ran and failed answers with a CallToolResult whose isError is true and whose "
+                "content says what went wrong, so the model can read it and try again; it is not a JSON-RPC error. "
+                "Since 2025-11-25 (SEP-1303) arguments that break the inputSchema are reported the same way.")
+R_PROTOCOL_ERROR = ("Tools: a request the server cannot even route — an unknown tool name — is a protocol error: "
+                    "a JSON-RPC error response with code -32602 (Invalid params) and the request's id.")
+R_STRUCTURED = ("Tools (2025-06-18 on): a tool with an outputSchema returns structuredContent matching it, and "
+                "SHOULD also return the same JSON serialised in a text content block for older clients.")
+R_NOT_FOUND = ("Resources: reading a URI the server does not have is error -32002 (Resource not found) up to "
+               "2025-11-25; 2026-07-28 replaces it with -32602 (Invalid params).")
+R_RESULT_TYPE = ("2026-07-28: every Result carries resultType; a finished answer says \"complete\". 2025-11-25 "
+                 "results have no resultType.")
+
+ERAS = ("2025-11-25", "2026-07-28")
+_CITIES = ("Lisbon", "Oslo", "Quito", "Nairobi", "Perth", "Lima")
+
+
+def _server(rng: Any, revision: str) -> dict[str, Any]:
+    """A small server: two tools (one failing on a city it does not know), one resource."""
+    known = rng.sample(_CITIES, 3)
+    return {
+        "revision": revision,
+        "tools": {
+            "forecast": {"inputSchema": {"type": "object", "properties": {"city": {"type": "string"}},
+                                         "required": ["city"]},
+                         "known": known, "outputSchema": None},
+            "temperature": {"inputSchema": {"type": "object", "properties": {"city": {"type": "string"}},
+                                            "required": ["city"]},
+                            "known": known,
+                            "outputSchema": {"type": "object", "properties": {"city": {"type": "string"},
+                                                                              "celsius": {"type": "number"}},
+                                             "required": ["city", "celsius"]}},
+        },
+        "resources": {f"notes://{rng.choice(('today', 'inbox', 'todo'))}": rng.choice(("Buy milk.", "Call Ana."))},
+    }
+
+
+def run_tool(server: dict[str, Any], name: str, city: str) -> dict[str, Any] | str:
+    """What the handler does: a dict on success, a string (the failure's text) when it fails."""
+    if city not in server["tools"][name]["known"]:
+        return f"no station in {city}"
+    celsius = 10 + sum(map(ord, city)) % 20
+    return {"city": city, "celsius": celsius} if name == "temperature" else {"text": f"{city}: sunny, {celsius} C"}
+
+
+def _req(rng: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    rid = rng.choice((rng.randint(2, 90), f"req-{rng.randint(2, 90)}"))
+    return {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+
+
+def _expected_result(server: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+    if server["revision"] == "2026-07-28":
+        body = {"resultType": "complete", **body}
+    return body
+
+
+def _ask(ctx: CheckContext, server: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
+    got = ctx.function("answer")(copy.deepcopy(request), copy.deepcopy(server))
+    if not isinstance(got, dict) or got.get("jsonrpc") != "2.0":
+        raise CheckFailed(f"answer() must return a JSON-RPC message (a dict with \"jsonrpc\": \"2.0\"); got {got!r}.")
+    if got.get("id") != request["id"] or ("result" in got) == ("error" in got):
+        raise CheckFailed(f"Request: {json.dumps(request)}\nA response carries the request's id "
+                          f"({request['id']!r}) and exactly one of result or error; you sent {json.dumps(got)}.")
+    return got
+
+
+def _expect_result(got: dict[str, Any], request: dict[str, Any], want: dict[str, Any], why: str,
+                   rule: str) -> None:
+    if "result" not in got:
+        raise CheckFailed(f"Request: {json.dumps(request)}\n{why} You sent a JSON-RPC error: "
+                          f"{json.dumps(got['error'])}.", rule)
+    result = got["result"]
+    for key in ("resultType", "isError", "structuredContent", "contents"):
+        mine, wanted = result.get(key), want.get(key)
+        if key == "isError":  # absent and false mean the same: the call worked
+            mine, wanted = bool(mine), bool(wanted)
+        if mine != wanted:
+            extra = R_RESULT_TYPE if key == "resultType" else rule
+            raise CheckFailed(f"Request: {json.dumps(request)}\n{why} Expected {key} = {wanted!r}; "
+                              f"your result has {mine!r}.", extra)
+    if "content" in want and result.get("content") != want["content"]:
+        raise CheckFailed(f"Request: {json.dumps(request)}\n{why} Expected content {json.dumps(want['content'])}; "
+                          f"your result has {json.dumps(result.get('content'))}.", rule)
+
+
+def _expect_error(got: dict[str, Any], request: dict[str, Any], code: int, why: str, rule: str) -> None:
+    if "error" not in got or got["error"].get("code") != code:
+        raise CheckFailed(f"Request: {json.dumps(request)}\n{why} Expected a JSON-RPC error with code {code}; "
+                          f"you sent {json.dumps(got)}.", rule)
+    if not isinstance(got["error"].get("message"), str):
+        raise CheckFailed("A JSON-RPC error object needs a message string.", rule)
+
+
+def _case(ctx: CheckContext, kind: str) -> None:
+    what, revision = kind.rsplit(" in ", 1)
+    server = _server(ctx.rng, revision)
+    known = server["tools"]["forecast"]["known"]
+    unknown = next(c for c in _CITIES if c not in known)
+    if what in ("tool works", "structured output", "handler fails"):
+        name = "temperature" if what == "structured output" else "forecast"
+        city = unknown if what == "handler fails" else ctx.rng.choice(known)
+        request = _req(ctx.rng, "tools/call", {"name": name, "arguments": {"city": city}})
+        outcome = run_tool(server, name, city)
+        if isinstance(outcome, str):
+            want = {"content": [{"type": "text", "text": outcome}], "isError": True}
+            why, rule = "The tool ran and failed: that is a result with isError true, text saying why.", R_TOOL_ERROR
+        elif name == "temperature":
+            want = {"content": [{"type": "text", "text": json.dumps(outcome)}], "structuredContent": outcome}
+            why, rule = ("The tool has an outputSchema: its result carries structuredContent and the same JSON "
+                         "as text.", R_STRUCTURED)
+        else:
+            want = {"content": [{"type": "text", "text": outcome["text"]}]}
+            why, rule = "The tool worked: a CallToolResult with its text.", R_TOOL_ERROR
+        got = _ask(ctx, server, request)
+        if what == "handler fails":
+            _expect_result(got, request, _expected_result(server, want), why, rule)
+            if not isinstance(got["result"].get("content"), list) or not got["result"]["content"]:
+                raise CheckFailed("An isError result still carries content that tells the model what failed.", rule)
+        else:
+            _expect_result(got, request, _expected_result(server, want), why, rule)
+    elif what == "bad arguments":
+        request = _req(ctx.rng, "tools/call", {"name": "forecast",
+                                               "arguments": ctx.rng.choice(({}, {"town": known[0]}, {"city": 7}))})
+        got = _ask(ctx, server, request)
+        if "result" not in got or got["result"].get("isError") is not True:
+            raise CheckFailed(f"Request: {json.dumps(request)}\nThe arguments break the tool's inputSchema. Since "
+                              f"2025-11-25 that is reported as a CallToolResult with isError true (the model can "
+                              f"fix its arguments), not as a protocol error; you sent {json.dumps(got)}.",
+                              R_TOOL_ERROR)
+        _expect_result(got, request, _expected_result(server, {"isError": True}), "Invalid arguments:", R_TOOL_ERROR)
+    elif what == "unknown tool":
+        request = _req(ctx.rng, "tools/call", {"name": ctx.rng.choice(("forcast", "delete_all", "weather")),
+                                               "arguments": {"city": known[0]}})
+        _expect_error(_ask(ctx, server, request), request, -32602, "No tool has this name: nothing ran, so this is "
+                      "a protocol error.", R_PROTOCOL_ERROR)
+    elif what == "resource found":
+        uri, text = next(iter(server["resources"].items()))
+        request = _req(ctx.rng, "resources/read", {"uri": uri})
+        want = {"contents": [{"uri": uri, "mimeType": "text/plain", "text": text}]}
+        _expect_result(_ask(ctx, server, request), request, _expected_result(server, want),
+                       "The resource exists: a ReadResourceResult with its contents.", R_NOT_FOUND)
+    else:
+        request = _req(ctx.rng, "resources/read", {"uri": f"notes://{ctx.rng.choice(('archive', 'secret', 'x'))}"})
+        code = -32602 if revision == "2026-07-28" else -32002
+        _expect_error(_ask(ctx, server, request), request, code, f"No such resource, in {revision}.", R_NOT_FOUND)
+
+
+def _kinds(*whats: str) -> tuple[str, ...]:
+    return tuple(f"{w} in {era}" for w in whats for era in ERAS)
+
+
+EXERCISE = Exercise(
+    id="ex05_tool_results",
+    title="Errors as results, or protocol errors? Answer as the server",
+    chapter="05",
+    summary="Write the server's response to tools/call and resources/read in both eras: results, isError "
+            "results, structuredContent, and the right error code when there is nothing to answer with.",
+    rules=(R_TOOL_ERROR, R_PROTOCOL_ERROR, R_STRUCTURED, R_NOT_FOUND, R_RESULT_TYPE),
+    functions=("answer",),
+    checks=(
+        Check("A tool that ran answers with a result", R_TOOL_ERROR, _case,
+              _kinds("tool works", "handler fails", "bad arguments"),
+              hint="Did the tool run (or could the model fix its call)? Then the answer is a result, with isError "
+                   "saying whether it worked."),
+        Check("Structured output matches the outputSchema", R_STRUCTURED, _case, _kinds("structured output"),
+              hint="A tool with an outputSchema returns structuredContent, and the same JSON as text."),
+        Check("An unknown tool is a protocol error", R_PROTOCOL_ERROR, _case, _kinds("unknown tool"),
+              hint="When no tool has this name nothing ran; compare the name with the server's tools first."),
+        Check("Resources: contents, or the era's not-found code", R_NOT_FOUND, _case,
+              _kinds("resource found", "resource missing"),
+              hint="Which code means 'resource not found' depends on the revision."),
+    ),
+    hints=(
+        Hint("Two kinds of failure: the request could not be handled at all (protocol error, JSON-RPC error "
+             "object), or the tool ran and failed (a normal result with isError: true).", R_TOOL_ERROR),
+        Hint("Use run_tool(server, name, city) from the starter for what the handler returns; a string means it "
+             "failed.", R_PROTOCOL_ERROR),
+        Hint("In 2026-07-28 every result starts with resultType \"complete\"; resource-not-found moved from -32002 "
+             "to -32602.", R_NOT_FOUND),
+    ),
+    forbidden=("mcp_sim.roles", "mcp_sim.capabilities", "mcp_sim.scenarios"),
+)

@@ -1,0 +1,116 @@
+"""Exercise ex05_who_controls (chapter 05): who controls each primitive, and when the Host asks.
+
+Two decisions a Host makes. ``who_controls(entry)``: an entry from a list result — a tool, a
+resource, a resource template or a prompt — and who decides it is used: the model, the application
+or the user. ``needs_approval(tool, trusted)``: must the user approve a call to this tool? Every seed
+tries every case kind — each primitive (with names and descriptions that try to mislead), and each
+combination of trusted or untrusted server with each annotation pattern — and the seed picks only
+names, titles and descriptions. Each case is built with its answer.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
+
+R_CONTROL = ("Server features: tools are model-controlled (the model decides to call them), resources and "
+             "templates are application-controlled (the Host decides what context to attach), prompts are "
+             "user-controlled (the user picks them, e.g. as a slash command). Who controls a primitive follows "
+             "from which list it came from, not from its name or description.")
+R_HINTS = ("Tools: annotations are hints. Clients MUST treat them as untrusted unless they come from a trusted "
+           "server, and a human SHOULD be able to deny a tool call; destructiveHint defaults to true when a tool "
+           "is not read-only.")
+
+_LISTS = {"tools": ("tools/list", "tools", "model"), "resources": ("resources/list", "resources", "application"),
+          "resource templates": ("resources/templates/list", "resourceTemplates", "application"),
+          "prompts": ("prompts/list", "prompts", "user")}
+_BAIT = {  # descriptions that point at another controller: a server can write anything there
+    "tools": ("The user picks this prompt.", "A prompt template for the app to attach."),
+    "resources": ("Call this tool whenever the user asks.", "The model should call this first."),
+    "resource templates": ("A prompt the user picks.", "Call this tool with a day."),
+    "prompts": ("Call this tool whenever the user asks.", "The model reads this first."),
+}
+
+
+def _entry(rng: Any, kind: str) -> dict[str, Any]:
+    name = rng.choice(("weekly_report", "run_query", "summarise", "code_review", "inbox", "release_notes"))
+    description = rng.choice(_BAIT[kind])
+    if kind == "tools":
+        item: dict[str, Any] = {"name": name, "inputSchema": {"type": "object"}}
+    elif kind == "resources":
+        item = {"uri": f"notes://{name}", "name": name, "mimeType": "text/markdown"}
+    elif kind == "resource templates":
+        item = {"uriTemplate": f"notes://{name}/{{day}}", "name": name}
+    else:
+        item = {"name": name, "arguments": [{"name": "topic", "required": rng.choice((True, False))}]}
+    item["description"] = description
+    method, key, _ = _LISTS[kind]
+    return {"list": method, "key": key, "entry": item}
+
+
+def check_control(ctx: CheckContext, kind: str) -> None:
+    entry = _entry(ctx.rng, kind)
+    want = _LISTS[kind][2]
+    got = ctx.function("who_controls")(copy.deepcopy(entry))
+    if got != want:
+        raise CheckFailed(f"Entry from {entry['list']}: {json.dumps(entry['entry'])}\n{kind.capitalize()} are "
+                          f"{want}-controlled; who_controls() said {got!r}.", R_CONTROL)
+
+
+_APPROVAL = {
+    "untrusted, readOnlyHint true": (False, {"readOnlyHint": True}, True),
+    "untrusted, destructiveHint false": (False, {"destructiveHint": False}, True),
+    "untrusted, no annotations": (False, {}, True),
+    "trusted, readOnlyHint true": (True, {"readOnlyHint": True}, False),
+    "trusted, no annotations": (True, {}, True),
+    "trusted, not read-only, destructiveHint false": (True, {"readOnlyHint": False, "destructiveHint": False}, True),
+    "trusted, read-only but destructiveHint true": (True, {"readOnlyHint": True, "destructiveHint": True}, True),
+}
+
+
+def check_approval(ctx: CheckContext, kind: str) -> None:
+    trusted, annotations, want = _APPROVAL[kind]
+    name = ctx.rng.choice(("delete_note", "get_forecast", "send_email", "list_files", "transfer"))
+    tool: dict[str, Any] = {"name": name, "description": ctx.rng.choice(("Safe and read-only.", "Harmless.", "")),
+                            "inputSchema": {"type": "object"}}
+    if annotations:
+        tool["annotations"] = {**annotations, "title": name.replace("_", " ").title()}
+    got = ctx.function("needs_approval")(copy.deepcopy(tool), trusted)
+    if got is not want:
+        why = ("only a trusted server's readOnlyHint (and no destructiveHint: true) lets the Host skip asking"
+               if not want else "annotations are hints: the Host can rely on a read-only hint only from a server "
+                                "it trusts")
+        raise CheckFailed(f"Tool {json.dumps(tool)} from a {'trusted' if trusted else 'untrusted'} server: "
+                          f"needs_approval() should be {want}, got {got!r} — {why}.", R_HINTS)
+
+
+EXERCISE = Exercise(
+    id="ex05_who_controls",
+    title="Who controls it, and when does the Host ask?",
+    chapter="05",
+    summary="Say who controls each server primitive (model, application, user), and decide when a tool call "
+            "needs the user's approval given its annotations and whether the server is trusted.",
+    rules=(R_CONTROL, R_HINTS),
+    functions=("who_controls", "needs_approval"),
+    checks=(
+        Check("Each primitive has its controller", R_CONTROL, check_control, tuple(_LISTS),
+              hint="Look at the list the entry came from; names and descriptions can say anything."),
+        Check("An untrusted server's annotations change nothing", R_HINTS, check_approval,
+              tuple(k for k in _APPROVAL if k.startswith("untrusted")),
+              hint="Whose annotations may the Host believe?"),
+        Check("A trusted server's annotations: only read-only skips approval", R_HINTS, check_approval,
+              tuple(k for k in _APPROVAL if k.startswith("trusted")),
+              hint="What does a missing destructiveHint mean, and which hint says the tool changes nothing?"),
+    ),
+    hints=(
+        Hint("Three primitives, three controllers: tools → the model, resources and resource templates → the "
+             "application (the Host), prompts → the user.", R_CONTROL),
+        Hint("A server can annotate anything. Ignore the annotations of a server the Host does not trust.", R_HINTS),
+        Hint("Even from a trusted server, skip approval only for readOnlyHint: true — and never when "
+             "destructiveHint is true.", R_HINTS),
+    ),
+    forbidden=("mcp_sim.security", "mcp_sim.roles"),
+)

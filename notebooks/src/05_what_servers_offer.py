@@ -1,0 +1,320 @@
+# %% [markdown]
+# # 05 · What servers offer
+#
+# **What you will learn**
+#
+# - the three things a server offers — **tools**, **resources** (and resource templates) and
+#   **prompts** — plus the utilities around them: **completion**, **pagination** and **icons**;
+# - **who controls each one**: the model calls tools, the application attaches resources, the user
+#   picks prompts — and how a Host plays all three parts;
+# - tools in detail: input and output schemas, `structuredContent`, why a failing tool answers with
+#   a *result* (`isError: true`) and when a *protocol error* is due, and why annotations are hints,
+#   not guarantees;
+# - the same capability in both eras, 2025-11-25 and 2026-07-28, side by side;
+# - how to write a server of your own in a few lines and call it through the Host.
+
+# %% [markdown]
+# ## One server, three controllers
+#
+# The `library` server (in `mcp_sim/scenarios/offerings.py`) offers a bit of everything: three
+# tools, a catalogue resource, a template for one book, a `review` prompt and completion for its
+# argument. The spec gives each primitive a different **controller** — whoever decides that it is
+# used:
+#
+# | primitive | listed by | controlled by | what that looks like in a Host |
+# |---|---|---|---|
+# | tools | `tools/list` | the **model** | the model proposes a call; the Host runs it (after approval) |
+# | resources, templates | `resources/list`, `resources/templates/list` | the **application** | the Host decides what context to attach |
+# | prompts | `prompts/list` | the **user** | the user picks one, like a slash command |
+#
+# `who_decides` plays one of each through a Host: the user asks a question and the model calls the
+# `book_facts` tool; the application attaches the catalogue; the user types `/review Em…`, the
+# Host completes the title and fetches the prompt.
+
+# %%
+import json
+
+from mcp_sim.scenarios.offerings import library, who_decides
+from mcp_sim.trace import SequenceDiagram, TraceTable
+
+legacy = who_decides("2025-11-25")
+modern = who_decides("2026-07-28")
+TraceTable(legacy.recorder)
+
+# %%
+SequenceDiagram(legacy.recorder)
+
+# %% [markdown]
+# Read the `app` rows: the **model** chose the tool (`tool_calls: library__book_facts`), the
+# **host** chose to attach the resource, the **user** chose the prompt. The MCP messages below those
+# rows are the same kind of request each time — the difference is who sent the Host there. A Host
+# that let the model read any resource it likes, or ran a prompt the user never picked, would break
+# this division of control.
+
+# %% [markdown]
+# ## Tools
+#
+# `tools/list` returns each tool's name, description, `inputSchema` (a JSON Schema for its
+# arguments) and, optionally, an `outputSchema`, `annotations` and `icons`. The library serves two
+# per page, so the list took two requests (more on that under *Pagination*). Here is the first
+# page, as the 2025-11-25 server sent it:
+
+# %%
+def messages(sim, method, kind="response"):
+    """The messages of one method and kind in a run's trace."""
+    return [e.message for e in sim.recorder if e.method == method and e.kind == kind]
+
+
+print(json.dumps(messages(legacy, "tools/list")[0]["result"], indent=2))
+
+# %% [markdown]
+# `book_facts` declares an `outputSchema`, so its result carries `structuredContent` — JSON a
+# program can use directly — *and* the same JSON as text, for clients that only read `content`:
+
+# %%
+print(json.dumps(messages(legacy, "tools/call")[0], indent=2))
+
+# %% [markdown]
+# ### Errors as results, or protocol errors?
+#
+# Two kinds of failure look alike but are answered differently:
+#
+# - the tool **ran and failed** (the book is not in the catalogue; since 2025-11-25 also: the
+#   arguments break the `inputSchema`) → a normal **result** with `isError: true` and a text that
+#   says what went wrong. The model reads it and can try again;
+# - the request **cannot be handled at all** (no tool has that name) → a JSON-RPC **error**,
+#   `-32602`. The same goes for a resource the server does not have — `-32002` up to 2025-11-25,
+#   `-32602` in 2026-07-28.
+#
+# We ask the library for all three, in both eras, with a Client of our own:
+
+# %%
+import anyio
+
+from mcp_sim.protocol.errors import McpError
+from mcp_sim.roles.client import Client
+from mcp_sim.roles.server_session import serve
+from mcp_sim.sim.world import Simulation
+from mcp_sim.transports.memory import memory_link
+
+
+def ask_library(era: str) -> Simulation:
+    sim = Simulation(seed=1)
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            to_server, server_end = memory_link(sim, "library")
+            tg.start_soon(serve, library(), server_end)
+            client = Client("explorer", era=era)
+            await client.connect(to_server, tg)
+            await client.call_tool("book_facts", {"title": "Hamlet"})
+            for attempt in (client.call_tool("borrow", {"title": "Dune"}),
+                            client.read_resource("library://books-of-the-month")):
+                try:
+                    await attempt
+                except McpError:
+                    pass  # the error response is in the trace
+            await client.close()
+
+    sim.run(main)
+    return sim
+
+
+for era in ("legacy", "modern"):
+    run = ask_library(era)
+    answers = [e.message for e in run.recorder
+               if e.kind in ("response", "error") and e.method in ("tools/call", "resources/read")]
+    print(era)
+    for answer in answers:
+        body = answer.get("result") or answer["error"]
+        print("  ", json.dumps({k: v for k, v in body.items() if k != "_meta"}))
+
+# %% [markdown]
+# The failing tool answered with a result in both eras (the modern one adds `resultType`). The
+# unknown tool is `-32602` in both. Only the missing resource differs: `-32002` in 2025-11-25,
+# `-32602` in 2026-07-28.
+
+# %%
+from mcp_sim.course.predict import Prediction
+
+Prediction(
+    question="A model calls get_forecast with {\"city\": 42}, but the inputSchema says city is a string. "
+             "What does a 2025-11-25 server answer?",
+    choices=["a JSON-RPC error -32602", "a CallToolResult with isError: true", "a JSON-RPC error -32603"],
+    answer="a CallToolResult with isError: true",
+    why="Since 2025-11-25 (SEP-1303) input validation errors are tool execution errors: the model made the "
+        "mistake, so it gets a result it can read and correct. -32602 is for requests nothing could run, such "
+        "as an unknown tool name.",
+)
+
+# %% [markdown]
+# ### Annotations are hints, not guarantees
+#
+# `readOnlyHint`, `destructiveHint`, `idempotentHint` and `openWorldHint` describe a tool, but the
+# *server* writes them. The spec tells clients to treat them as untrusted unless the server is
+# trusted; and a tool that is not read-only counts as destructive unless it says otherwise. The
+# course's Host, with its `unless-read-only` policy, asks the user before every call except to a
+# read-only tool of a **trusted** server. The same run with the library trusted:
+
+# %%
+trusting = who_decides("2025-11-25", trusted=True)
+for run, label in ((legacy, "untrusted"), (trusting, "trusted")):
+    asked = [e.caption for e in run.recorder if e.kind == "app" and "Allow" in e.caption]
+    print(f"{label:10}", asked or "no approval asked")
+
+# %% [markdown]
+# The untrusted server's `readOnlyHint: true` changed nothing: anyone can write it. Only when the
+# Host trusts the library does the hint let the call through unasked — and `reserve`
+# (`destructiveHint: false` but not read-only) would still be asked about.
+
+# %% [markdown]
+# ## Resources and templates
+#
+# A resource is data the application can attach: a URI, a name, a MIME type. A **template**
+# (`uriTemplate`, RFC 6570) describes a family of URIs; the client fills in the variables and reads
+# the URI like any other. The ready-made `resources-tour` scenario lists both and reads one of each
+# from the weather server:
+
+# %%
+from mcp_sim.scenarios import run_scenario
+
+tour_legacy = run_scenario("resources-tour", revision="2025-11-25", seed=1)
+tour_modern = run_scenario("resources-tour", revision="2026-07-28", seed=1)
+for event in tour_legacy:
+    if event.kind == "response" and event.method in ("resources/templates/list", "resources/read"):
+        print(event.method, json.dumps(event.message["result"])[:300])
+
+# %% [markdown]
+# ## Prompts and completion
+#
+# A prompt is a template of messages the *user* picks; its arguments can be completed as the user
+# types (`completion/complete`, for a prompt argument or a template variable). The ready-made
+# `prompts-and-completion` scenario completes "Po" and "L", then gets the prompt:
+
+# %%
+prompts = run_scenario("prompts-and-completion", revision="2025-11-25", seed=1)
+for event in prompts:
+    if event.kind == "response" and event.method in ("completion/complete", "prompts/get"):
+        print(event.method, json.dumps(event.message["result"]))
+
+# %% [markdown]
+# ## Pagination with opaque cursors
+#
+# Every list method can answer in pages. A page with more after it carries a `nextCursor`; the
+# client sends it back, unchanged, as `params.cursor`; the last page has none. The cursor is
+# **opaque**: the client never reads or builds one. This server happens to put base64 JSON in it —
+# a stateless server must keep its position *somewhere*, and the cursor is the only place that
+# comes back — but a client that decoded it and edited the offset would be relying on a detail
+# the server may change at any time. A cursor the server did not issue is `-32602`.
+
+# %%
+pages = messages(legacy, "tools/list")
+requests = messages(legacy, "tools/list", kind="request")
+for request, page in zip(requests, pages, strict=True):
+    print("cursor sent:", request.get("params", {}).get("cursor"), "→ tools:",
+          [t["name"] for t in page["result"]["tools"]], "nextCursor:", page["result"].get("nextCursor"))
+
+# %% [markdown]
+# ## Icons
+#
+# Since 2025-11-25 tools, resources, templates, prompts and the server itself may carry `icons`:
+# a `src` (only `https:` or `data:` URIs are safe to fetch), a `mimeType` and `sizes`. A Host shows
+# them; it fetches them without credentials and never executes them.
+
+# %%
+first_tool = messages(legacy, "tools/list")[0]["result"]["tools"][0]
+print(json.dumps(first_tool["icons"], indent=2))
+
+# %% [markdown]
+# ## The same capability in both eras
+#
+# What changes between 2025-11-25 and 2026-07-28 for these primitives? The methods and their
+# results are the same; around them, each modern request carries its `_meta` (version,
+# capabilities, client info), each modern result says `resultType`, and the list and read results
+# say how long they may be cached (`ttlMs`, `cacheScope`, chapter 07). Compare one answer of each:
+
+# %%
+for name, run in (("2025-11-25", legacy), ("2026-07-28", modern)):
+    read = messages(run, "resources/read")[0]["result"]
+    print(name, json.dumps({k: v for k, v in read.items() if k != "_meta"}))
+
+# %% [markdown]
+# Step through both runs side by side. Look at where the version travels (once, in `initialize`;
+# or in every request's `_meta`) and at what stays the same (every tool, resource and prompt
+# message).
+
+# %%
+from functools import partial
+
+from mcp_sim.widgets.player import play, side_by_side
+
+rerun = partial(run_scenario, "resources-tour")
+side_by_side(play(tour_legacy, runner=rerun, options={"revision": "2025-11-25", "seed": 1}),
+             play(tour_modern, runner=rerun, options={"revision": "2026-07-28", "seed": 1}))
+
+# %%
+Prediction(
+    question="A 2026-07-28 client reads a URI that no resource and no template of the server matches. "
+             "Which error code does the server answer?",
+    choices=["-32002", "-32602", "-32601"],
+    answer="-32602",
+    why="2026-07-28 replaced the resource-not-found code -32002 with -32602 (Invalid params); servers up to "
+        "2025-11-25 send -32002, and modern clients should still accept it from them.",
+)
+
+# %% [markdown]
+# ## Your own server, in a few lines
+#
+# A server is a `Server` and a few decorated functions: type hints become the `inputSchema`, the
+# docstring the description. Here is a dice server with one tool; we connect it to a Host, and the
+# model calls it when the user asks for a roll. The roll comes from the simulation's seeded random
+# generator (`current_simulation().rng`, never the `random` module), so the run is the same every time.
+
+# %%
+from mcp_sim.roles.host import Host
+from mcp_sim.roles.model import ScriptedModel, ToolRule
+from mcp_sim.roles.server import Server
+from mcp_sim.roles.user import ScriptedUser
+from mcp_sim.sim.world import current_simulation
+
+dice = Server("dice", version="1.0.0")
+
+
+@dice.tool(annotations={"readOnlyHint": True})
+def roll(sides: int = 6) -> str:
+    """Roll one die with ``sides`` sides."""
+    return f"You rolled {current_simulation().rng.randint(1, sides)}."
+
+
+def play_dice(revision: str) -> Simulation:
+    sim = Simulation(seed=5)
+
+    async def main() -> None:
+        model = ScriptedModel([ToolRule(r"roll a d(?P<n>\d+)", "roll", lambda m: {"sides": int(m["n"])})])
+        async with Host(model=model, user=ScriptedUser(approvals=[True])) as host:
+            await host.add_server("dice", dice, revision=revision)
+            await host.list_tools()
+            print(revision, "→", await host.chat("Please roll a d20"))
+
+    sim.run(main)
+    return sim
+
+
+dice_run = play_dice("2026-07-28")
+play_dice("2025-11-25")
+TraceTable(dice_run.recorder)
+
+# %% [markdown]
+# ## Recap
+#
+# - A server offers **tools** (the model decides), **resources** and templates (the application
+#   decides) and **prompts** (the user decides); the Host keeps those roles apart.
+# - A tool that ran and failed answers with `isError: true` in a result; a request nothing could
+#   run gets a JSON-RPC error (`-32602` for an unknown tool; resource not found is `-32002` up to
+#   2025-11-25, `-32602` in 2026-07-28).
+# - A tool with an `outputSchema` returns matching `structuredContent` and the same JSON as text.
+# - Annotations are hints written by the server: trust them only from a server you trust.
+# - Lists come in pages; cursors are opaque and only echoed; the last page has no `nextCursor`.
+# - Both eras carry the same primitives; 2026-07-28 adds `_meta`, `resultType` and cache hints.
+#
+# **Exercises:** `ex05_tool_results`, `ex05_pagination`, `ex05_diagnose`, `ex05_who_controls`.
