@@ -23,6 +23,9 @@ from mcp_sim.trace.captions import classify
 from mcp_sim.trace.event import TraceEvent
 from mcp_sim.wire.jsonrpc import JSONRPCMessage, JSONRPCRequest, JSONRPCResultResponse
 
+_ID_TYPES = frozenset({int, str})
+"""The types a request id may have (``bool`` is not one of them, though it is an ``int``)."""
+
 Row = tuple[Any, ...]
 """``(make_event, seq, t_ms, …)``: the function that turns the rest of the row into an event comes first."""
 
@@ -32,6 +35,7 @@ class RecordingRows:
 
     if TYPE_CHECKING:  # provided by the readable Recorder this is combined with
         enabled: bool
+        clock: Callable[[], float] | None
         _events: list[TraceEvent]
         _pending: dict[tuple[str, str, Any], str]
         _classifier: Callable[[TraceEvent], tuple[str, str | None]]
@@ -39,7 +43,6 @@ class RecordingRows:
         _listeners: list[Callable[[TraceEvent], None]]
 
         def _completed(self, event: TraceEvent) -> TraceEvent: ...
-        def _now(self) -> float: ...
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -55,19 +58,22 @@ class RecordingRows:
         if self.enabled and self._quick and not self._marks and not self._listeners:
             if type(sent) is JSONRPCRequest:
                 rid, method, params = sent
-                if (type(rid) is int or type(rid) is str) and type(method) is str and method \
+                if type(rid) in _ID_TYPES and type(method) is str and method \
                         and (params is None or type(params) is dict):
                     self._pending[(link, sender, rid)] = method
+                    clock = self.clock
                     self._count = seq = self._count + 1
-                    self._rows.append((_frame_event, seq, self._now(), link, sender, receiver, "request",
-                                       raw, revision, transport, method, rid))
+                    self._rows.append((_frame_event, seq, clock() if clock is not None else 0.0, link, sender,
+                                       receiver, "request", raw, revision, transport, method, rid))
                     return
             elif type(sent) is JSONRPCResultResponse:
                 rid, result = sent
-                if (type(rid) is int or type(rid) is str) and type(result) is dict:
+                if type(rid) in _ID_TYPES and type(result) is dict:
+                    clock = self.clock
                     self._count = seq = self._count + 1
-                    self._rows.append((_frame_event, seq, self._now(), link, sender, receiver, "response",
-                                       raw, revision, transport, self._pending.get((link, receiver, rid)), rid))
+                    self._rows.append((_frame_event, seq, clock() if clock is not None else 0.0, link, sender,
+                                       receiver, "response", raw, revision, transport,
+                                       self._pending.get((link, receiver, rid)), rid))
                     return
         super().record_sent(link, sender, receiver, raw, revision, transport, sent)  # type: ignore[misc]
 
@@ -75,9 +81,11 @@ class RecordingRows:
                    marks: tuple[str, ...] = (), data: dict[str, Any] | Callable[[], dict[str, Any]] | None = None,
                    t_ms: float | None = None) -> None:
         if self.enabled and self._quick and not self._listeners:
+            if t_ms is None:
+                clock = self.clock
+                t_ms = clock() if clock is not None else 0.0
             self._count = seq = self._count + 1
-            self._rows.append((_app_event, seq, self._now() if t_ms is None else t_ms, link, sender,
-                               receiver, text, data, marks))
+            self._rows.append((_app_event, seq, t_ms, link, sender, receiver, text, data, marks))
             return
         super().record_app(sender=sender, receiver=receiver, text=text, link=link,  # type: ignore[misc]
                            marks=marks, data=data, t_ms=t_ms)
