@@ -208,3 +208,22 @@ def test_the_accelerated_recorder_labels_responses_as_the_readable_one_does() ->
         ("request", "tools/call"), ("response", "tools/call"), ("request", "prompts/list"),
         ("response", "prompts/list")]
     assert expected[3]["marks"] == ["replay"]
+
+
+def test_frames_waiting_to_be_read_cost_the_garbage_collector_nothing() -> None:
+    """The accelerated recorder keeps a frame as a row of strings and numbers, which Python's garbage
+    collector stops watching: a long benchmark's rows do not make every collection slower."""
+    import gc
+
+    from mcp_sim import accelerated
+
+    with accelerated.use():
+        recorder = Recorder()
+    request = JSONRPCRequest(1, "tools/call", {"name": "echo", "arguments": {"text": "hi"}})
+    result = JSONRPCResultResponse(1, {"content": [{"type": "text", "text": "hi"}]})
+    recorder.record_sent("l", "client/l", "server/l", encode(request), "2025-11-25", "memory", request)
+    recorder.record_sent("l", "server/l", "client/l", encode(result), "2025-11-25", "memory", result)
+    gc.collect()
+    rows = recorder._rows  # type: ignore[attr-defined]
+    assert len(rows) == 2 and not any(gc.is_tracked(row) for row in rows)
+    assert [e.method for e in recorder.events] == ["tools/call", "tools/call"]

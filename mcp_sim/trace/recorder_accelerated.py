@@ -1,14 +1,17 @@
 """The accelerated twin of :class:`mcp_sim.trace.recorder.Recorder` (see :mod:`mcp_sim.accelerated`).
 
-A benchmark records tens of thousands of frames and reads none of them, so this twin writes down
-what it was told — the time, the frame's text, the message a transport encoded it from — as a
-short row, and makes each row into the very same :class:`~mcp_sim.trace.event.TraceEvent` the
-readable recorder makes — the frame's JSON read back, its kind, method and id, the layer looked up,
-the caption written — only when someone reads :attr:`RecordingRows.events`. Rows are made into
-events in the order they were recorded, so the recorder's memory of which method each request
-asked for (what labels a response) changes in the same order as in the readable recorder.
-Everything else (marked frames, frames with listeners, log and transport events) goes the readable
-way, after the rows before it have been made into events, so order and numbering never change.
+A benchmark records tens of thousands of frames and reads none of them, so this twin records the
+two frames of every round trip (a request and its result, sent by a transport that encoded them
+itself) and the host's talk as short rows, and makes each row into the very same
+:class:`~mcp_sim.trace.event.TraceEvent` the readable recorder makes — the frame's JSON read back,
+the layer looked up, the caption written — only when someone reads :attr:`RecordingRows.events`.
+Everything else (marked frames, frames with listeners, unusual frames, log and transport events)
+goes the readable way, after the rows before it have been made into events, so order and numbering
+never change.
+
+A frame's row is a tuple of strings and numbers only (its kind first, then time, link, ends, text,
+revision, transport, method and id): Python's garbage collector stops watching such a tuple the
+first time it looks at it, so ten thousand rows waiting to be read cost it nothing.
 
 This module holds the recording methods only; :mod:`mcp_sim.trace.recorder` combines them with the
 readable recorder (and never the other way round, so neither module imports a module that imports it).
@@ -28,7 +31,8 @@ _ID_TYPES = frozenset({int, str})
 """The types a request id may have (``bool`` is not one of them, though it is an ``int``)."""
 
 Row = tuple[Any, ...]
-"""``(make_event, t_ms, …)``: the function that turns the rest of the row into an event comes first."""
+"""``(kind, t_ms, link, sender, receiver, …)``: ``"request"`` and ``"response"`` rows continue with the
+frame's text, revision, transport, method and id; ``"app"`` rows with text, data and marks."""
 
 
 class RecordingRows:
@@ -44,8 +48,6 @@ class RecordingRows:
         _listeners: list[Callable[[TraceEvent], None]]
 
         def _completed(self, event: TraceEvent) -> TraceEvent: ...
-        def _read_frame(self, link: str, sender: str, receiver: str, raw: str | None,
-                        message: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None, str | None, Any]: ...
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -60,16 +62,23 @@ class RecordingRows:
             self._marks.clear()  # as the readable recorder does: marks are for the next frame only
             return
         if self._quick and not self._marks and not self._listeners:
-            clock = self.clock
-            self._rows.append((self._sent_event, clock() if clock is not None else 0.0, link, sender, receiver,
-                               raw, revision, transport, sent))
-            return
+            if type(sent) is JSONRPCRequest:
+                rid, method, params = sent
+                if type(rid) in _ID_TYPES and type(method) is str and method \
+                        and (params is None or type(params) is dict):
+                    self._pending[(link, sender, rid)] = method
+                    clock = self.clock
+                    self._rows.append(("request", clock() if clock is not None else 0.0, link, sender, receiver,
+                                       raw, revision, transport, method, rid))
+                    return
+            elif type(sent) is JSONRPCResultResponse:
+                rid, result = sent
+                if type(rid) in _ID_TYPES and type(result) is dict:
+                    clock = self.clock
+                    self._rows.append(("response", clock() if clock is not None else 0.0, link, sender, receiver,
+                                       raw, revision, transport, self._pending.get((link, receiver, rid)), rid))
+                    return
         super().record_sent(link, sender, receiver, raw, revision, transport, sent)  # type: ignore[misc]
-
-    def record_message(self, **frame: Any) -> TraceEvent | None:
-        if self._rows:
-            self.events  # the rows recorded before come first (they may ask what a request asked for)  # noqa: B018
-        return super().record_message(**frame)  # type: ignore[misc, no-any-return]
 
     def record_app(self, *, sender: str, receiver: str, text: str | Callable[[], str], link: str = "app",
                    marks: tuple[str, ...] = (), data: dict[str, Any] | Callable[[], dict[str, Any]] | None = None,
@@ -80,7 +89,7 @@ class RecordingRows:
             if t_ms is None:
                 clock = self.clock
                 t_ms = clock() if clock is not None else 0.0
-            self._rows.append((_app_event, t_ms, link, sender, receiver, text, data, marks))
+            self._rows.append(("app", t_ms, link, sender, receiver, text, data, marks))
             return
         super().record_app(sender=sender, receiver=receiver, text=text, link=link,  # type: ignore[misc]
                            marks=marks, data=data, t_ms=t_ms)
@@ -96,8 +105,17 @@ class RecordingRows:
         rows, events = self._rows, self._events
         if rows:
             self._rows = []
-            for make_event, *fields in rows:
-                events.append(self._completed(make_event(len(events) + 1, *fields)))
+            for kind, t_ms, link, sender, receiver, *rest in rows:
+                seq = len(events) + 1
+                if kind == "app":
+                    text, data, marks = rest
+                    event = TraceEvent(seq, t_ms, link, sender, receiver, "app", data() if callable(data) else data,
+                                       transport="app", marks=marks, text=text() if callable(text) else text)
+                else:
+                    raw, revision, transport, method, request_id = rest
+                    event = TraceEvent(seq, t_ms, link, sender, receiver, kind, json.loads(raw), raw, revision,
+                                       transport, method=method, request_id=request_id)
+                events.append(self._completed(event))
         return events
 
     def __len__(self) -> int:
@@ -106,29 +124,3 @@ class RecordingRows:
     def clear(self) -> None:
         self._rows.clear()
         super().clear()  # type: ignore[misc]
-
-    def _sent_event(self, seq: int, t_ms: float, link: str, sender: str, receiver: str, raw: str,
-                    revision: str | None, transport: str, sent: JSONRPCMessage) -> TraceEvent:
-        """A frame's row as its event (before layers and caption). A request or result is known at a
-        glance from the message it was encoded from; any other frame is read the readable way."""
-        if type(sent) is JSONRPCRequest:
-            rid, method, params = sent
-            if type(rid) in _ID_TYPES and type(method) is str and method and (params is None or type(params) is dict):
-                self._pending[(link, sender, rid)] = method
-                return TraceEvent(seq, t_ms, link, sender, receiver, "request", json.loads(raw), raw, revision,
-                                  transport, method=method, request_id=rid)
-        elif type(sent) is JSONRPCResultResponse:
-            rid, result = sent
-            if type(rid) in _ID_TYPES and type(result) is dict:
-                return TraceEvent(seq, t_ms, link, sender, receiver, "response", json.loads(raw), raw, revision,
-                                  transport, method=self._pending.get((link, receiver, rid)), request_id=rid)
-        kind, message, named, request_id = self._read_frame(link, sender, receiver, raw, None)
-        return TraceEvent(seq, t_ms, link, sender, receiver, kind, message, raw, revision, transport,
-                          method=named, request_id=request_id)
-
-
-def _app_event(seq: int, t_ms: float, link: str, sender: str, receiver: str, text: str | Callable[[], str],
-               data: dict[str, Any] | Callable[[], dict[str, Any]] | None, marks: tuple[str, ...]) -> TraceEvent:
-    """A row of app talk as its event: its text and data written only now that someone reads them."""
-    return TraceEvent(seq, t_ms, link, sender, receiver, "app", data() if callable(data) else data,
-                      transport="app", marks=marks, text=text() if callable(text) else text)

@@ -200,7 +200,6 @@ class PipeEnd:
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._sending: _Pipe = self._outbox._pipe
-        self._receiving: _PipeReader = self._inbox
 
     async def send(self, message: JSONRPCMessage, *, related_request_id: RequestId | None = None) -> None:
         text = _encode(message)
@@ -216,4 +215,4 @@ class PipeEnd:
             raise TransportClosed(f"{self.peer} is no longer connected") from exc
 
     async def receive(self) -> JSONRPCMessage | InvalidMessage:
-        return _decode(await self._receiving.receive())
+        return _decode(await self._inbox.receive())
