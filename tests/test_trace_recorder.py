@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import anyio
 
@@ -174,3 +175,55 @@ def test_the_accelerated_recorder_records_what_the_readable_one_records() -> Non
     assert expected[0]["text"] == "call echo" and expected[0]["message"] == {"n": 1}
     fast.clear()
     assert len(fast) == 0 and fast.events == []
+
+
+def _reused_ids(recorder: Recorder) -> list[dict[str, object]]:
+    """A response is labelled with the method its request asked for, even when an id comes back: the
+    accelerated recorder reads its rows later, so it must remember methods in the same order."""
+    from mcp_sim.wire.jsonrpc import JSONRPCErrorResponse, error_object
+
+    def sent(sender: str, receiver: str, message: Any) -> None:
+        recorder.record_sent("l", sender, receiver, encode(message), "2025-11-25", "memory", message)
+
+    sent("client/l", "server/l", JSONRPCRequest(1, "tools/list", None))
+    sent("server/l", "client/l", JSONRPCErrorResponse(1, error_object(-32601)))
+    sent("client/l", "server/l", JSONRPCNotification("notifications/initialized"))
+    recorder.mark_next("replay")  # recorded at once: the rows before it must be read first
+    sent("client/l", "server/l", JSONRPCRequest(1, "tools/call", {"name": "echo"}))
+    sent("server/l", "client/l", JSONRPCResultResponse(1, {"content": []}))
+    sent("client/l", "server/l", JSONRPCRequest(1, "prompts/list", {"x": (1, 2)}))  # encoded, read back as a list
+    sent("server/l", "client/l", JSONRPCResultResponse(1, {"prompts": []}))
+    assert len(recorder) == 7
+    return [e.to_json() for e in recorder.events]
+
+
+def test_the_accelerated_recorder_labels_responses_as_the_readable_one_does() -> None:
+    from mcp_sim import accelerated
+
+    expected = _reused_ids(Recorder())
+    with accelerated.use():
+        assert _reused_ids(Recorder()) == expected
+    assert [(e["kind"], e.get("method")) for e in expected] == [
+        ("request", "tools/list"), ("error", "tools/list"), ("notification", "notifications/initialized"),
+        ("request", "tools/call"), ("response", "tools/call"), ("request", "prompts/list"),
+        ("response", "prompts/list")]
+    assert expected[3]["marks"] == ["replay"]
+
+
+def test_frames_waiting_to_be_read_cost_the_garbage_collector_nothing() -> None:
+    """The accelerated recorder keeps a frame as a row of strings and numbers, which Python's garbage
+    collector stops watching: a long benchmark's rows do not make every collection slower."""
+    import gc
+
+    from mcp_sim import accelerated
+
+    with accelerated.use():
+        recorder = Recorder()
+    request = JSONRPCRequest(1, "tools/call", {"name": "echo", "arguments": {"text": "hi"}})
+    result = JSONRPCResultResponse(1, {"content": [{"type": "text", "text": "hi"}]})
+    recorder.record_sent("l", "client/l", "server/l", encode(request), "2025-11-25", "memory", request)
+    recorder.record_sent("l", "server/l", "client/l", encode(result), "2025-11-25", "memory", result)
+    gc.collect()
+    rows = recorder._rows  # type: ignore[attr-defined]
+    assert len(rows) == 2 and not any(gc.is_tracked(row) for row in rows)
+    assert [e.method for e in recorder.events] == ["tools/call", "tools/call"]

@@ -9,6 +9,10 @@ Everything else (marked frames, frames with listeners, unusual frames, log and t
 goes the readable way, after the rows before it have been made into events, so order and numbering
 never change.
 
+A frame's row is a tuple of strings and numbers only (its kind first, then time, link, ends, text,
+revision, transport, method and id): Python's garbage collector stops watching such a tuple the
+first time it looks at it, so ten thousand rows waiting to be read cost it nothing.
+
 This module holds the recording methods only; :mod:`mcp_sim.trace.recorder` combines them with the
 readable recorder (and never the other way round, so neither module imports a module that imports it).
 """
@@ -23,8 +27,12 @@ from mcp_sim.trace.captions import classify
 from mcp_sim.trace.event import TraceEvent
 from mcp_sim.wire.jsonrpc import JSONRPCMessage, JSONRPCRequest, JSONRPCResultResponse
 
+_ID_TYPES = frozenset({int, str})
+"""The types a request id may have (``bool`` is not one of them, though it is an ``int``)."""
+
 Row = tuple[Any, ...]
-"""``(make_event, seq, t_ms, …)``: the function that turns the rest of the row into an event comes first."""
+"""``(kind, t_ms, link, sender, receiver, …)``: ``"request"`` and ``"response"`` rows continue with the
+frame's text, revision, transport, method and id; ``"app"`` rows with text, data and marks."""
 
 
 class RecordingRows:
@@ -32,6 +40,7 @@ class RecordingRows:
 
     if TYPE_CHECKING:  # provided by the readable Recorder this is combined with
         enabled: bool
+        clock: Callable[[], float] | None
         _events: list[TraceEvent]
         _pending: dict[tuple[str, str, Any], str]
         _classifier: Callable[[TraceEvent], tuple[str, str | None]]
@@ -39,7 +48,6 @@ class RecordingRows:
         _listeners: list[Callable[[TraceEvent], None]]
 
         def _completed(self, event: TraceEvent) -> TraceEvent: ...
-        def _now(self) -> float: ...
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -47,26 +55,27 @@ class RecordingRows:
         """Recorded, not yet made into events."""
         self._quick = self._classifier is classify
         """Rows only with the course's own classifier, which looks at nothing but kind and method."""
-        self._count = 0
-        """Events and rows recorded so far (``len(self)``, kept rather than summed)."""
 
     def record_sent(self, link: str, sender: str, receiver: str, raw: str, revision: str | None,
                     transport: str, sent: JSONRPCMessage) -> None:
-        if self.enabled and self._quick and not self._marks and not self._listeners:
+        if not self.enabled:
+            self._marks.clear()  # as the readable recorder does: marks are for the next frame only
+            return
+        if self._quick and not self._marks and not self._listeners:
             if type(sent) is JSONRPCRequest:
                 rid, method, params = sent
-                if (type(rid) is int or type(rid) is str) and type(method) is str and method \
+                if type(rid) in _ID_TYPES and type(method) is str and method \
                         and (params is None or type(params) is dict):
                     self._pending[(link, sender, rid)] = method
-                    self._count = seq = self._count + 1
-                    self._rows.append((_frame_event, seq, self._now(), link, sender, receiver, "request",
+                    clock = self.clock
+                    self._rows.append(("request", clock() if clock is not None else 0.0, link, sender, receiver,
                                        raw, revision, transport, method, rid))
                     return
             elif type(sent) is JSONRPCResultResponse:
                 rid, result = sent
-                if (type(rid) is int or type(rid) is str) and type(result) is dict:
-                    self._count = seq = self._count + 1
-                    self._rows.append((_frame_event, seq, self._now(), link, sender, receiver, "response",
+                if type(rid) in _ID_TYPES and type(result) is dict:
+                    clock = self.clock
+                    self._rows.append(("response", clock() if clock is not None else 0.0, link, sender, receiver,
                                        raw, revision, transport, self._pending.get((link, receiver, rid)), rid))
                     return
         super().record_sent(link, sender, receiver, raw, revision, transport, sent)  # type: ignore[misc]
@@ -74,46 +83,44 @@ class RecordingRows:
     def record_app(self, *, sender: str, receiver: str, text: str | Callable[[], str], link: str = "app",
                    marks: tuple[str, ...] = (), data: dict[str, Any] | Callable[[], dict[str, Any]] | None = None,
                    t_ms: float | None = None) -> None:
-        if self.enabled and self._quick and not self._listeners:
-            self._count = seq = self._count + 1
-            self._rows.append((_app_event, seq, self._now() if t_ms is None else t_ms, link, sender,
-                               receiver, text, data, marks))
+        if not self.enabled:
+            return
+        if self._quick and not self._listeners:
+            if t_ms is None:
+                clock = self.clock
+                t_ms = clock() if clock is not None else 0.0
+            self._rows.append(("app", t_ms, link, sender, receiver, text, data, marks))
             return
         super().record_app(sender=sender, receiver=receiver, text=text, link=link,  # type: ignore[misc]
                            marks=marks, data=data, t_ms=t_ms)
 
     def _add(self, t_ms: float | None, link: str, sender: str, receiver: str, kind: str,
              message: dict[str, Any] | None, **details: Any) -> TraceEvent:
-        self.events  # the rows recorded before come first  # noqa: B018
-        self._count += 1
+        if self._rows:
+            self.events  # the rows recorded before come first  # noqa: B018
         return super()._add(t_ms, link, sender, receiver, kind, message, **details)  # type: ignore[misc, no-any-return]
 
     @property
     def events(self) -> list[TraceEvent]:
-        rows = self._rows
-        for make_event, *fields in rows:
-            self._events.append(self._completed(make_event(*fields)))
-        rows.clear()
-        return self._events
+        rows, events = self._rows, self._events
+        if rows:
+            self._rows = []
+            for kind, t_ms, link, sender, receiver, *rest in rows:
+                seq = len(events) + 1
+                if kind == "app":
+                    text, data, marks = rest
+                    event = TraceEvent(seq, t_ms, link, sender, receiver, "app", data() if callable(data) else data,
+                                       transport="app", marks=marks, text=text() if callable(text) else text)
+                else:
+                    raw, revision, transport, method, request_id = rest
+                    event = TraceEvent(seq, t_ms, link, sender, receiver, kind, json.loads(raw), raw, revision,
+                                       transport, method=method, request_id=request_id)
+                events.append(self._completed(event))
+        return events
 
     def __len__(self) -> int:
-        return self._count
+        return len(self._events) + len(self._rows)
 
     def clear(self) -> None:
         self._rows.clear()
-        self._count = 0
         super().clear()  # type: ignore[misc]
-
-
-def _frame_event(seq: int, t_ms: float, link: str, sender: str, receiver: str, kind: str, raw: str,
-                 revision: str | None, transport: str, method: str | None, request_id: Any) -> TraceEvent:
-    """A request or result row as its event (before layers and caption)."""
-    return TraceEvent(seq, t_ms, link, sender, receiver, kind, json.loads(raw), raw, revision, transport,
-                      method=method, request_id=request_id)
-
-
-def _app_event(seq: int, t_ms: float, link: str, sender: str, receiver: str, text: str | Callable[[], str],
-               data: dict[str, Any] | Callable[[], dict[str, Any]] | None, marks: tuple[str, ...]) -> TraceEvent:
-    """A row of app talk as its event: its text and data written only now that someone reads them."""
-    return TraceEvent(seq, t_ms, link, sender, receiver, "app", data() if callable(data) else data,
-                      transport="app", marks=marks, text=text() if callable(text) else text)

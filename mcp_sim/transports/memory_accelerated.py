@@ -28,8 +28,9 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcp_sim.transports.base import TransportClosed
-from mcp_sim.wire import jsonrpc_accelerated
 from mcp_sim.wire.jsonrpc import InvalidMessage, JSONRPCMessage, RequestId
+from mcp_sim.wire.jsonrpc_accelerated import decode as _decode
+from mcp_sim.wire.jsonrpc_accelerated import encode as _encode
 
 if TYPE_CHECKING:
     from mcp_sim.sim.world import Simulation
@@ -48,6 +49,34 @@ class _Pipe:
         """Writers waiting for room (only when ``buffer`` is finite)."""
         self.writer_closed = False
         self.reader_closed = False
+        self.open = True
+        """Neither end closed: the one flag the usual send and receive look at."""
+
+    def close_writer(self) -> None:
+        self.writer_closed = True
+        self.open = False
+        self.wake_reader()  # a waiting reader learns the stream ended
+        self.wake_writers()
+
+    def close_reader(self) -> None:
+        self.reader_closed = True
+        self.open = False
+        self.wake_reader()
+        self.wake_writers()
+
+    def put(self, text: str) -> bool:
+        """Queue ``text`` and wake the reader, when there is room and neither end is closed (the
+        usual case); ``False`` leaves everything as it was (then :meth:`_PipeWriter.send_nowait`
+        says why it cannot)."""
+        if self.open and len(self.frames) < self.buffer:
+            self.frames.append(text)
+            reader = self.reader
+            if reader is not None:
+                self.reader = None
+                if not reader.done():
+                    reader.set_result(None)
+            return True
+        return False
 
     def wake_reader(self) -> None:
         reader, self.reader = self.reader, None
@@ -69,6 +98,8 @@ class _PipeWriter:
 
     def send_nowait(self, text: str) -> None:
         pipe = self._pipe
+        if pipe.put(text):
+            return
         if pipe.writer_closed:
             raise anyio.ClosedResourceError
         if pipe.reader_closed:
@@ -88,9 +119,7 @@ class _PipeWriter:
         self.send_nowait(text)
 
     def close(self) -> None:
-        self._pipe.writer_closed = True
-        self._pipe.wake_reader()  # a waiting reader learns the stream ended
-        self._pipe.wake_writers()
+        self._pipe.close_writer()
 
     async def aclose(self) -> None:
         self.close()
@@ -104,12 +133,25 @@ class _PipeReader:
 
     async def receive(self) -> str:
         pipe = self._pipe
-        if pipe.frames and not pipe.reader_closed and not pipe.writers:
-            return pipe.frames.popleft()  # the usual case: a frame is waiting
-        if not pipe.frames and not pipe.reader_closed and not pipe.writer_closed:
+        frames = pipe.frames
+        if not frames and pipe.open:
             # Nothing to read yet: let the other tasks run once before waiting, exactly as anyio's
             # ``receive`` does, so that every task runs in the same order as on the readable pipe.
             await asyncio.sleep(0)
+            if not frames and pipe.open and pipe.reader is None:
+                woken = pipe.reader = asyncio.get_running_loop().create_future()
+                try:
+                    await woken
+                finally:
+                    if pipe.reader is woken:
+                        pipe.reader = None
+        if frames and not pipe.reader_closed and not pipe.writers:
+            return frames.popleft()  # the usual case: a frame is waiting
+        return await self._receive_otherwise()
+
+    async def _receive_otherwise(self) -> str:
+        """The rest of ``receive``: a closed end, a busy reader, a writer waiting for room."""
+        pipe = self._pipe
         while not pipe.frames:
             if pipe.reader_closed:
                 raise anyio.ClosedResourceError
@@ -131,9 +173,7 @@ class _PipeReader:
         return text
 
     def close(self) -> None:
-        self._pipe.reader_closed = True
-        self._pipe.wake_reader()
-        self._pipe.wake_writers()
+        self._pipe.close_reader()
 
     async def aclose(self) -> None:
         self.close()
@@ -157,9 +197,15 @@ class PipeEnd:
         _outbox: Any
         _inbox: Any
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._sending: _Pipe = self._outbox._pipe
+
     async def send(self, message: JSONRPCMessage, *, related_request_id: RequestId | None = None) -> None:
-        text = jsonrpc_accelerated.encode(message)
+        text = _encode(message)
         self.sim.recorder.record_sent(self.info.name, self.me, self.peer, text, self.revision, "memory", message)
+        if self._sending.put(text):
+            return  # the usual case: room on the wire, handed over without waiting
         try:
             try:
                 self._outbox.send_nowait(text)
@@ -169,4 +215,4 @@ class PipeEnd:
             raise TransportClosed(f"{self.peer} is no longer connected") from exc
 
     async def receive(self) -> JSONRPCMessage | InvalidMessage:
-        return jsonrpc_accelerated.decode(await self._inbox.receive())
+        return _decode(await self._inbox.receive())
