@@ -157,7 +157,10 @@ class SimulatedHttpServer:
         self.sse_retry_ms = sse_retry_ms
         self.participant = f"server/{name}"
         self.sessions: dict[str, LegacySession] = {}
-        self.calls: set[ModernCall] = set()
+        self.calls: dict[ModernCall, None] = {}
+        """The modern calls being served, in arrival order. A dict used as an ordered set: a crash ends
+        them in the order they came, so the same seed gives the same trace (a ``set`` of objects would
+        iterate in an order that depends on where they sit in memory)."""
         self.clients = 0
 
     @property
@@ -334,7 +337,7 @@ class SimulatedHttpServer:
                                   extra_headers=extra_headers, priming=revision_at(effective).has_sse_priming,
                                   retry_ms=self.sse_retry_ms)
         session.pending[message.id] = PendingRequest(message.method, channel)
-        session.exchanges.add(exchange)
+        session.track(exchange)
         if mode == "sse":
             channel.open_stream()
         session.stream._tx.send_nowait(exchange.request.body)
@@ -368,7 +371,7 @@ class SimulatedHttpServer:
                 *, resumed: bool) -> Verdict:
         head = Headers({"Content-Type": EVENT_STREAM, "Cache-Control": "no-cache"})
         exchange.open_sse(HttpResponse(200, head))
-        session.exchanges.add(exchange)
+        session.track(exchange)
         missed = log.attach(exchange.send_event, exchange.end, after=after)
         exchange.on_client_close(log.detach)
         if resumed:
@@ -414,7 +417,7 @@ class SimulatedHttpServer:
         call.stream._tx.send_nowait(exchange.request.body)
         if channel is None:
             call.stream._tx.close()
-        self.calls.add(call)
+        self.calls[call] = None
         call.scope = anyio.CancelScope()  # made before the task starts, so a cancel can never be missed
         self.task_group.start_soon(self._run_call, call, name=f"{self.name} {message.method}")
         if channel is None:
@@ -434,7 +437,7 @@ class SimulatedHttpServer:
             if call.channel is not None and not call.cancelled:
                 call.channel.abandon()
         finally:
-            self.calls.discard(call)
+            self.calls.pop(call, None)
 
     # -- the server's own life ----------------------------------------------------------------------
     def expire_session(self, session_id: str, why: str = "the server expired it") -> None:

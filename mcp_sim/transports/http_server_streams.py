@@ -185,7 +185,10 @@ class LegacySession:
         self.standalone = SseStreamLog(0)
         self.streams[0] = self.standalone
         self.get_exchange: HttpExchange | None = None
-        self.exchanges: set[HttpExchange] = set()
+        self.exchanges: dict[HttpExchange, None] = {}
+        """The session's open exchanges, in the order they opened (a dict used as an ordered set, so
+        that ending the session aborts them in an order the seed fixes, never one set by memory
+        addresses)."""
         self.ended = False
         self.scope: anyio.CancelScope | None = None
         self.stream = LegacyServerStream(self, info)
@@ -196,6 +199,14 @@ class LegacySession:
         log = SseStreamLog(self._next_stream)
         self.streams[log.number] = log
         return log
+
+    def track(self, exchange: HttpExchange) -> None:
+        """Remember an open exchange so that :meth:`end` can abort it; finished ones are forgotten
+        here, so a long session keeps only what is still open (its memory does not grow per call)."""
+        finished = [old for old in self.exchanges if old.server_done or old.client_closed]
+        for old in finished:
+            del self.exchanges[old]
+        self.exchanges[exchange] = None
 
     def note(self, text: str, marks: tuple[str, ...] = ()) -> None:
         self.sim.recorder.record_event(kind="transport", link=self.info.name, sender=self.info.server,
