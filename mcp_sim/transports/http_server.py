@@ -304,7 +304,7 @@ class SimulatedHttpServer:
         session = found
         if isinstance(message, JSONRPCRequest):
             return self._legacy_request(session, exchange, message, headers.get(MCP_PROTOCOL_VERSION), {})
-        session.stream._tx.send_nowait(exchange.request.body)
+        session.inbox.send_nowait(exchange.request.body)
         return self._reply(exchange, 202, None)
 
     def _new_session(self, exchange: HttpExchange, auth: AuthInfo | None) -> LegacySession:
@@ -323,11 +323,13 @@ class SimulatedHttpServer:
         assert session.scope is not None
         with session.scope:
             try:
-                await self.main(session.stream)
+                await self.main(session.server_stream())
             except Exception as exc:
                 logger.exception("server program failed in session %s", session.id)
                 session.note(f"the server program raised {type(exc).__name__}: {exc}", ("error",))
         session.end("the server program returned")
+        if self.sessions.get(session.id) is session:
+            del self.sessions[session.id]  # an ended session is answered 404 either way: keep nothing of it
 
     def _legacy_request(self, session: LegacySession, exchange: HttpExchange, message: JSONRPCRequest,
                         version: str | None, extra_headers: dict[str, str]) -> Verdict:
@@ -340,7 +342,7 @@ class SimulatedHttpServer:
         session.track(exchange)
         if mode == "sse":
             channel.open_stream()
-        session.stream._tx.send_nowait(exchange.request.body)
+        session.inbox.send_nowait(exchange.request.body)
         return "accepted"
 
     def _legacy_get(self, exchange: HttpExchange, auth: AuthInfo | None) -> Verdict:
@@ -414,9 +416,9 @@ class SimulatedHttpServer:
             channel = ResponseChannel(exchange, modern=True, mode=self.response_mode or "auto",
                                       log=SseStreamLog(0, resumable=False), extra_headers={}, priming=False)
         call = ModernCall(self.sim, exchange, message, auth, version, channel)
-        call.stream._tx.send_nowait(exchange.request.body)
+        call.inbox.send_nowait(exchange.request.body)
         if channel is None:
-            call.stream._tx.close()
+            call.inbox.close()
         self.calls[call] = None
         call.scope = anyio.CancelScope()  # made before the task starts, so a cancel can never be missed
         self.task_group.start_soon(self._run_call, call, name=f"{self.name} {message.method}")
@@ -430,7 +432,7 @@ class SimulatedHttpServer:
         try:
             with call.scope:
                 try:
-                    await self.main(call.stream)
+                    await self.main(call.server_stream())
                 except Exception as exc:
                     logger.exception("server program failed on %s", call.message)
                     note(call.exchange, f"the server program raised {type(exc).__name__}: {exc}", ("error",))
