@@ -44,3 +44,19 @@ def test_host_benchmark_reports_every_configuration_and_the_sdk_ratio() -> None:
         for prefix in ("", "readable_"):
             assert opcodes[f"{prefix}mcp_sim_{revision}_tracing_on"] > opcodes[f"{prefix}mcp_sim_{revision}_tracing_off"] > 0
         assert opcodes[f"readable_mcp_sim_{revision}_tracing_on"] > opcodes[f"mcp_sim_{revision}_tracing_on"]
+
+
+def test_http_load_benchmark_reports_time_and_memory_for_every_size_in_both_eras() -> None:
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "http_load.py"), "--sizes", "2", "5",
+                           "--calls", "1"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["calls_per_client"] == 1
+    for era in ("legacy", "modern"):
+        rows = report[era]["clients"]
+        assert set(rows) == {"2", "5"}
+        for clients, row in rows.items():
+            assert row["wall_seconds"] > 0 and row["peak_bytes"] > 0
+            assert row["peak_bytes_per_client"] == round(row["peak_bytes"] / int(clients))
+            assert row["wall_ms_per_client"] > 0 and row["retained_bytes_per_client"] >= 0
+        assert report[era]["per_client_cost_ratio_5_vs_2"] > 0

@@ -7,6 +7,7 @@ import time
 import anyio
 import pytest
 
+from mcp_sim.sim.loop import SimulationStalled, VirtualTimeLoop, nearest_ns
 from mcp_sim.sim.world import Simulation
 
 
@@ -59,3 +60,68 @@ def test_random_for_gives_independent_seeded_generators() -> None:
     assert [a.random_for("x").random() for _ in range(3)] == [b.random_for("x").random() for _ in range(3)]
     assert a.random_for("x").random() != a.random_for("y").random()
     assert Simulation(6).random_for("x").random() != a.random_for("x").random()
+
+
+def test_a_timer_beyond_two_to_the_24_seconds_fires_at_its_exact_time() -> None:
+    """A float clock that is only ever added to stops moving past about 2²⁴ s: the step is smaller than
+    the float's spacing there. The loop jumps to each deadline itself and reads it in whole nanoseconds."""
+    sim = Simulation(0)
+    seen: list[tuple[int, int, float]] = []
+
+    async def main() -> None:
+        for delay in (2.0**24 + 0.5, 0.001, 0.001, 0.25):
+            deadline = sim.now() + delay
+            await anyio.sleep(delay)
+            assert sim.now() == deadline  # the deadline asyncio was given, not a drifted sum
+            seen.append((round(delay * 1e9), sim.now_ns(), sim.now_ms()))
+
+    sim.run(main)
+    assert seen[0][1] == 16_777_216_500_000_000
+    for (_, before, _), (step, after, _) in zip([(0, 0, 0.0), *seen], seen, strict=False):
+        assert abs(after - before - step) <= 4  # floats are 3.7 ns apart here
+    assert [s[2] for s in seen] == [16_777_216_500.0, 16_777_216_501.0, 16_777_216_502.0, 16_777_216_752.0]
+
+
+def test_a_jump_of_two_to_the_40_seconds_is_one_step_and_exact() -> None:
+    sim = Simulation(0)
+
+    async def main() -> list[int]:
+        stamps = []
+        async with anyio.create_task_group() as tg:
+            async def late() -> None:
+                await anyio.sleep(2.0**40 + 0.75)
+                stamps.append(sim.now_ns())
+
+            tg.start_soon(late)
+            await anyio.sleep(2.0**40)
+            stamps.append(sim.now_ns())
+            with anyio.fail_after(2.0):  # a timeout far in the future works like any other
+                await anyio.sleep(0.5)
+            stamps.append(sim.now_ns())
+        return stamps
+
+    assert sim.run(main) == [2**40 * 10**9, 2**40 * 10**9 + 500_000_000, 2**40 * 10**9 + 750_000_000]
+    assert sim.now_ms() == (2**40 + 0.75) * 1000
+
+
+def test_a_stalled_world_far_in_the_future_still_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(VirtualTimeLoop, "stall_wall_timeout", 0.01)
+    sim = Simulation(0)
+
+    async def main() -> None:
+        await anyio.sleep(2.0**30)
+        await anyio.Event().wait()  # nobody will ever set it, and no timer is pending
+
+    with pytest.raises(SimulationStalled):
+        sim.run(main)
+    assert sim.now_ns() == 2**30 * 10**9
+
+
+def test_nearest_ns_is_exact() -> None:
+    assert nearest_ns(0.0) == 0
+    assert nearest_ns(1.5) == 1_500_000_000
+    assert nearest_ns(0.1) == 100_000_000
+    assert nearest_ns(2.0**40) == 2**40 * 10**9
+    assert nearest_ns(2.0**40 + 2.0**-12) == 2**40 * 10**9 + 244_141  # 10⁹/4096 = 244,140.625
+    assert nearest_ns(4e-10) == 0 and nearest_ns(6e-10) == 1
+    assert nearest_ns(123456.000000001) == 123_456_000_000_001

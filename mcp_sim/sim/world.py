@@ -51,6 +51,11 @@ class Simulation:
         loop = self._loop
         return loop.time() if loop is not None else 0.0
 
+    def now_ns(self) -> int:
+        """Simulated nanoseconds since the start, exactly (a whole number: no float rounding)."""
+        loop = self._loop
+        return loop.now_ns if loop is not None else 0
+
     def now_ms(self) -> float:
         """Simulated milliseconds since the start, rounded to microseconds for stable output."""
         loop = self._loop

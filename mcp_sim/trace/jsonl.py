@@ -21,8 +21,10 @@ def _jsonable(value: Any) -> Any:
     """Fallback for values JSON cannot hold (bytes in a transport's framing, say): text, not a crash."""
     if isinstance(value, (bytes, bytearray)):
         return bytes(value).decode("utf-8", errors="replace")
-    if isinstance(value, (set, frozenset, tuple)):
+    if isinstance(value, tuple):
         return list(value)
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=repr)  # a set's own order depends on hashing: the line must not
     return repr(value)
 
 

@@ -397,6 +397,10 @@ class _Frame:
     event: SseEvent | None = None
 
 
+_LAST_FRAMES: Final = frozenset({"response", "end", "cut"})
+"""Frames after which an exchange carries nothing more to its client."""
+
+
 class HttpExchange:
     """One HTTP request and its response, on the simulated network.
 
@@ -447,8 +451,11 @@ class HttpExchange:
     def _put(self, frame: _Frame) -> None:
         if self.client_closed:
             return  # the client hung up; what was in flight falls on the floor
-        if self._handler is not None:
-            self._handler(frame)
+        handler = self._handler
+        if handler is not None:
+            if frame.kind in _LAST_FRAMES:
+                self._handler = None  # nothing follows: let go of the reader (its closure holds us)
+            handler(frame)
             return
         self._frames.append(frame)
         if self._arrived is not None:
@@ -458,9 +465,9 @@ class HttpExchange:
     def respond(self, response: HttpResponse) -> None:
         """A complete response: a JSON body (one JSON-RPC message), or no body (202, 4xx …)."""
         if self.server_done or self.client_closed:
-            self.server_done = True
+            self._done_serving()
             return
-        self.server_done = True
+        self._done_serving()
         self.response = response
         wire = self.link.to_client
         if response.body:
@@ -506,7 +513,7 @@ class HttpExchange:
         """The server closes the stream (after the final response)."""
         if self.server_done:
             return
-        self.server_done = True
+        self._done_serving()
         if self.client_closed:
             return
         self._record_event("server closes the SSE stream")
@@ -523,13 +530,22 @@ class HttpExchange:
         """The server side disappears (crash, session ended): the client sees the stream end abruptly."""
         if self.server_done:
             return
-        self.server_done = True
+        self._done_serving()
         if not self.client_closed:
             self.link.to_client.ship_control(lambda: self._put(_Frame("cut")))
 
+    def _done_serving(self) -> None:
+        """The server has written its last frame. The hang-up callbacks can never be called any more
+        (a hang-up only matters before the server finished), so they are dropped: they point back at
+        the server's stream logs and calls, and keeping them would make a reference cycle per
+        exchange that only the garbage collector's full passes could free."""
+        self.server_done = True
+        self._on_close = []
+
     def on_client_close(self, callback: Any) -> None:
         """Call ``callback()`` when the connection goes away before the server finished."""
-        self._on_close.append(callback)
+        if not self.server_done:
+            self._on_close.append(callback)
 
     # -- the client reads --------------------------------------------------------------------------
     async def next_frame(self) -> _Frame:
@@ -555,6 +571,7 @@ class HttpExchange:
             return
         self.client_closed = True
         self._frames.clear()
+        self._handler = None  # frames now fall on the floor (see _put)
         if self._arrived is not None:
             self._arrived.set()
         if not self.server_done:

@@ -157,7 +157,10 @@ class SimulatedHttpServer:
         self.sse_retry_ms = sse_retry_ms
         self.participant = f"server/{name}"
         self.sessions: dict[str, LegacySession] = {}
-        self.calls: set[ModernCall] = set()
+        self.calls: dict[ModernCall, None] = {}
+        """The modern calls being served, in arrival order. A dict used as an ordered set: a crash ends
+        them in the order they came, so the same seed gives the same trace (a ``set`` of objects would
+        iterate in an order that depends on where they sit in memory)."""
         self.clients = 0
 
     @property
@@ -301,7 +304,7 @@ class SimulatedHttpServer:
         session = found
         if isinstance(message, JSONRPCRequest):
             return self._legacy_request(session, exchange, message, headers.get(MCP_PROTOCOL_VERSION), {})
-        session.stream._tx.send_nowait(exchange.request.body)
+        session.inbox.send_nowait(exchange.request.body)
         return self._reply(exchange, 202, None)
 
     def _new_session(self, exchange: HttpExchange, auth: AuthInfo | None) -> LegacySession:
@@ -320,11 +323,13 @@ class SimulatedHttpServer:
         assert session.scope is not None
         with session.scope:
             try:
-                await self.main(session.stream)
+                await self.main(session.server_stream())
             except Exception as exc:
                 logger.exception("server program failed in session %s", session.id)
                 session.note(f"the server program raised {type(exc).__name__}: {exc}", ("error",))
         session.end("the server program returned")
+        if self.sessions.get(session.id) is session:
+            del self.sessions[session.id]  # an ended session is answered 404 either way: keep nothing of it
 
     def _legacy_request(self, session: LegacySession, exchange: HttpExchange, message: JSONRPCRequest,
                         version: str | None, extra_headers: dict[str, str]) -> Verdict:
@@ -334,10 +339,10 @@ class SimulatedHttpServer:
                                   extra_headers=extra_headers, priming=revision_at(effective).has_sse_priming,
                                   retry_ms=self.sse_retry_ms)
         session.pending[message.id] = PendingRequest(message.method, channel)
-        session.exchanges.add(exchange)
+        session.track(exchange)
         if mode == "sse":
             channel.open_stream()
-        session.stream._tx.send_nowait(exchange.request.body)
+        session.inbox.send_nowait(exchange.request.body)
         return "accepted"
 
     def _legacy_get(self, exchange: HttpExchange, auth: AuthInfo | None) -> Verdict:
@@ -368,7 +373,7 @@ class SimulatedHttpServer:
                 *, resumed: bool) -> Verdict:
         head = Headers({"Content-Type": EVENT_STREAM, "Cache-Control": "no-cache"})
         exchange.open_sse(HttpResponse(200, head))
-        session.exchanges.add(exchange)
+        session.track(exchange)
         missed = log.attach(exchange.send_event, exchange.end, after=after)
         exchange.on_client_close(log.detach)
         if resumed:
@@ -411,10 +416,10 @@ class SimulatedHttpServer:
             channel = ResponseChannel(exchange, modern=True, mode=self.response_mode or "auto",
                                       log=SseStreamLog(0, resumable=False), extra_headers={}, priming=False)
         call = ModernCall(self.sim, exchange, message, auth, version, channel)
-        call.stream._tx.send_nowait(exchange.request.body)
+        call.inbox.send_nowait(exchange.request.body)
         if channel is None:
-            call.stream._tx.close()
-        self.calls.add(call)
+            call.inbox.close()
+        self.calls[call] = None
         call.scope = anyio.CancelScope()  # made before the task starts, so a cancel can never be missed
         self.task_group.start_soon(self._run_call, call, name=f"{self.name} {message.method}")
         if channel is None:
@@ -427,14 +432,14 @@ class SimulatedHttpServer:
         try:
             with call.scope:
                 try:
-                    await self.main(call.stream)
+                    await self.main(call.server_stream())
                 except Exception as exc:
                     logger.exception("server program failed on %s", call.message)
                     note(call.exchange, f"the server program raised {type(exc).__name__}: {exc}", ("error",))
             if call.channel is not None and not call.cancelled:
                 call.channel.abandon()
         finally:
-            self.calls.discard(call)
+            self.calls.pop(call, None)
 
     # -- the server's own life ----------------------------------------------------------------------
     def expire_session(self, session_id: str, why: str = "the server expired it") -> None:

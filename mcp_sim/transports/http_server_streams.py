@@ -131,7 +131,6 @@ class LegacyServerStream:
         self.info = info
         self.revision: str | None = None
         self.auth: AuthInfo | None = session.auth
-        self._tx, self._rx = anyio.create_memory_object_stream[str](float("inf"))
 
     async def send(self, message: JSONRPCMessage, *, related_request_id: RequestId | None = None) -> None:
         session = self.session
@@ -158,11 +157,11 @@ class LegacyServerStream:
         session.standalone.append(text)
 
     async def receive(self) -> JSONRPCMessage | InvalidMessage:
-        text = await self._rx.receive()
+        text = await self.session.outlet.receive()
         return decode_frame(text, self.revision)
 
     async def aclose(self) -> None:
-        self._tx.close()
+        self.session.inbox.close()
 
 
 class PendingRequest:
@@ -185,10 +184,16 @@ class LegacySession:
         self.standalone = SseStreamLog(0)
         self.streams[0] = self.standalone
         self.get_exchange: HttpExchange | None = None
-        self.exchanges: set[HttpExchange] = set()
+        self.exchanges: dict[HttpExchange, None] = {}
+        """The session's open exchanges, in the order they opened (a dict used as an ordered set, so
+        that ending the session aborts them in an order the seed fixes, never one set by memory
+        addresses)."""
         self.ended = False
         self.scope: anyio.CancelScope | None = None
-        self.stream = LegacyServerStream(self, info)
+        self.inbox, self.outlet = anyio.create_memory_object_stream[str](float("inf"))
+        """The requests' text on its way to the server program. The session keeps the two ends and the
+        program's :class:`LegacyServerStream` points at the session, never the other way round (no
+        reference cycle: an ended session is freed at once, not by the garbage collector's full passes)."""
         self._next_stream = 0
 
     def new_log(self) -> SseStreamLog:
@@ -196,6 +201,18 @@ class LegacySession:
         log = SseStreamLog(self._next_stream)
         self.streams[log.number] = log
         return log
+
+    def server_stream(self) -> LegacyServerStream:
+        """The stream the server program serves this session on (made once, when the session opens)."""
+        return LegacyServerStream(self, self.info)
+
+    def track(self, exchange: HttpExchange) -> None:
+        """Remember an open exchange so that :meth:`end` can abort it; finished ones are forgotten
+        here, so a long session keeps only what is still open (its memory does not grow per call)."""
+        finished = [old for old in self.exchanges if old.server_done or old.client_closed]
+        for old in finished:
+            del self.exchanges[old]
+        self.exchanges[exchange] = None
 
     def note(self, text: str, marks: tuple[str, ...] = ()) -> None:
         self.sim.recorder.record_event(kind="transport", link=self.info.name, sender=self.info.server,
@@ -206,11 +223,12 @@ class LegacySession:
             return
         self.ended = True
         self.note(f"session {self.id} ends: {why}", ("session-ended",))
-        self.stream._tx.close()
+        self.inbox.close()
         for exchange in list(self.exchanges):
             exchange.abort()
         self.exchanges.clear()
         self.pending.clear()
+        self.streams.clear()  # an ended session is answered 404: nothing is replayed from it any more
 
 
 class ModernCall:
@@ -224,7 +242,17 @@ class ModernCall:
         self.channel = channel
         self.scope: anyio.CancelScope | None = None
         self.cancelled = False
-        self.stream = ModernServerStream(self, exchange.link.info, auth, version)
+        self.auth = auth
+        self.version = version
+        self.inbox, self.outlet = anyio.create_memory_object_stream[str](float("inf"))
+        """The request's text on its way to the server program. The call keeps the two ends and the
+        program's :class:`ModernServerStream` points at the call, never the other way round: a
+        reference cycle per call would leave every finished call for the garbage collector's full
+        passes, which grow with the heap (chapter 03's load figures)."""
+
+    def server_stream(self) -> ModernServerStream:
+        """The stream the server program reads this one request from and answers on."""
+        return ModernServerStream(self, self.exchange.link.info, self.auth, self.version)
 
     @property
     def request_id(self) -> RequestId | None:
@@ -240,7 +268,7 @@ class ModernCall:
             kind="transport", link=info.name, sender=info.server, receiver=info.server,
             text=f"the client closed the response stream: the server cancels request {self.request_id!r}",
             transport="http", marks=("cancelled",), request_id=self.request_id)
-        self.stream._tx.close()
+        self.inbox.close()
         if self.scope is not None:
             self.scope.cancel()
 
@@ -253,7 +281,6 @@ class ModernServerStream:
         self.info = info
         self.revision = version
         self.auth = auth
-        self._tx, self._rx = anyio.create_memory_object_stream[str](float("inf"))
 
     async def send(self, message: JSONRPCMessage, *, related_request_id: RequestId | None = None) -> None:
         call = self.call
@@ -270,11 +297,11 @@ class ModernServerStream:
         code = message.error.code if isinstance(message, JSONRPCErrorResponse) else None
         channel.write(encode(message), final=final, error_code=code)
         if final:
-            self._tx.close()
+            call.inbox.close()
 
     async def receive(self) -> JSONRPCMessage | InvalidMessage:
-        text = await self._rx.receive()
+        text = await self.call.outlet.receive()
         return decode_frame(text, self.revision)
 
     async def aclose(self) -> None:
-        self._tx.close()
+        self.call.inbox.close()
