@@ -38,12 +38,9 @@ def test_every_call_has_one_true_outcome_under_faults(transport: str, revision: 
         assert soak.problems_of(first, 6) == [], f"seed {seed}"
         again = soak.run_one(transport, revision, kind, seed)
         assert first.outcomes == again.outcomes and first.executions == again.executions
-        if (transport, revision, kind) != ("http", "2026-07-28", "crash"):
-            assert first.trace == again.trace, f"seed {seed}: the trace differs on a re-run"
+        assert first.trace == again.trace, f"seed {seed}: the trace differs on a re-run"
 
 
-@pytest.mark.xfail(strict=True, reason="after a crash, the simulated HTTP server still ends its open "
-                                       "exchanges in an order that is not fixed by the seed")
 def test_an_http_crash_with_exchanges_open_gives_the_same_trace_on_a_rerun() -> None:
     for seed in range(6):
         traces = {soak.run_one("http", "2026-07-28", "crash", seed).trace for _ in range(3)}

@@ -115,7 +115,8 @@ class HttpClientStream:
         self._inbox_tx, self._inbox_rx = anyio.create_memory_object_stream[str](float("inf"))
         self._open: dict[RequestId, HttpExchange] = {}
         self._initialize_id: RequestId | None = None
-        self._scopes: set[anyio.CancelScope] = set()
+        self._scopes: dict[anyio.CancelScope, None] = {}
+        """Open exchanges' cancel scopes, in the order they opened (closing cancels them in that order)."""
         self._listening = False
 
     # -- MessageStream --------------------------------------------------------------------------
@@ -389,13 +390,13 @@ class HttpClientStream:
 
     async def _guarded(self, fn: Callable[..., Awaitable[None]], args: tuple[Any, ...]) -> None:
         with anyio.CancelScope() as scope:
-            self._scopes.add(scope)
+            self._scopes[scope] = None
             try:
                 await fn(*args)
             except TransportClosed:
                 pass  # the link went away while this background reader was busy
             finally:
-                self._scopes.discard(scope)
+                self._scopes.pop(scope, None)
 
     def _deliver(self, text: str) -> None:
         if self._initialize_id is not None and '"protocolVersion"' in text:
