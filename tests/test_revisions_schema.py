@@ -174,6 +174,8 @@ def test_the_registrys_predicates_agree_with_the_schema(version: str) -> None:
     """Each "does this revision have X" answer is read off the official schema of that revision."""
     defs, rev = _defs(version), REVISIONS[version]
     assert rev.types_carry_envelope == ("jsonrpc" in _props(defs["CallToolRequest"]))
+    error = defs.get("JSONRPCErrorResponse") or defs["JSONRPCError"]
+    assert rev.error_id_optional == ("id" not in error.get("required", []))
     assert rev.has_structured_tool_output == ("structuredContent" in _props(defs["CallToolResult"]))
     progress = {**_props(defs.get("ProgressNotificationParams", {})),
                 **_props(_props(defs["ProgressNotification"]).get("params", {}))}

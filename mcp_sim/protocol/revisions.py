@@ -140,6 +140,9 @@ class Revision:
     types_carry_envelope: bool = False
     """The schema's request and notification types include ``jsonrpc`` (and a request's ``id``);
     before 2025-11-25 they held ``method`` and ``params`` only."""
+    error_id_optional: bool = False
+    """An error response may leave out ``id`` (when no request can be named: 2025-11-25 on); before,
+    the schema requires it."""
 
     @property
     def is_modern(self) -> bool:
@@ -300,6 +303,7 @@ R2025_11_25: Final = replace(
     has_tasks=True,
     has_sse_priming=True,
     types_carry_envelope=True,
+    error_id_optional=True,
     summary="JSON Schema 2020-12; icons; URL-mode elicitation; sampling with tools; experimental tasks; "
             "403 for a bad Origin.",
 )
@@ -366,6 +370,7 @@ R2026_07_28: Final = Revision(
     has_elicitation_modes=True,
     has_sse_priming=True,
     types_carry_envelope=True,
+    error_id_optional=True,
     summary="Stateless: per-request _meta version and capabilities, server/discover, InputRequiredResult "
             "(MRTR), subscriptions/listen, ttlMs/cacheScope; ping, logging/setLevel and sessions removed; "
             "tasks move to an extension.",

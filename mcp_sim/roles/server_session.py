@@ -97,6 +97,9 @@ from mcp_sim.wire.jsonrpc import (
 
 logger = logging.getLogger(__name__)
 
+_CANONICAL_JSON = json.JSONEncoder(sort_keys=True)
+"""Writes a request's method and params the same way whatever the order of their keys (made once)."""
+
 Handler = Callable[[Context], Awaitable[dict[str, Any]]]
 
 # What answers each capability request. Lifecycle and connection-state methods are the session's own.
@@ -218,7 +221,7 @@ class ServerSession(LegacyConnection):
         """Remember ``request``'s id. ``copy``: this very request was received before; ``reuse``: the
         id was used by a different request."""
         # A digest, not the request: the session keeps a few bytes per id it has answered.
-        said = hashlib.blake2b(json.dumps([request.method, request.params], sort_keys=True).encode(),
+        said = hashlib.blake2b(_CANONICAL_JSON.encode([request.method, request.params]).encode(),
                                digest_size=16).digest()
         before = self._seen.get(request.id)
         if before is None:
@@ -231,7 +234,7 @@ class ServerSession(LegacyConnection):
         text = (f"Request id {request.id!r} was already used in this session by another request; "
                 f"this {request.method} is not executed")
         revision = self.legacy_revision
-        if revision is not None and revision < "2025-11-25":
+        if revision is not None and not get_revision(revision).error_id_optional:
             logger.info("%s (an error without an id needs 2025-11-25 or later)", text)
             return
         await self._send(JSONRPCErrorResponse(None, error_object(

@@ -90,7 +90,7 @@ def travel_agent() -> Server:
         draft = await ctx.sample([f"What should I pack for {city}? The sky will be {sky}."], 40, key="packing")
         packing = draft["content"]["text"]
         paid = ""
-        if ctx.revision >= "2025-11-25":
+        if get_revision(ctx.revision).has_elicitation_modes:
             # URL mode: the payment page is opened by the user, out of the client's sight. In legacy
             # revisions the server tells the client when the out-of-band step is finished.
             ident = None if ctx.is_modern else f"payment-{ctx.server.next_number('payment')}"
