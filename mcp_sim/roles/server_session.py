@@ -100,6 +100,13 @@ logger = logging.getLogger(__name__)
 _CANONICAL_JSON = json.JSONEncoder(sort_keys=True)
 """Writes a request's method and params the same way whatever the order of their keys (made once)."""
 
+
+def request_digest(request: JSONRPCRequest) -> bytes:
+    """16 bytes that stand for what ``request`` asks (its method and params, keys in any order): two
+    requests with the same digest are the same request."""
+    return hashlib.blake2b(_CANONICAL_JSON.encode([request.method, request.params]).encode(),
+                           digest_size=16).digest()
+
 Handler = Callable[[Context], Awaitable[dict[str, Any]]]
 
 # What answers each capability request. Lifecycle and connection-state methods are the session's own.
@@ -217,12 +224,15 @@ class ServerSession(LegacyConnection):
         else:
             self._on_response(message)
 
+    @staticmethod
+    def _digest(request: JSONRPCRequest) -> bytes:
+        return request_digest(request)
+
     def _use_of_id(self, request: JSONRPCRequest) -> Literal["new", "copy", "reuse"]:
         """Remember ``request``'s id. ``copy``: this very request was received before; ``reuse``: the
         id was used by a different request."""
         # A digest, not the request: the session keeps a few bytes per id it has answered.
-        said = hashlib.blake2b(_CANONICAL_JSON.encode([request.method, request.params]).encode(),
-                               digest_size=16).digest()
+        said = request_digest(request)
         before = self._seen.get(request.id)
         if before is None:
             self._seen[request.id] = said

@@ -15,7 +15,7 @@ readable session (and never the other way round).
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
@@ -34,12 +34,25 @@ class WorkerPool:
         _in_flight: dict[RequestId, anyio.CancelScope]
 
         async def handle(self, request: JSONRPCRequest) -> JSONRPCResponse | None: ...
+        @staticmethod
+        def _digest(request: JSONRPCRequest) -> bytes: ...
         async def _send(self, message: JSONRPCMessage, related_request_id: RequestId | None = None) -> None: ...
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._idle_workers: list[asyncio.Future[JSONRPCRequest | None]] = []
         """Workers waiting for a request (see :meth:`_worker`)."""
+        self._requests_seen: dict[RequestId, JSONRPCRequest] = {}
+        """Every request id used on this connection, with its request (see :meth:`_use_of_id`)."""
+
+    def _use_of_id(self, request: JSONRPCRequest) -> Literal["new", "copy", "reuse"]:
+        """As the readable session decides, but the digests are made only when an id comes again: the
+        first use of an id (nearly every request) keeps the request itself, which costs no work."""
+        before = self._requests_seen.get(request.id)
+        if before is None:
+            self._requests_seen[request.id] = request
+            return "new"
+        return "copy" if self._digest(before) == self._digest(request) else "reuse"
 
     def _dispatch(self, request: JSONRPCRequest) -> None:
         """Give ``request`` to an idle worker, or start a new worker for it."""

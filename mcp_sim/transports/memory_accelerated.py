@@ -201,6 +201,12 @@ class PipeEnd:
         super().__init__(*args, **kwargs)
         self._sending: _Pipe = self._outbox._pipe
 
+    def sends_at_once(self) -> bool:
+        """True when :meth:`send` will hand the next message over without waiting (room on the wire,
+        both ends open): a caller need not prepare for a send that waits."""
+        pipe = self._sending
+        return pipe.open and len(pipe.frames) < pipe.buffer
+
     async def send(self, message: JSONRPCMessage, *, related_request_id: RequestId | None = None) -> None:
         text = _encode(message)
         self.sim.recorder.record_sent(self.info.name, self.me, self.peer, text, self.revision, "memory", message)

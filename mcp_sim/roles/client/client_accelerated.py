@@ -38,6 +38,7 @@ from mcp_sim.roles.client.client_input import ClientInput
 from mcp_sim.roles.client.connection import Pending, ProgressCallback
 from mcp_sim.roles.client.errors import RequestTimeout
 from mcp_sim.transports.base import MessageStream, deliver_directly
+from mcp_sim.transports.memory_accelerated import PipeEnd
 from mcp_sim.wire.jsonrpc import (
     InvalidMessage,
     JSONRPCErrorResponse,
@@ -137,6 +138,16 @@ class AcceleratedParts(ClientInput):
             if timeout is None or timeout == INFINITY:
                 await stream.send(JSONRPCRequest(rid, method, params))  # type: ignore[union-attr]
                 await pending.done
+            elif isinstance(stream, PipeEnd) and stream.sends_at_once():
+                # The same timer, and a send that cannot wait: no deadline can pass inside it, so there
+                # is nothing for a cancel scope around it to cancel.
+                loop = asyncio.get_running_loop()
+                timer = loop.call_at(loop.time() + timeout, pending.time_out)
+                try:
+                    await stream.send(JSONRPCRequest(rid, method, params))
+                    await pending.done
+                finally:
+                    timer.cancel()
             else:
                 # The timer anyio.move_on_after sets: the same deadline, set at the same moment (before
                 # the send, which a transport may make wait); a send still waiting at the deadline is
