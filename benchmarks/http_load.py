@@ -32,38 +32,16 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from transports import call, echo_server  # the same inline server and caller as the transport benchmark
 
 from mcp_sim.protocol.meta import CLIENT_CAPABILITIES, PROTOCOL_VERSION
 from mcp_sim.sim.world import Simulation
 from mcp_sim.trace.recorder import Recorder
-from mcp_sim.transports import MessageStream, SimulatedHttpServer
-from mcp_sim.wire.jsonrpc import JSONRPCNotification, JSONRPCRequest, JSONRPCResultResponse, RequestId
+from mcp_sim.transports import SimulatedHttpServer
+from mcp_sim.wire.jsonrpc import JSONRPCNotification
 
 MODERN_META = {PROTOCOL_VERSION: "2026-07-28", CLIENT_CAPABILITIES: {}}
 SIZES = (10, 100, 1000, 5000)
-
-
-async def echo_server(stream: MessageStream) -> None:
-    """Answers every request inline (``initialize`` with a minimal InitializeResult)."""
-    while True:
-        try:
-            message = await stream.receive()
-        except anyio.EndOfStream:
-            return
-        if isinstance(message, JSONRPCRequest):
-            result: dict[str, Any] = {"echo": message.method}
-            if message.method == "initialize":
-                result = {"protocolVersion": (message.params or {}).get("protocolVersion"), "capabilities": {},
-                          "serverInfo": {"name": "load", "version": "1"}}
-            await stream.send(JSONRPCResultResponse(message.id, result), related_request_id=message.id)
-
-
-async def call(stream: MessageStream, request_id: RequestId, method: str, params: dict[str, Any] | None) -> None:
-    await stream.send(JSONRPCRequest(request_id, method, params))
-    while True:
-        answer = await stream.receive()
-        if isinstance(answer, JSONRPCResultResponse) and answer.id == request_id:
-            return
 
 
 def run(era: str, clients: int, calls: int, *, trace_memory: bool) -> dict[str, float]:
