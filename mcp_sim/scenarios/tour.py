@@ -43,8 +43,8 @@ from mcp_sim.sim.world import Simulation
 Faults = Mapping[str, Any]
 """Faults per link name (see :mod:`mcp_sim.transports.faults`)."""
 
-TRIP_ROOT = {"uri": "file:///home/ana/trips", "name": "Trips"}
-PHOTO_ROOT = {"uri": "file:///home/ana/photos", "name": "Photos"}
+TRIP_ROOT = {"uri": "file:///projects/ana/trips", "name": "Trips"}
+PHOTO_ROOT = {"uri": "file:///projects/ana/photos", "name": "Photos"}
 PACKING_RULES = (SamplingRule(r"pack", "Umbrella, a warm jumper and walking shoes."),)
 
 
