@@ -1,7 +1,7 @@
 """The Client's accelerated twin records exactly the trace of the readable Client.
 
 Every client-heavy story runs twice — once as the course's readable :class:`Client`, once with
-``mcp_sim.accelerated.use()`` (deadline heap, direct delivery, kept ``_meta``) — and the two JSON Lines
+``mcp_sim.accelerated.use()`` (one timer per request, a send without a cancel scope, kept ``_meta``) — and the two JSON Lines
 exports must be equal byte for byte: timeouts and cancellation, late and duplicate responses,
 progress, legacy server requests, MRTR, restart after a crash, the list cache and subscriptions, and
 every ready-made scenario in every revision and on every transport.
@@ -104,7 +104,7 @@ def test_duplicate_stray_responses_and_progress() -> None:
 
 
 def session_expired() -> str:
-    """A stream without direct delivery whose third send finds the legacy HTTP session gone."""
+    """A stream whose third send finds the legacy HTTP session gone."""
     sim = Simulation(0)
     server = FakeServer(era="legacy", handlers={"tools/call": slow_echo})
 

@@ -1,9 +1,9 @@
 """The memory pipe, readable and accelerated: frames reach the receiving session through its read
 loop, in order, and nothing a learner can see differs between the two (course chapter 06, transports).
 
-Neither memory pipe offers direct delivery (:func:`~mcp_sim.transports.base.deliver_directly`):
-handing a frame to the receiving session inside ``send`` would let tasks on different links run in
-another order than the readable pipe lets them, and so record another trace.
+Neither memory pipe hands a frame to the receiving session inside ``send`` ("direct delivery"): that
+would let tasks on different links run in another order than the readable pipe lets them, and so
+record another trace.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from mcp_sim.roles.client import Client
 from mcp_sim.roles.server import Server
 from mcp_sim.roles.server_session import serve
 from mcp_sim.sim.world import Simulation
-from mcp_sim.transports.base import deliver_directly
 from mcp_sim.transports.memory import AcceleratedMemoryStream, MemoryStream, memory_link
 from mcp_sim.wire.jsonrpc import JSONRPCNotification, JSONRPCRequest
 
@@ -34,7 +33,6 @@ def test_the_pipe_carries_frames_in_order_then_reports_the_end(fast: bool) -> No
         with accelerated.use(fast):
             client_end, server_end = memory_link(sim, "pipe")
         assert type(client_end) is (AcceleratedMemoryStream if fast else MemoryStream)
-        assert deliver_directly(server_end, lambda message: True) is False
         for method in ("a", "b", "c"):
             await client_end.send(JSONRPCNotification(method))
         await client_end.aclose()
@@ -79,13 +77,6 @@ def test_a_full_pipe_makes_the_writer_wait_for_the_reader(fast: bool) -> None:
     sim.run(main)
     assert log[:2] == ["sent a", "reading"]  # "b" waited for room
     assert sorted(log[2:]) == ["read a", "read b", "sent b"]
-
-
-def test_a_stream_that_cannot_deliver_directly_says_so() -> None:
-    class Plain:
-        pass
-
-    assert deliver_directly(Plain(), lambda message: True) is False
 
 
 def _echo_server() -> Server:

@@ -14,18 +14,16 @@ peer has closed the link.
 logs and — in the legacy era — server-to-client requests made while handling it). Streamable HTTP
 uses it to put the message on that request's SSE stream; the other transports ignore it.
 
-A transport may also offer *direct delivery* (see :func:`deliver_directly`): handing the decoded
-message straight to the receiving session the moment it is sent, instead of queueing it for the
-session's read loop. None of the package's transports offers it: it saves turns of the event loop,
-and so it lets tasks on different links run in another order than the read loop does — another
-trace for the same story. A session may still ask (the answer is then ``False``).
+Every message reaches a session through its read loop (``receive``). Handing a message to the
+receiving session inside the sender's ``send`` would save turns of the event loop, but it lets tasks
+on different links run in another order than the read loop does — another trace for the same story —
+so no transport here does it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from mcp_sim.security.identity import AuthInfo  # the trust model's; a stream carries the caller's
 from mcp_sim.wire.jsonrpc import InvalidMessage, JSONRPCMessage, RequestId
@@ -60,25 +58,6 @@ class MessageStream(Protocol):
     async def receive(self) -> JSONRPCMessage | InvalidMessage: ...
 
     async def aclose(self) -> None: ...
-
-
-DirectHandler = Callable[[JSONRPCMessage | InvalidMessage], bool]
-"""Takes one arriving message and returns ``True`` once it has dealt with it, or ``False`` to leave it
-in the stream's queue for the session's read loop (which then gets it, in order, from ``receive``)."""
-
-
-def deliver_directly(stream: Any, handler: DirectHandler | None) -> bool:
-    """Ask ``stream`` to hand every arriving message to ``handler`` as soon as it is sent, instead of
-    queueing it for ``receive``; ``None`` stops that. Returns ``False`` when the transport cannot (then
-    nothing changes and the session keeps reading with ``receive``).
-
-    The handler runs inside the sender's ``send`` call, so it must not block: it deals with what it
-    can at once (a response for a waiter, a request for an idle worker) and declines the rest. Once
-    it declines a message, it must keep declining until its read loop has caught up, so that
-    messages are still handled in the order they were sent. End of stream is always reported by
-    ``receive``, so a session keeps its read loop either way."""
-    deliver = getattr(stream, "deliver_to", None)
-    return bool(deliver(handler)) if deliver is not None else False
 
 
 class TransportClosed(Exception):

@@ -11,9 +11,9 @@ before it waits), so every task runs in the same order and the trace is the same
 with a fraction of the Python steps. Frames are encoded and decoded with the codec's accelerated
 twin (:mod:`mcp_sim.wire.jsonrpc_accelerated`).
 
-No direct delivery (:func:`~mcp_sim.transports.base.deliver_directly`): handing a frame to the
-receiving session inside ``send`` saves turns of the loop, and so it lets tasks on different links
-run in another order than on the readable pipe — a different trace.
+No direct delivery: handing a frame to the receiving session inside ``send`` saves turns of the
+loop, and so it lets tasks on different links run in another order than on the readable pipe — a
+different trace.
 
 This module holds the pipe and the sending/receiving methods only; :mod:`mcp_sim.transports.memory`
 combines them with its readable stream end.

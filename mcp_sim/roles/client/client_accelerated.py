@@ -9,10 +9,8 @@ changes:
 
 * **Waiting.** A request waits on a bare asyncio future with one timer, instead of an ``anyio.Event``
   inside an ``anyio.move_on_after`` cancel scope (which sets the same timer, and more).
-* **Direct delivery.** When the transport offers it (the memory pipe does, see
-  :func:`~mcp_sim.transports.base.deliver_directly`), the server's ``send`` hands frames to
-  :meth:`AcceleratedParts._take`, and one loop callback dispatches them where the readable receive
-  loop would have been woken to read them: no task switch, the same order.
+* **Sending.** When the accelerated memory pipe can hand a request over without waiting, the send
+  needs no cancel scope around it: no deadline can pass inside a call that does not wait.
 * **Kept answers.** The declared capabilities, the per-request ``_meta`` and the methods the
   pre-send checks allowed (revision, server capabilities, lifecycle state) are kept and reused while
   what they were computed from is unchanged.
@@ -23,26 +21,20 @@ It imports only the layers it speeds up, never :mod:`.verbs` (which imports it).
 from __future__ import annotations
 
 import asyncio
-import contextvars
-from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
 import anyio
-from anyio.abc import TaskGroup
 
 from mcp_sim.protocol import meta as M
 from mcp_sim.protocol.lifecycle import LegacyState
 from mcp_sim.roles.client.client_input import ClientInput
 from mcp_sim.roles.client.connection import Pending, ProgressCallback
 from mcp_sim.roles.client.errors import RequestTimeout
-from mcp_sim.transports.base import MessageStream, deliver_directly
 from mcp_sim.transports.memory_accelerated import PipeEnd
 from mcp_sim.wire.jsonrpc import (
-    InvalidMessage,
     JSONRPCErrorResponse,
-    JSONRPCMessage,
     JSONRPCRequest,
     JSONRPCResultResponse,
 )
@@ -108,9 +100,6 @@ class AcceleratedParts(ClientInput):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._arrived: deque[JSONRPCMessage | InvalidMessage] = deque()
-        """Frames handed over by direct delivery and not yet dispatched by :meth:`_drain`."""
-        self._reader_context = contextvars.Context()
         self._declared_by: dict[tuple[Any, ...], dict[str, Any]] = {}
         self._meta_made: MetaMade | None = None
         self._sends_checked: SendsChecked | None = None
@@ -173,54 +162,6 @@ class AcceleratedParts(ClientInput):
             self._pending.pop(rid, None)
         response = pending.response
         return response if response is not None else self._answer_of(pending, rid)
-
-    # ---------------------------------------------------------------------------------------------
-    # direct delivery: the server's send hands frames to the client
-    # ---------------------------------------------------------------------------------------------
-    async def _read(self, stream: MessageStream, tg: TaskGroup) -> None:
-        # Frames are dispatched in the receive loop's context, as the readable client does (tasks
-        # started for server requests inherit it), not in the context of the server's send.
-        self._reader_context = contextvars.copy_context()
-        deliver_directly(stream, self._take)
-        try:
-            await super()._read(stream, tg)
-        finally:
-            deliver_directly(stream, None)
-
-    def _take(self, message: JSONRPCMessage | InvalidMessage) -> bool:
-        """Direct delivery from the transport, inside the server's ``send``: keep ``message``; for the
-        first of a batch, ask the loop to :meth:`_drain` them — at the moment the readable receive
-        loop would have been woken to read them, so everything happens in the same order."""
-        if self._loop_tasks is None:
-            return False  # the receive loop has ended: leave it queued, nobody reads it
-        if not self._arrived:
-            asyncio.get_running_loop().call_soon(self._drain, context=self._reader_context)
-        self._arrived.append(message)
-        return True
-
-    def _drain(self) -> None:
-        """Dispatch every frame handed over since the last wake-up, in order (dispatching never waits)."""
-        arrived = self._arrived
-        while arrived:
-            tg = self._loop_tasks
-            if tg is None:
-                arrived.clear()
-                return
-            message = arrived.popleft()
-            if type(message) is JSONRPCResultResponse or type(message) is JSONRPCErrorResponse:
-                pending = self._pending.get(message.id)  # type: ignore[arg-type]  # None finds nothing
-                if pending is not None and pending.response is None:  # _on_response's first case
-                    pending.response = message
-                    pending.finish()
-                    continue
-            try:
-                self._dispatch(message, tg)
-            except Exception as exc:  # contained exactly as in the receive loop: this client closes
-                arrived.clear()
-                self._loop_tasks = None
-                self._receive_failed(exc)
-                if self._loop_scope is not None:
-                    self._loop_scope.cancel()
 
     # ---------------------------------------------------------------------------------------------
     # kept answers
