@@ -48,7 +48,7 @@ def test_stories_are_deterministic(story: str, revision: str) -> None:
 def test_unknown_story_or_a_revision_without_tasks_is_refused() -> None:
     with pytest.raises(KeyError):
         run_tasks_story("sleep")
-    with pytest.raises(KeyError):
+    with pytest.raises(ValueError, match="no tasks"):  # a ValueError: the trace player reports it as such
         run_tasks_story("poll", revision="2025-06-18")
 
 
@@ -174,3 +174,17 @@ def test_the_extension_acknowledges_a_cancel_of_a_finished_task_and_keeps_its_re
     assert ack["result"]["resultType"] == "complete"
     assert after["result"]["status"] == "completed"
     assert after["result"]["result"]["content"][0]["text"] == "exported project.zip"
+
+
+def test_a_fork_that_drops_a_poll_answer_polls_again() -> None:
+    from functools import partial
+
+    from mcp_sim.widgets.player_state import Change, PlayerState
+
+    trace = run_tasks_story("poll", revision="2025-11-25")
+    state = PlayerState(trace, runner=partial(run_tasks_story, "poll"), options={"revision": "2025-11-25", "seed": 0})
+    lost = [e for e in state.trace if e.method == "tasks/get" and e.kind == "response"][1]
+    forked = list(state.fork(Change.drop(state.trace, lost)).forked)
+    text = timeline(forked)
+    assert "tasks/get → task-1 working  (dropped on the way)" in text
+    assert at(forked, "tasks/result") == [45.0]  # the poll timed out at 40 s; the next one, 5 s later, saw the end

@@ -29,7 +29,7 @@ import anyio
 
 from mcp_sim.protocol.errors import McpError
 from mcp_sim.protocol.revisions import LATEST, TASKS_EXTENSION
-from mcp_sim.roles.client import Client
+from mcp_sim.roles.client import Client, ConnectionLost, RequestTimeout
 from mcp_sim.roles.context import Context
 from mcp_sim.roles.host import HOST, Host
 from mcp_sim.roles.model import ScriptedModel
@@ -142,7 +142,11 @@ class TaskClient:
         current = dict(task)
         while current["status"] not in TERMINAL and current["status"] != "input_required":
             await anyio.sleep(self.poll_seconds(current))
-            current = await self.get(current["taskId"])
+            try:
+                current = await self.get(current["taskId"])
+            except RequestTimeout:
+                # The task lives on the server, not in this request: a lost poll costs one interval.
+                self.say("a poll got no answer; the task is still on the server, so poll again")
         return current
 
     async def outcome(self, task: Mapping[str, Any]) -> dict[str, Any] | McpError:
@@ -272,7 +276,7 @@ def run_tasks_story(story: str, *, revision: str = LATEST, transport: str = "mem
     if story not in STORIES:
         raise KeyError(f"unknown task story {story!r}; known: {', '.join(STORIES)}")
     if revision not in TASK_REVISIONS:
-        raise KeyError(f"revision {revision!r} has no tasks; the stories run in {', '.join(TASK_REVISIONS)}")
+        raise ValueError(f"revision {revision!r} has no tasks; the stories run in {', '.join(TASK_REVISIONS)}")
     sim = Simulation(seed)
 
     async def main() -> None:
@@ -281,7 +285,11 @@ def run_tasks_story(story: str, *, revision: str = LATEST, transport: str = "mem
         async with Host(model=ScriptedModel([]), user=user) as host:
             client = await host.add_server("studio", server, transport=transport, revision=revision,
                                            faults=(faults or {}).get("studio"))
-            await STORIES[story](TaskClient(host, client))
+            tc = TaskClient(host, client)
+            try:
+                await STORIES[story](tc)
+            except (RequestTimeout, ConnectionLost, McpError) as exc:  # a fork that dropped a message
+                tc.say(f"the story stops here: {exc}")
 
     sim.run(main)
     recorder: Recorder = sim.recorder
@@ -320,6 +328,12 @@ def describe(e: TraceEvent) -> str:
         extra = f" {params['name']}" if "name" in params else f" {params['taskId']}" if "taskId" in params else ""
         if "task" in params:
             extra += f" task={params['task']}"
+        meta = params.get("_meta")
+        if isinstance(meta, Mapping) and (method == "tools/call" or method.startswith("tasks/")):
+            caps = meta.get("io.modelcontextprotocol/clientCapabilities") or {}
+            declared = TASKS_EXTENSION in (caps.get("extensions") or {})
+            if method == "tools/call" or not declared:
+                extra += " (declares the tasks extension)" if declared else " (tasks extension NOT declared)"
         return f"{method}{extra}"
     if e.kind == "response" and method == "tasks/result":
         return f"{method} → the tool's result"
@@ -334,7 +348,8 @@ def timeline(trace: Recorder | list[TraceEvent], *, skip: tuple[str, ...] = ("no
         if e.kind not in ("request", "response", "error", "notification") or e.method in skip:
             continue
         arrow = "client → server" if e.sender.startswith("client") else "server → client"
-        lines.append(f"{e.t_ms / 1000:6.1f} s  {arrow}  {describe(e)}")
+        lost = "  (dropped on the way)" if "dropped" in e.marks else ""
+        lines.append(f"{e.t_ms / 1000:6.1f} s  {arrow}  {describe(e)}{lost}")
     return "\n".join(lines)
 
 
