@@ -10,6 +10,7 @@ import pytest
 from test_fidelity import _check_trace
 from test_server_support import HAS_SCHEMA, MODERN, RawClient, meta, run_with
 
+from mcp_sim.capabilities.context import Context
 from mcp_sim.protocol.schema import schema_errors
 from mcp_sim.scenarios.tasks_story import STORIES, TASK_REVISIONS, run_tasks_story, studio, timeline
 
@@ -188,3 +189,42 @@ def test_a_fork_that_drops_a_poll_answer_polls_again() -> None:
     text = timeline(forked)
     assert "tasks/get → task-1 working  (dropped on the way)" in text
     assert at(forked, "tasks/result") == [45.0]  # the poll timed out at 40 s; the next one, 5 s later, saw the end
+
+
+def test_a_tool_error_fails_a_2025_task_but_completes_an_extension_task() -> None:
+    # 2025-11-25: a tool result with isError: true makes the task "failed", and tasks/result returns that
+    # result. The extension: "completed" with the result inside; "failed" is only for JSON-RPC errors.
+    def build():
+        server = studio()
+
+        @server.tool(task_support="optional")
+        async def broken(ctx: Context) -> str:
+            """Always fails."""
+            await ctx.sleep(1)
+            raise RuntimeError("the disk is full")
+
+        return server
+
+    async def legacy(c: RawClient) -> tuple[dict[str, Any], ...]:
+        import anyio
+
+        await c.initialize("2025-11-25")
+        created = await c.request("tools/call", {"name": "broken", "arguments": {}, "task": {}})
+        task_id = created["result"]["task"]["taskId"]
+        await anyio.sleep(2)
+        return (await c.request("tasks/get", {"taskId": task_id}),
+                await c.request("tasks/result", {"taskId": task_id}))
+
+    got, result = run_with(build, legacy, revision="2025-11-25")
+    assert got["result"]["status"] == "failed" and got["result"]["lastUpdatedAt"].endswith(":01.000Z")
+    assert result["result"]["isError"] is True
+
+    async def modern(c: RawClient) -> dict[str, Any]:
+        import anyio
+
+        created = await c.request("tools/call", {"name": "broken", "arguments": {}, "_meta": meta(EXT_CAPS)})
+        await anyio.sleep(2)
+        return await c.request("tasks/get", {"taskId": created["result"]["taskId"], "_meta": meta(EXT_CAPS)})
+
+    task = run_with(build, modern, revision=MODERN)["result"]
+    assert task["status"] == "completed" and task["result"]["isError"] is True and "error" not in task

@@ -178,7 +178,10 @@ def _create(ctx: Context, tool: TaskTool, run: RunTool, flavor: Literal["core", 
             if record.flavor == "extension":
                 result = {"resultType": "complete", **result}
             record.result = result
-            set_status(task_ctx, record, "completed")
+            # 2025-11-25 counts a tool result with isError: true as a failed task (tasks/result still
+            # returns that result); the extension keeps "failed" for JSON-RPC errors only.
+            failed = record.flavor == "core" and result.get("isError") is True
+            set_status(task_ctx, record, "failed" if failed else "completed")
         record.scope = None
 
     ctx.session.spawn(work)
@@ -233,7 +236,7 @@ async def task_result(ctx: Context) -> dict[str, Any]:
     record = ctx.server.task_store.find(ctx.params.get("taskId"), ctx.caller_key, ctx.now())
     await record.done.wait()
     related = {RELATED_TASK: {"taskId": record.task_id}}
-    if record.status == "completed" and record.result is not None:
+    if record.status in ("completed", "failed") and record.result is not None:
         result = dict(record.result)
         result["_meta"] = {**(result.get("_meta") or {}), **related}
         return result

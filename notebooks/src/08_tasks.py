@@ -139,8 +139,9 @@ print(json.dumps(messages(poll_modern, "tools/call")[0], indent=2))
 # %% [markdown]
 # ## Polling, at the pace the server asks for
 #
-# The studio says `pollInterval: 5000`: ask again every five seconds. Clients should honour it (a
-# server may rate-limit those that do not). Predict first: the render ends at 24 s.
+# The studio says `pollInterval: 5000`: ask again every five seconds. Clients should honour it (the
+# extension even lets a server rate-limit clients that poll faster). Predict first: the render ends
+# at 24 s.
 
 # %%
 Prediction(
@@ -168,8 +169,9 @@ print(timeline(poll_modern))
 #   `tasks/get` answer carries the result inside it (a `DetailedTask`).
 # - **Unasked news.** The 2025-11-25 server also sent `notifications/tasks/status` at 24 s. That is
 #   optional, and a client must not rely on it, which is why this client kept polling.
-# - **The errors.** A tool that ran and failed (`isError: true`) is a *result*. The extension files
-#   such a task under `completed`, with the failing result inside; `failed` is kept for JSON-RPC
+# - **A tool that failed.** A tool that ran and failed answers with a *result* (`isError: true`,
+#   chapter 05). 2025-11-25 counts such a task as `failed`, and `tasks/result` returns that result. The
+#   extension files it under `completed`, the failing result inside, and keeps `failed` for JSON-RPC
 #   errors during the work, carried in the task's `error` field.
 
 # %%
@@ -187,7 +189,8 @@ print(json.dumps(messages(tour, "tasks/list")[0]["result"], indent=2))
 # %% [markdown]
 # The extension has no `tasks/list`: the client keeps the ids it was given (the spec suggests it
 # stores them durably, so that it can resume polling after a restart). Tasks belong to whoever
-# created them; another caller asking for your `taskId` is told it does not exist (`-32602`).
+# created them: when another caller asks for your `taskId`, this server answers as if it did not
+# exist (`-32602`).
 
 # %% [markdown]
 # ## Being told instead of asking
@@ -312,7 +315,8 @@ print(timeline(expiry_modern))
 #
 # - 2025-11-25: the server sends an ordinary `elicitation/create` request (chapter 04), tagged with
 #   the task in `_meta` (`io.modelcontextprotocol/related-task`), so that the client knows which task
-#   is asking;
+#   is asking. The spec also asks a client that sees `input_required` to call `tasks/result` at
+#   once, so that over HTTP the question has a response stream to travel on;
 # - 2026-07-28: the server cannot send requests, so the open questions appear in the task itself,
 #   as `inputRequests` in the `tasks/get` answer (the same shapes as chapter 04's
 #   `InputRequiredResult`), and the client answers with `tasks/update` and `inputResponses`. The
