@@ -79,8 +79,13 @@ for tool in messages(rules_legacy, "tools/list")[0]["result"]["tools"]:
 # sampling or elicitation request into a task that the client runs (the user may take a day to
 # answer a form), with the same `tasks/*` methods sent by the server. Whoever sends the
 # task-augmented request is the *requestor*; whoever runs the work is the *receiver*. The course's
-# Host never offers that, so its clients do not declare `tasks`: a declared capability is a promise.
-#
+# Host never offers that, so its clients do not declare `tasks` (a declared capability is a promise);
+# here is what the studio's client sent in its `initialize`:
+
+# %%
+print("client capabilities:", json.dumps(messages(rules_legacy, "initialize", "request")[0]["params"]["capabilities"]))
+
+# %% [markdown]
 # In **2026-07-28** there is no `tasks` capability any more. Tasks became an *extension*, named in
 # `capabilities.extensions`: the server lists it in its `server/discover` result, and the client
 # names it in the capabilities of **each request** that may become a task.
