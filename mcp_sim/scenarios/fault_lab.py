@@ -231,10 +231,12 @@ def _arm(wire: Wire, faults: Faults | None) -> None:
     """Turn the faults on for one direction, counting message numbers from now (after the opening)."""
     if faults is None:
         return
-    shift = {name: tuple(wire.frames + n for n in getattr(faults, name))
-             for name in ("drop_at", "duplicate_at", "corrupt_at")}
+    def later(numbers: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(wire.frames + n for n in numbers)
+
     wire.faults = replace(
-        faults, **shift,
+        faults, drop_at=later(faults.drop_at), duplicate_at=later(faults.duplicate_at),
+        corrupt_at=later(faults.corrupt_at),
         crash_at=None if faults.crash_at is None else wire.frames + faults.crash_at,
         disconnect_at=None if faults.disconnect_at is None else wire.frames + faults.disconnect_at,
         cut_sse_at=None if faults.cut_sse_at is None else wire.sse_events + faults.cut_sse_at)
