@@ -89,3 +89,42 @@ def test_the_widget_shows_the_run_without_a_kernel() -> None:
     lab.calls.value = 8
     lab.amount.value = 0.5
     assert lab.run_from_controls() is not None and len(lab.run.calls) == 8
+
+
+def test_every_message_of_the_lab_and_the_tour_is_valid_for_its_revision() -> None:
+    from test_fidelity import _check_trace
+
+    from mcp_sim.protocol.schema import find_spec_dir
+    from mcp_sim.scenarios import transport_tour as tour
+
+    if find_spec_dir() is None:
+        pytest.skip("official MCP schemas not found")
+    for revision in ("2025-11-25", "2026-07-28"):
+        for transport in ("memory", "stdio", "http"):
+            assert _check_trace(tour.same_call(transport, revision), revision) > 0  # type: ignore[arg-type]
+            for fault in FAULT_KINDS:
+                run = run_fault_experiment(fault=fault, transport=transport, revision=revision, seed=2)
+                assert _check_trace(run.recorder, revision) > 0
+        assert _check_trace(tour.stdout_mixup(fixed=False, revision=revision)[0], revision) > 0
+    assert _check_trace(tour.shutdown(exits_on_stdin_eof=False, handles_sigterm=False), "2026-07-28") > 0
+    for mode in (None, "json"):
+        assert _check_trace(tour.legacy_http(response_mode=mode)[0], "2025-11-25") > 0  # type: ignore[arg-type]
+    assert _check_trace(tour.modern_http()[0], "2026-07-28") > 0
+
+
+def test_the_tour_shows_each_status_the_chapter_names() -> None:
+    from mcp_sim.scenarios import transport_tour as tour
+
+    _, legacy = tour.legacy_http()
+    assert [a.response.status for a in legacy] == [400, 404]
+    _, modern = tour.modern_http()
+    assert [a.response.status for a in modern] == [200, 400, 400, 404, 405, 403]
+    assert [(a.response.json() or {}).get("error", {}).get("code") for a in modern] == [
+        None, -32020, -32020, -32601, None, -32600]
+    _, got = tour.stdout_mixup(fixed=False)
+    recorder, _ = tour.stdout_mixup(fixed=False)
+    assert any(e.kind == "invalid" for e in recorder.events) and got.startswith("Oslo")
+    fixed, _ = tour.stdout_mixup(fixed=True)
+    assert not any(e.kind == "invalid" for e in fixed.events) and any(e.kind == "log" for e in fixed.events)
+    steps = [e.text for e in tour.shutdown(exits_on_stdin_eof=False, handles_sigterm=False).events]
+    assert any("SIGKILL" in (t or "") for t in steps)
