@@ -177,8 +177,8 @@ class LabRun:
         events = self.recorder.events
         return Counter({
             "cancelled": sum(1 for e in events if e.method == "notifications/cancelled" and e.kind == "notification"),
-            "cancelled on HTTP (the stream closes)": sum(1 for e in events if e.kind == "transport"
-                                                         and "cancelled" in e.marks),
+            "cancelled on HTTP (the stream closes)": len({e.request_id for e in events if e.kind == "transport"
+                                                          and "cancelled" in e.marks}),
             "retried with a new id": sum(1 for c in self.calls for _ in c.request_ids[1:]),
             "restarts": sum(1 for e in events if "restart" in e.marks),
             "resumed with Last-Event-ID": sum(1 for e in events if "Last-Event-ID" in (e.text or "")),
