@@ -128,3 +128,14 @@ def test_the_tour_shows_each_status_the_chapter_names() -> None:
     assert not any(e.kind == "invalid" for e in fixed.events) and any(e.kind == "log" for e in fixed.events)
     steps = [e.text for e in tour.shutdown(exits_on_stdin_eof=False, handles_sigterm=False).events]
     assert any("SIGKILL" in (t or "") for t in steps)
+
+
+def test_the_lab_player_follows_the_latest_run() -> None:
+    pytest.importorskip("ipywidgets")
+    from mcp_sim.widgets.fault_lab import fault_lab
+
+    lab = fault_lab(fault="none", transport="memory")
+    before = len(lab.player.state.visible)
+    lab.rerun(fault="drop", seed=1)
+    assert lab.player.state.trace is not None and len(lab.player.state.visible) != before
+    assert lab.stepper.children[0].children == (lab.player.widget,)

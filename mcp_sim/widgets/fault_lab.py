@@ -5,7 +5,7 @@ transport, the revision, the seed, how many concurrent calls and their timeout â
 the world with it. The panel shows the one-line summary (every request ended visibly, or which did
 not), each call's outcome with the request ids that carried it, the moments where something broke or
 was repaired (drops, timeouts, ``notifications/cancelled``, retries with new ids, ``Last-Event-ID``
-resumption, restarts), and the whole trace.
+resumption, restarts), the whole trace, and a trace player to step through it.
 
 All the logic is in :mod:`mcp_sim.scenarios.fault_lab`; this module only binds controls to it. Like the
 trace player, the lab has a static copy (:meth:`FaultLab.static_html`) for every viewer that cannot
@@ -20,6 +20,7 @@ from typing import Any
 
 from mcp_sim.scenarios.fault_lab import FAULT_KINDS, Experiment, LabRun, run_fault_experiment
 from mcp_sim.trace.table import TraceTable
+from mcp_sim.widgets.player import TracePlayer
 
 __all__ = ["FaultLab", "fault_lab"]
 
@@ -77,11 +78,14 @@ class FaultLab:
                                           layout=w.Layout(width="200px"))
         self.run_button = w.Button(description="Run", icon="play", tooltip="run the calls again with these faults")
         self.output = w.HTML(value=run_html(self.run))
+        self.player = TracePlayer(self.run.recorder)
+        self.stepper = w.Accordion(children=[w.Box([self.player.widget])])
+        self.stepper.set_title(0, "Step through this run's trace")
         self.widget = w.VBox([
             w.HBox([self.fault, self.amount, self.unit]), self.what,
             self.transport, self.revision,
             w.HBox([self.seed, self.calls, self.timeout, self.run_button]),
-            self.output,
+            self.output, self.stepper,
         ])
         self.fault.observe(self._on_fault, names="value")
         self.run_button.on_click(lambda _: self.run_from_controls())
@@ -98,6 +102,8 @@ class FaultLab:
         self.experiment = replace(self.experiment, **changes)
         self.run = run_fault_experiment(self.experiment)
         self.output.value = run_html(self.run)
+        self.player = TracePlayer(self.run.recorder)
+        self.stepper.children[0].children = [self.player.widget]
         return self.run
 
     def run_from_controls(self) -> LabRun | None:
