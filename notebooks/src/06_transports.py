@@ -325,7 +325,9 @@ for e in listening:
 # without being a session: it is one request, open until someone closes it.
 #
 # The same 2026-07-28 call over the three transports shows what changes and what does not: the
-# messages are the same, only the framing differs.
+# messages are the same, only the framing differs. (Every ready-made story runs over any transport:
+# `mcp-sim scenarios` lists them, and `mcp-sim run weather --transport stdio` prints one's trace table
+# with the transport column in a terminal.)
 
 # %%
 for transport in ("memory", "stdio", "http"):
