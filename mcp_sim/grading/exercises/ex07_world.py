@@ -13,13 +13,18 @@ This module holds no exercise; it is the shared stage the three exercises play o
 from __future__ import annotations
 
 import copy
+import dataclasses
+import functools
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
 import anyio
 
+from mcp_sim import accelerated
 from mcp_sim.capabilities.caching import CachePolicy
 from mcp_sim.capabilities.context import Context
+from mcp_sim.capabilities.prompts import PromptDefinition, prompt_from_function
+from mcp_sim.capabilities.tools import ToolDefinition, tool_from_function
 from mcp_sim.protocol.revisions import get_revision
 from mcp_sim.roles.client import Client
 from mcp_sim.roles.server import Server
@@ -60,20 +65,34 @@ def _template(id: str) -> str:  # noqa: A002 - the template's variable is called
     return id
 
 
-def add_template(server: Server, folder: str) -> None:
-    """Offer the template ``<folder>://items/{id}``."""
-    server.resource_template(f"{folder}://items/{{id}}", name=folder)(_template)
+@functools.cache
+def _base_tool() -> ToolDefinition:
+    # Reading a function's signature builds a pydantic model: done once, then copied under new names.
+    return tool_from_function(_echo)
+
+
+@functools.cache
+def _base_prompt() -> PromptDefinition:
+    return prompt_from_function(_prompt)
 
 
 def add_tool(server: Server, name: str, *, tenant: str | None = None) -> None:
     """Offer a tool; with ``tenant`` only that tenant's callers see it (the list becomes per caller)."""
     visible = None if tenant is None else (lambda auth, t=tenant: auth is not None and auth.tenant == t)
-    server.add_tool(_echo, name=name, description=f"{name.replace('_', ' ').capitalize()} for you.",
-                    visible=visible)
+    base = _base_tool()
+    server.add_tool(dataclasses.replace(base, name=name, input_schema=copy.deepcopy(base.input_schema),
+                                        description=f"{name.replace('_', ' ').capitalize()} for you.",
+                                        visible=visible))
 
 
 def add_prompt(server: Server, name: str) -> None:
-    server.add_prompt(_prompt, name=name, description=f"{name.replace('_', ' ').capitalize()}.")
+    server.add_prompt(dataclasses.replace(_base_prompt(), name=name, arguments=[],
+                                          description=f"{name.replace('_', ' ').capitalize()}."))
+
+
+def add_template(server: Server, folder: str) -> None:
+    """Offer the template ``<folder>://items/{id}``."""
+    server.resource_template(f"{folder}://items/{{id}}", name=folder)(_template)
 
 
 def add_resource(server: Server, file: str) -> str:
@@ -92,11 +111,10 @@ def catalog(rng: Any, *, page_size: int | None = None, list_changed: bool = True
     server = Server("catalog", version="1.0.0", page_size=page_size, list_changed=list_changed,
                     per_caller=per_caller, capabilities=capabilities,
                     cache=CachePolicy(list_ttl_ms=ttl_ms, read_ttl_ms=ttl_ms))
-    names = rng.sample(TOOL_NAMES, rng.randint(3, 6) if tools is None else tools)
-    for name in names:
-        add_tool(server, name)
-    for tenant in tenants:
+    for tenant in tenants:  # first, so the first page already differs from caller to caller
         add_tool(server, f"{tenant}_report", tenant=tenant)
+    for name in rng.sample(TOOL_NAMES, rng.randint(3, 6) if tools is None else tools):
+        add_tool(server, name)
     for name in rng.sample(PROMPT_NAMES, rng.randint(2, 4)):
         add_prompt(server, name)
     for file in rng.sample(FILE_NAMES, rng.randint(2, 4)):
@@ -121,7 +139,12 @@ async def _work(steps: int, ctx: Context) -> str:
 
 def add_worker(server: Server) -> None:
     """Offer ``work``, a tool that logs and reports progress (request-scoped notifications)."""
-    server.add_tool(_work, name="work", description="Work for a while.")
+    server.add_tool(dataclasses.replace(_base_worker(), name="work", description="Work for a while."))
+
+
+@functools.cache
+def _base_worker() -> ToolDefinition:
+    return tool_from_function(_work)
 
 
 def record(seed: int, revision: str, server: Server, story: Story) -> list[dict[str, Any]]:
@@ -151,7 +174,8 @@ def record(seed: int, revision: str, server: Server, story: Story) -> list[dict[
             for client in clients:
                 await client.close()
 
-    sim.run(main)
+    with accelerated.use():  # the same trace as the readable twins (a test proves it), sooner
+        sim.run(main)
     out = []
     for event in sim.recorder.events:
         if event.kind in ("request", "response", "error", "notification") and event.message is not None:
@@ -208,3 +232,31 @@ async def list_everything(client: Client, methods: tuple[str, ...] = tuple(LIST_
             cursor = page.get("nextCursor")
             if not cursor:
                 break
+
+
+async def watch_story(client: Client, server: Server, rng: Any, *, watched: str,
+                      flags: Mapping[str, bool]) -> None:
+    """Subscribe to ``watched``, see it change, see the tool list change, list tools again, stop.
+
+    Legacy: ``resources/subscribe`` → ``{}``; ``notifications/resources/updated``;
+    ``notifications/tools/list_changed``; ``tools/list``; ``resources/unsubscribe``.
+    Modern: ``subscriptions/listen`` naming ``watched`` and the ``flags`` asked for →
+    ``notifications/subscriptions/acknowledged``; the same changes, tagged with the listen request's
+    id; ``tools/list``; ``notifications/cancelled`` for the listen request. Zero to two ordinary
+    requests come first, so ids differ from seed to seed."""
+    for method in rng.sample(("tools/list", "prompts/list", "resources/list"), rng.randint(0, 2)):
+        await list_everything(client, (method,))
+    listen = None
+    if client.era == "legacy":
+        await client.subscribe_resource(watched)
+    else:
+        listen = await client.listen({"resourceSubscriptions": [watched], **flags})
+    server.resource_updated(watched)
+    await anyio.sleep(1)
+    add_tool(server, unused(rng, TOOL_NAMES, server.tools))
+    await anyio.sleep(1)
+    await list_everything(client, ("tools/list",))
+    if listen is not None:
+        await listen.close()
+    else:
+        await client.unsubscribe_resource(watched)
