@@ -153,8 +153,14 @@ def run_case(ctx: CheckContext, case: Case) -> None:
             raise CheckFailed(f"fetch() was called with {method!r}; it takes a list method: "
                               f"{', '.join(LIST_FIELD)}.")
         if method not in stale:
-            why = ("the client does not hold that list" if method not in case.lists else
-                   "nothing in this notification says that list changed")
+            kind = _KIND_OF.get(case.notification["method"], "")
+            if method not in case.lists:
+                why = "the client does not hold that list"
+            elif case.rule == R_DECLARED:
+                why = (f"the server never declared {kind}.listChanged true (its {kind} capability: "
+                       f"{json.dumps(case.capabilities.get(kind))}), so it offered no such notification")
+            else:
+                why = "nothing in this notification says that list changed"
             raise CheckFailed(f"After {note} your code fetched {method} — but {why}. No request was due.", case.rule)
         if (method, cursor) not in case.pages:
             raise CheckFailed(f"fetch({method!r}, {cursor!r}): the server never issued that cursor for {method}. "
@@ -181,6 +187,9 @@ def run_case(ctx: CheckContext, case: Case) -> None:
             continue
         if method in stale:
             pages = sum(1 for m, _ in fetched if m == method)
+            if not pages:
+                raise CheckFailed(f"{note} makes {method} stale too, but you did not list it again: it should be "
+                                  f"{_names(items)}; you kept {_names(got[method])}.", R_WHICH)
             raise CheckFailed(f"After {note} {method} should be the whole new list {_names(items)}; you returned "
                               f"{_names(got[method])} (after fetching {pages} page(s) of it).", R_RELIST)
         raise CheckFailed(f"After {note} {method} should stay {_names(items)}; you returned "

@@ -127,7 +127,7 @@ def schema_problems(message: dict[str, Any], revision: str, answered: str | None
         instance = message if rev.types_carry_envelope else {k: v for k, v in message.items()
                                                               if k in ("method", "params")}
         return schema_errors(instance, revision, type_name)
-    if "result" in message and answered in rev.requests:
+    if "result" in message and answered is not None and answered in rev.requests:
         type_name = rev.requests[answered].result_type
         return schema_errors(message["result"], revision, "Result" if type_name == "EmptyResult" else type_name)
     return []
@@ -214,8 +214,8 @@ def play(ctx: CheckContext, messages: tuple[dict[str, Any], ...], at: int, role:
                           f"that id (value and type), not {got.get('id')!r}.")
     found = _difference(_shape(want, fresh), _shape(got, fresh))
     if found:
-        if SUB_ID in found and not rule:  # a missing, wrong or out-of-place subscriptionId
-            rule = R_TAGGED
+        if not rule and "id" not in want and (SUB_ID in found or "'_meta'" in found):
+            rule = R_TAGGED  # a notification with a missing, wrong or out-of-place subscriptionId
         raise CheckFailed(f"As the {role} the next message is like {json.dumps(_shape(want, fresh))}"
                           f"{' (with an id of your choice)' if fresh else ''}. In yours, {found}.", rule)
 
@@ -269,7 +269,7 @@ def check_tagged(ctx: CheckContext, kind: str) -> None:
 
 def check_relist(ctx: CheckContext, kind: str) -> None:
     revision = MODERN if kind == "2026-07-28" else _legacy(ctx.seed)
-    messages, watched, lists = session(ctx.seed, revision, True, _lists(ctx))
+    messages, _, _ = session(ctx.seed, revision, True, _lists(ctx))
     changed = _find(messages, "server", _method("notifications/tools/list_changed"))
     at = _find(messages[changed:], "client", _method("tools/list")) + changed
     play(ctx, messages, at, "client", revision, {"task": None})

@@ -27,6 +27,7 @@ from mcp_sim.capabilities.prompts import PromptDefinition, prompt_from_function
 from mcp_sim.capabilities.tools import ToolDefinition, tool_from_function
 from mcp_sim.protocol.revisions import get_revision
 from mcp_sim.roles.client import Client
+from mcp_sim.roles.client.opening import ClientEra
 from mcp_sim.roles.server import Server
 from mcp_sim.roles.server_session import serve
 from mcp_sim.security.identity import AuthInfo
@@ -61,7 +62,7 @@ def _prompt() -> str:
     return "Help me with my notes."
 
 
-def _template(id: str) -> str:  # noqa: A002 - the template's variable is called id
+def _template(id: str) -> str:  # the template's variable is called id
     return id
 
 
@@ -154,7 +155,7 @@ def record(seed: int, revision: str, server: Server, story: Story) -> list[dict[
     :class:`Client` of ``revision``'s era); each message is ``{"from", "link", "message"}``, where
     ``link`` numbers the connection (0 for the first)."""
     sim = Simulation(seed)
-    era = "modern" if get_revision(revision).is_modern else "legacy"
+    era: ClientEra = "modern" if get_revision(revision).is_modern else "legacy"
     links: dict[str, int] = {}
 
     async def main() -> None:
