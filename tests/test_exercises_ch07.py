@@ -237,3 +237,26 @@ def test_cache_worlds_keep_callers_apart_and_clocks_exact() -> None:
         assert world.results[(0, "prompts/list", None)]["cacheScope"] == "public"
         ttl = first[0]["ttlMs"]
         assert ttl % ex07_cache.STEP == 0 and (ttl / 1000) * 1000 == ttl
+
+
+BORROWED_CACHE = '''
+from mcp_sim.roles.cache import AuthorizationContext, ListCache
+
+
+def cache_store(cache, now_ms, caller, method, cursor, result):
+    store = ListCache(lambda: now_ms / 1000)
+    store.put("s", AuthorizationContext(caller["subject"], caller["tenant"]), method, cursor, result)
+    return cache
+
+
+def cache_lookup(cache, now_ms, caller, method, cursor):
+    return None
+'''
+
+
+def test_the_simulators_own_client_cache_cannot_be_borrowed(tmp_path: Path) -> None:
+    path = tmp_path / "borrowed.py"
+    path.write_text(BORROWED_CACHE, encoding="utf-8")
+    result = grade_seeds(get_exercise("ex07_cache"), path, path.name, [0], stop_at_first_failure=True)[0]
+    assert not result.passed
+    assert "mcp_sim.roles" in (result.load_error + " ".join(c.explanation for c in result.checks))
