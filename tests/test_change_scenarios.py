@@ -189,3 +189,14 @@ def test_watched_cache_answers_like_the_list_cache() -> None:
         now[0] = t
         assert (plain.get("s", ctx, "tools/list", None) is None) == (watched.get("s", ctx, "tools/list", None) is None)
     assert [e.action for e in watched.events] == ["stored", "hit", "hit", "expired", "miss"]
+
+
+def test_the_lanes_draw_the_cache_log_against_the_clock() -> None:
+    lanes = dict(gateway_timeline(MODERN).cache.lanes().rows())  # type: ignore[union-attr]
+    alice = lanes["finance · alice@acme [finance:read]"]
+    assert alice[0] == "S" and alice[10] == "H" and alice[20] == "╌" and alice[25] == "R" and alice[40] == "X"
+    assert set(alice[1:10]) == {"━"}
+    weather = lanes["weather · everyone"]
+    assert weather[5] == "H" and weather[31] == "R"  # bob was served the public entry alice's look stored
+    assert lanes["finance · bob@globex [finance:read]"][41] == "S"
+    assert str(gateway_timeline(LEGACY).cache.lanes()) == "(nothing was cached)"  # type: ignore[union-attr]

@@ -24,7 +24,7 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import anyio
 
@@ -34,7 +34,7 @@ import mcp_sim.scenarios.weather as weather
 from mcp_sim.capabilities.caching import CachePolicy
 from mcp_sim.protocol.errors import McpError
 from mcp_sim.protocol.revisions import REVISIONS
-from mcp_sim.roles.cache import AuthorizationContext, ListCache
+from mcp_sim.roles.cache import AuthorizationContext, CacheKey, ListCache
 from mcp_sim.roles.client import Client, Subscription
 from mcp_sim.roles.host import HOST, Host
 from mcp_sim.roles.server import Server
@@ -42,6 +42,9 @@ from mcp_sim.roles.server_session import serve
 from mcp_sim.security.identity import AuthInfo
 from mcp_sim.sim.world import Simulation
 from mcp_sim.transports.memory import memory_link
+
+if TYPE_CHECKING:
+    from mcp_sim.trace.recorder import Recorder
 
 CacheAction = Literal["hit", "miss", "expired", "stored", "not stored", "invalidated"]
 
@@ -60,31 +63,46 @@ class CacheEvent:
     at_ms: int
     server: str
     context: str
-    """Whose entry it was: the caller's authorization context, or ``everyone`` for a public entry."""
+    """Whose entry it concerns: an authorization context, or ``everyone`` for a public entry. For a
+    miss (no entry at all) it is the caller's context."""
     method: str
     action: CacheAction
     detail: str = ""
+    until_ms: int | None = None
+    """For ``stored``: until when the entry is fresh."""
+
+
+def _lane(key: CacheKey) -> str:
+    return "everyone" if key.context is None else str(key.context)
 
 
 class WatchedCache(ListCache):
     """The client's :class:`ListCache`, unchanged, plus a log of every lookup, store and invalidation.
 
     A lookup that finds nothing is a ``miss``; one that finds an entry whose ``ttlMs`` has run out is
-    ``expired`` (the entry is dropped, and the client asks the server again)."""
+    ``expired`` (the entry is dropped, and the client asks the server again); an entry dropped by a
+    change notification is ``invalidated``. :meth:`lanes` draws the log as a diagram."""
 
     def __init__(self, clock: Callable[[], float]) -> None:
         super().__init__(clock)
         self._now = clock
         self.events: list[CacheEvent] = []
 
-    def _log(self, server: str, context: str, method: str, action: CacheAction, detail: str = "") -> None:
-        self.events.append(CacheEvent(round(self._now() * 1000), server, context, method, action, detail))
+    def _log(self, server: str, context: str, method: str, action: CacheAction, detail: str = "",
+             until_ms: int | None = None) -> None:
+        self.events.append(CacheEvent(round(self._now() * 1000), server, context, method, action, detail, until_ms))
 
     def get(self, server: str, auth: AuthorizationContext, method: str, key: str | None) -> dict[str, Any] | None:
-        before = len(self)
+        before = set(self.keys())
         found = super().get(server, auth, method, key)
-        action: CacheAction = "hit" if found is not None else "expired" if len(self) < before else "miss"
-        self._log(server, str(auth), method, action)
+        gone = sorted(before - set(self.keys()), key=str)
+        for dropped in gone:
+            self._log(server, _lane(dropped), method, "expired")
+        if found is not None:
+            private = CacheKey(server, auth, method, key) in before
+            self._log(server, str(auth) if private else "everyone", method, "hit")
+        elif not gone:
+            self._log(server, str(auth), method, "miss")
         return found
 
     def put(self, server: str, auth: AuthorizationContext, method: str, key: str | None,
@@ -92,18 +110,89 @@ class WatchedCache(ListCache):
         stored = super().put(server, auth, method, key, result, mrtr_retry=mrtr_retry)
         if stored:
             scope = "public" if result.get("cacheScope") == "public" else "private"
+            ttl = int(result["ttlMs"])
             self._log(server, "everyone" if scope == "public" else str(auth), method, "stored",
-                      f"{scope}, fresh for {result['ttlMs'] / 1000:g} s")
+                      f"{scope}, fresh for {ttl / 1000:g} s", round(self._now() * 1000) + ttl)
         else:
             why = "ttlMs 0" if "ttlMs" in result else "no ttlMs"
             self._log(server, str(auth), method, "not stored", why)
         return stored
 
     def invalidate(self, server: str, methods: tuple[str, ...] | None = None, key: str | None = None) -> int:
+        before = set(self.keys())
         dropped = super().invalidate(server, methods, key)
-        self._log(server, "everyone", ", ".join(methods or ("everything",)), "invalidated",
-                  f"{dropped} entr{'y' if dropped == 1 else 'ies'} dropped")
+        for gone in sorted(before - set(self.keys()), key=str):
+            self._log(server, _lane(gone), gone.method, "invalidated", "by a change notification")
         return dropped
+
+    def lanes(self, *, until_s: int | None = None) -> CacheLanes:
+        """The log as one lane per cache entry (server and whose entry) against virtual seconds."""
+        return CacheLanes(tuple(self.events), until_s)
+
+
+LANE_MARKS: Final = {"stored": "S", "hit": "H", "expired": "E", "invalidated": "X"}
+"""The letters of :class:`CacheLanes`; ``━`` marks seconds an entry is fresh, ``╌`` seconds it is
+still held but stale (dropped at the next lookup), ``·`` no entry."""
+
+
+@dataclass(frozen=True)
+class CacheLanes:
+    """A cache's life drawn against the virtual clock, one character per second, one lane per entry.
+
+    ``S`` stored, ``H`` hit, ``E`` found expired (dropped; an ``S`` follows if the client fetched it
+    again), ``X`` dropped by a change notification. Where two things happen in the same second the
+    later one is drawn, except that ``E``/``X`` followed by ``S`` draws ``R`` (refetched)."""
+
+    events: tuple[CacheEvent, ...]
+    until_s: int | None = None
+
+    def rows(self) -> list[tuple[str, str]]:
+        marked = [e for e in self.events if e.action in LANE_MARKS]
+        if not marked:
+            return []
+        end = self.until_s if self.until_s is not None else max(e.at_ms for e in marked) // 1000 + 3
+        lanes: dict[str, list[CacheEvent]] = {}
+        for e in marked:
+            lanes.setdefault(f"{e.server} · {e.context}", []).append(e)
+        out = []
+        for name, events in lanes.items():
+            cells = ["·"] * (end + 1)
+            fresh_until: int | None = None
+            held = False
+            for second in range(end + 1):
+                now = [e for e in events if e.at_ms // 1000 == second]
+                for e in now:
+                    if e.action == "stored":
+                        fresh_until, held = e.until_ms, True
+                    elif e.action in ("expired", "invalidated"):
+                        fresh_until, held = None, False
+                if now:
+                    letters = [LANE_MARKS[e.action] for e in now]
+                    refetched = letters[-1] == "S" and any(x in ("E", "X") for x in letters)
+                    cells[second] = "R" if refetched else letters[-1]
+                elif held and fresh_until is not None:
+                    cells[second] = "━" if second * 1000 < fresh_until else "╌"
+            out.append((name, "".join(cells)))
+        return out
+
+    def __str__(self) -> str:
+        rows = self.rows()
+        if not rows:
+            return "(nothing was cached)"
+        width = max(len(name) for name, _ in rows)
+        length = len(rows[0][1])
+        ruler = "".join(f"{s:<10}" for s in range(0, length, 10))[:length]
+        ticks = "".join("|" if s % 10 == 0 else " " for s in range(length))
+        lines = [" " * width + "  " + ruler + "  (virtual seconds)", (" " * width + "  " + ticks).rstrip()]
+        lines += [f"{name:<{width}}  {cells}" for name, cells in rows]
+        lines.append("S stored  H hit  E expired  X dropped by a notification  R dropped, then fetched again  "
+                     "━ fresh  ╌ stale")
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        return f"<pre style='line-height:1.25'>{html.escape(str(self))}</pre>"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -126,14 +215,16 @@ class Row:
 COLUMNS: Final = ("time", "who", "server", "cache", "server asked?", "tools seen")
 
 
-@dataclass
+@dataclass(repr=False)
 class Timeline:
-    """What happened when, as the simulation's clock saw it. ``str()`` is a text table; in a notebook
-    it shows as an HTML table."""
+    """What happened when, as the simulation's clock saw it. ``str()`` (and ``repr()``) is a text
+    table; in a notebook it shows as an HTML table."""
 
     title: str
     rows: list[Row] = field(default_factory=list)
     sim: Simulation | None = None
+    cache: WatchedCache | None = None
+    """The cache the run used: its log (``events``) and what it still holds (``keys()``)."""
 
     def cells(self) -> list[tuple[str, ...]]:
         out: list[tuple[str, ...]] = []
@@ -156,6 +247,8 @@ class Timeline:
             if n == 0:
                 lines.append("  ".join("-" * w for w in widths))
         return "\n".join(lines)
+
+    __repr__ = __str__
 
     def _repr_html_(self) -> str:
         head = "".join(f"<th style='text-align:left'>{c}</th>" for c in COLUMNS)
@@ -302,7 +395,7 @@ def host_relists(revision: str, *, listen: bool = True, seed: int = 0) -> Timeli
     async def main() -> None:
         server = notes.build()
         async with Host(name="host", tool_review=lambda server, tool: True) as host:
-            cache = host.cache = WatchedCache(sim.now)
+            cache = timeline.cache = host.cache = WatchedCache(sim.now)
             client = await host.add_server("notes", server, revision=revision)
             if modern and listen:
                 await client.listen({"toolsListChanged": True})
@@ -383,7 +476,7 @@ def gateway_timeline(revision: str = "2026-07-28", *, seed: int = 0,
         servers = {"finance": finance.build(), "weather": weather.build()}
         for name, server in servers.items():
             server.cache = CachePolicy(list_ttl_ms=TTL_MS[name])
-        cache = WatchedCache(sim.now)
+        cache = timeline.cache = WatchedCache(sim.now)
         clients: dict[tuple[str, str], Client] = {}
         async with anyio.create_task_group() as tg:
             async def client_for(who: str, name: str) -> Client:
@@ -402,13 +495,14 @@ def gateway_timeline(revision: str = "2026-07-28", *, seed: int = 0,
             for at, who, name in script:
                 await anyio.sleep(max(0.0, at - sim.now()))
                 if who == "deploy":
-                    mark = len(cache.events)
+                    mark, seen = len(cache.events), len(sim.recorder.events)
                     servers[name].add_tool(lambda: "cash flow", name="forecast_cashflow",
                                            description="Forecast next month's cash flow.")
                     await anyio.sleep(0.5)
-                    drops = [e for e in cache.events[mark:] if e.action == "invalidated"]
-                    total = sum(int(e.detail.split()[0]) for e in drops)
-                    what = (f"new tool; tools/list_changed heard {len(drops)}× → {total} "
+                    total = sum(1 for e in cache.events[mark:] if e.action == "invalidated")
+                    heard = sum(1 for e in sim.recorder.events[seen:]
+                                if e.kind == "notification" and e.method == "notifications/tools/list_changed")
+                    what = (f"new tool; tools/list_changed heard {heard}× → {total} "
                             f"entr{'y' if total == 1 else 'ies'} dropped, for every caller")
                     timeline.rows.append(Row(round(at * 1000), "server", name, what, None))
                     continue
@@ -430,6 +524,14 @@ def gateway_timeline(revision: str = "2026-07-28", *, seed: int = 0,
     return timeline
 
 
+def gateway_trace(*, revision: str = "2026-07-28", seed: int = 0) -> Recorder:
+    """The trace of :func:`gateway_timeline` (a runner for the trace player: it can fork the revision)."""
+    sim = gateway_timeline(revision, seed=seed).sim
+    assert sim is not None
+    recorder: Recorder = sim.recorder
+    return recorder
+
+
 __all__ = [
     "CALLERS",
     "GATEWAY_SCRIPT",
@@ -440,6 +542,7 @@ __all__ = [
     "Timeline",
     "WatchedCache",
     "gateway_timeline",
+    "gateway_trace",
     "host_relists",
     "listen_in_detail",
     "watch_a_note",
