@@ -128,9 +128,9 @@ Prediction(
 #
 # 1. it **forgets** that server's tools at once, so the model cannot be offered a stale definition
 #    while the new list is on its way;
-# 2. it **lists the server's tools again** — every page — and the new definitions go through the same
-#    review as the first ones did (a definition that *changed* is reviewed again: chapter 09 shows why
-#    that matters).
+# 2. it **lists the server's tools again** — every page — and, if the Host reviews tool definitions,
+#    the new ones are reviewed like the first ones were (a definition that *changed* is reviewed
+#    again: chapter 09 shows why that matters).
 #
 # The Client itself drops its cached copy of that list (`mcp_sim/roles/cache.py`, `on_notification`):
 # `tools/list_changed` invalidates `tools/list`, `resources/list_changed` invalidates both
@@ -331,7 +331,8 @@ print(listening.cache.lanes())
 # %% [markdown]
 # ## One cache, many callers
 #
-# A Host used by one person may keep one cache per server. A **gateway** — one MCP front door for a
+# A Host used by one person keeps one cache for all its servers (the server's name is part of every
+# key). A **gateway** — one MCP front door for a
 # whole organisation, or for many organisations — serves many users from one cache, and there
 # `cacheScope` decides who may see whose answer. `gateway_timeline` runs three callers through one
 # shared cache, each with a Client of their own carrying their own token:
@@ -363,7 +364,7 @@ Prediction(
     choices=["the cached read-only list", "a list fetched for this token, with transfer",
              "an error: one user may hold only one token"],
     answer="a list fetched for this token, with transfer",
-    why="The authorization context is everything the server decides by — subject, tenant and the token's "
+    why="The authorization context is what the server authorises by — subject, tenant and the token's "
         "scopes. Another token with other scopes is another context, so it gets its own entry.",
 )
 
