@@ -200,3 +200,21 @@ def test_the_lanes_draw_the_cache_log_against_the_clock() -> None:
     assert weather[5] == "H" and weather[31] == "R"  # bob was served the public entry alice's look stored
     assert lanes["finance · bob@globex [finance:read]"][41] == "S"
     assert str(gateway_timeline(LEGACY).cache.lanes()) == "(nothing was cached)"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("revision", [LEGACY, MODERN])
+def test_readable_and_accelerated_twins_tell_the_same_stories(revision: str) -> None:
+    from mcp_sim import accelerated
+
+    def stories() -> list[str]:
+        runs = [watch_a_note(revision), host_relists(revision).sim, gateway_timeline(revision).sim]
+        return [dumps_jsonl(sim.recorder) for sim in runs]
+
+    def timeline() -> str:
+        return str(gateway_timeline(revision))
+
+    with accelerated.use(False):
+        readable, table = stories(), timeline()
+    with accelerated.use():
+        fast, fast_table = stories(), timeline()
+    assert fast == readable and fast_table == table
