@@ -33,7 +33,7 @@ CHAPTERS: Final = (
     Chapter("05", "What servers offer", "tools, resources, templates, prompts, completion, pagination", "written",
             "05_what_servers_offer"),
     Chapter("06", "Transports", "stdio, Streamable HTTP, cancellation, faults", "written", "06_transports"),
-    Chapter("07", "Change", "list_changed, subscriptions/listen, caching with ttlMs/cacheScope", "planned",
+    Chapter("07", "Change and caching", "list_changed, subscriptions/listen, caching with ttlMs/cacheScope", "written",
             "07_change_and_caching"),
     Chapter("08", "Tasks", "long-running work: 2025-11-25 tasks and the 2026-07-28 extension", "written", "08_tasks"),
     Chapter("09", "Security boundaries", "the security lab: attacks and fixes", "planned", "09_security_boundaries"),
