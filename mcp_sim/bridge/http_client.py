@@ -15,13 +15,24 @@ ending with the response — is read by a task of the stream's own task group an
   a GET stream is opened for server messages unrelated to any request, and leaving the block ends
   the session with DELETE.
 
-An HTTP error whose body is not a JSON-RPC message is turned into an error response for the request
-that caused it, so the session always gets an answer. A ``404`` for a known session raises
-:class:`~mcp_sim.transports.base.SessionExpired` from ``receive``: the client must initialize again.
+A body is handed to the session only when it is a JSON-RPC answer. Anything else is the HTTP layer
+speaking, and the session never sees it as a message (it would answer it with ``-32600``, the POST
+of that answer would be refused again, and so on, hundreds of times a second):
+
+* ``401``, ``403``, a ``5xx``, a body that is not JSON-RPC at all, a connection that failed: the
+  request that caused it fails with :class:`~mcp_sim.transports.base.RequestRefused`, raised from
+  ``receive`` for the client to hand to that request (``HTTP 401: invalid_token``);
+* another ``4xx`` without a JSON-RPC body (``400``, ``405`` from a server of the other era): an error
+  response for that request, made here, so era detection can read it;
+* a ``404`` for a known session raises :class:`~mcp_sim.transports.base.SessionExpired` from
+  ``receive``: the client must initialize again.
+
+The refusal of a POST that carried a notification or a response is recorded and dropped.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 from collections.abc import AsyncIterator, Mapping
@@ -33,11 +44,12 @@ import anyio.abc
 import httpx
 
 from mcp_sim.bridge.recording import WallClockRecorder, stamp
-from mcp_sim.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST
+from mcp_sim.protocol.errors import INVALID_REQUEST
+from mcp_sim.protocol.revisions import REVISIONS, revision_at
 from mcp_sim.security.identity import AuthInfo
 from mcp_sim.trace.recorder import Recorder
 from mcp_sim.transports import http as H
-from mcp_sim.transports.base import LinkInfo, SessionExpired, TransportClosed
+from mcp_sim.transports.base import LinkInfo, RequestRefused, SessionExpired, TransportClosed
 from mcp_sim.transports.sse import SseParser
 from mcp_sim.wire.jsonrpc import (
     Batch,
@@ -55,7 +67,42 @@ from mcp_sim.wire.jsonrpc import (
 
 logger = logging.getLogger(__name__)
 
-Received = JSONRPCMessage | InvalidMessage | SessionExpired
+Received = JSONRPCMessage | InvalidMessage | SessionExpired | RequestRefused
+
+REFUSING_STATUSES = frozenset({401, 403})
+"""Statuses that refuse a request outright (plus every ``5xx``): no era, no retry, no answer."""
+
+
+def is_jsonrpc_answer(body: str) -> bool:
+    """Is ``body`` a JSON-RPC response (or a batch of them) — something a session can match to a
+    request — rather than an HTTP layer's own JSON (``{"error": "invalid_token"}``)?"""
+    try:
+        obj = json.loads(body)
+    except ValueError:
+        return False
+    items = obj if isinstance(obj, list) and obj else [obj]
+    return all(isinstance(item, dict) and item.get("jsonrpc") == "2.0" and "id" in item
+               and ("result" in item or isinstance(item.get("error"), dict)) for item in items)
+
+
+def refusal_text(status: int, body: str, reason: str) -> str:
+    """``HTTP 401: invalid_token (the token expired)``: the status and what the body says, briefly.
+    OAuth-style bodies (``error``, ``error_description``) and common ``message``/``detail`` fields are
+    read; any other body is quoted, cut at 200 characters."""
+    said = body.strip()[:200] or reason
+    try:
+        obj = json.loads(body)
+    except ValueError:
+        obj = None
+    if isinstance(obj, dict):
+        error = obj.get("error")
+        if isinstance(error, dict):
+            error = error.get("message")
+        words = [str(w) for w in (error, obj.get("error_description") or obj.get("message") or obj.get("detail"))
+                 if isinstance(w, str) and w]
+        if words:
+            said = words[0] + (f" ({words[1]})" if len(words) > 1 else "")
+    return f"HTTP {status}: {said}" if said else f"HTTP {status}"
 
 
 class HttpClientStream:
@@ -91,7 +138,9 @@ class HttpClientStream:
         if self.session_id is not None:
             headers[H.MCP_SESSION_ID] = self.session_id
         legacy_version = self.negotiated_version or (self.revision if not H.is_modern_version(self.revision) else None)
-        if legacy_version is not None and not (isinstance(message, JSONRPCRequest) and message.method == "initialize"):
+        if legacy_version is not None and not (isinstance(message, JSONRPCRequest) and message.method == "initialize") \
+                and H.MCP_PROTOCOL_VERSION in revision_at(legacy_version).http_headers:
+            # The header came with 2025-06-18; a session that negotiated an older revision goes without.
             headers[H.MCP_PROTOCOL_VERSION] = legacy_version
         return headers
 
@@ -129,8 +178,16 @@ class HttpClientStream:
     async def _deliver(self, raw: str, request: JSONRPCMessage | None) -> None:
         decoded = decode(raw)
         if isinstance(decoded, Batch):
+            rev = REVISIONS.get(self.revision or "")
+            if rev is not None and rev.batching:  # 2025-03-26 allowed batches: read the items one by one
+                for item in decoded.items:
+                    await self._deliver_one(item, request)
+                return
             decoded = InvalidMessage(raw, JSONRPCErrorResponse(None, error_object(INVALID_REQUEST)),
                                      "a batch in a response body", False)
+        await self._deliver_one(decoded, request)
+
+    async def _deliver_one(self, decoded: JSONRPCMessage | InvalidMessage, request: JSONRPCMessage | None) -> None:
         if isinstance(decoded, JSONRPCErrorResponse) and decoded.id is None and isinstance(request, JSONRPCRequest):
             # An HTTP-level rejection (bad header, bad session …) names no id: it answers our POST.
             decoded = JSONRPCErrorResponse(request.id, decoded.error)
@@ -151,10 +208,17 @@ class HttpClientStream:
         except httpx.HTTPError as exc:
             logger.warning("POST to %s failed: %s", self.url, exc)
             if request is not None:
-                await self._fail(request, INTERNAL_ERROR, f"HTTP transport error: {exc}")
+                await self._refuse(request, f"HTTP transport error: {type(exc).__name__}: {exc}", None)
 
-    async def _fail(self, request: JSONRPCRequest, code: int, text: str) -> None:
-        await self._inbox_send.send(JSONRPCErrorResponse(request.id, error_object(code, text)))
+    async def _fail(self, request: JSONRPCRequest, code: int, text: str, status: int) -> None:
+        """Answer ``request`` with an error response made here (a 4xx the server gave without one)."""
+        error = error_object(code, text, {"httpStatus": status})
+        await self._inbox_send.send(JSONRPCErrorResponse(request.id, error))
+
+    async def _refuse(self, request: JSONRPCRequest, text: str, status: int | None) -> None:
+        """Fail ``request`` with a :class:`RequestRefused`: no message, so nothing answers it."""
+        await self._inbox_send.send(RequestRefused(f"{self.info.name} refused {request.method} (id {request.id}): "
+                                                   f"{text}", request.id, status=status))
 
     async def _read_response(self, response: httpx.Response, request: JSONRPCRequest | None,
                              sent_session: str | None) -> None:
@@ -181,23 +245,27 @@ class HttpClientStream:
                 f"{self.info.name} answered 404 for session {sent_session[:8]}…: the session is gone; "
                 "initialize again"))
             return
-        if content_type == H.JSON and body.strip():
+        if content_type == H.JSON and body.strip() and is_jsonrpc_answer(body):
             self._record_in(body, status, content_type)
             await self._deliver(body, request)
             return
+        text = refusal_text(status, body, response.reason_phrase)
         self.recorder.record_event(kind="transport", link=self.info.name, sender=self.info.server,
                                    receiver=self.info.client, text=f"HTTP {status} {body[:200]}".strip(),
                                    transport="http", framing={"http": {"response": {"status": status}}})
-        if request is not None:
-            code = H.error_code_for_status(status)
-            await self._fail(request, code, f"HTTP {status}: {body[:200] or response.reason_phrase}")
+        if request is None:
+            return  # a notification's or a response's POST: nothing waits, nothing answers
+        if status in REFUSING_STATUSES or status >= 500 or 200 <= status < 300:
+            await self._refuse(request, text, status)
+        else:
+            await self._fail(request, H.error_code_for_status(status), text, status)
 
     async def _listen(self) -> None:
         """The legacy GET stream: server messages that belong to no request."""
         if self.session_id is None:
             return
         headers = {"Accept": H.EVENT_STREAM, H.MCP_SESSION_ID: self.session_id, **self._headers}
-        if self.negotiated_version:
+        if self.negotiated_version and H.MCP_PROTOCOL_VERSION in revision_at(self.negotiated_version).http_headers:
             headers[H.MCP_PROTOCOL_VERSION] = self.negotiated_version
         try:
             async with self._http.stream("GET", self.url, headers=headers,
@@ -218,7 +286,7 @@ class HttpClientStream:
             item = await self._inbox.receive()
         except anyio.ClosedResourceError:
             raise anyio.EndOfStream from None
-        if isinstance(item, SessionExpired):
+        if isinstance(item, (SessionExpired, RequestRefused)):
             raise item
         return item
 

@@ -54,6 +54,10 @@ from mcp_sim.wire.jsonrpc import (
 
 log = logging.getLogger(__name__)
 
+MAX_SESSION_RENEWALS: Final = 2
+"""How many times one request starts a new legacy HTTP session after a ``404``: a server that ends
+every session it opens must not keep the client re-initializing for ever."""
+
 MAX_INPUT_ROUNDS: Final = 8
 """How many times a client fulfils ``InputRequiredResult`` for one request before giving up: the
 spec lets a server ask again, but a client must not loop forever."""
@@ -101,6 +105,7 @@ class ClientInput(SessionOpening):
         renegotiated = False
         rounds = 0
         crashes = 0
+        renewals = 0
         retry_params = original
         mrtr_retry = False
         while True:
@@ -117,7 +122,8 @@ class ClientInput(SessionOpening):
                                                 timeout=self.timeout if timeout is None else timeout,
                                                 on_progress=on_progress)
             except SessionExpired:
-                if self.era != "legacy":
+                renewals += 1
+                if self.era != "legacy" or renewals > MAX_SESSION_RENEWALS:
                     raise
                 # Legacy Streamable HTTP answered 404: the session is gone; start a new one.
                 self._note("transport", f"{self.participant} re-initializes: the server ended the session",

@@ -25,14 +25,13 @@ import anyio
 
 from mcp_sim import accelerated
 from mcp_sim.protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
-from mcp_sim.protocol.revisions import SIMULATED_VERSIONS
 from mcp_sim.roles.cache import AuthorizationContext, ListCache
 from mcp_sim.roles.client.callbacks import ClientCallbacks
 from mcp_sim.roles.client.client_accelerated import AcceleratedParts
 from mcp_sim.roles.client.client_input import MAX_INPUT_ROUNDS
 from mcp_sim.roles.client.connection import DEFAULT_TIMEOUT, ProgressCallback
 from mcp_sim.roles.client.errors import ConnectionLost, RequestTimeout
-from mcp_sim.roles.client.opening import PROBE_TIMEOUT, ClientEra
+from mcp_sim.roles.client.opening import CLIENT_VERSIONS, PROBE_TIMEOUT, ClientEra
 from mcp_sim.roles.client.restart import RestartingClient
 from mcp_sim.roles.client.subscriptions import Subscription
 from mcp_sim.security.identity import AuthInfo
@@ -48,7 +47,9 @@ class Client(RestartingClient):
     ``era`` says how to open the connection: ``"legacy"`` (``initialize``), ``"modern"``
     (per-request ``_meta``; ``discover=True`` also calls ``server/discover`` first) or ``"auto"``
     (probe with ``server/discover``; a DiscoverResult or a modern error means modern, anything else
-    or a timeout means legacy). ``versions`` are the revisions this client speaks, newest preferred.
+    or a timeout means legacy). ``versions`` are the revisions this client speaks, newest preferred
+    (by default every released revision, 2024-11-05 on: a legacy server may answer ``initialize``
+    with any of them).
 
     ``retry_after_crash`` names the tools the host trusts to be idempotent: after a stdio server is
     restarted, their lost calls are sent again; every other lost ``tools/call`` raises
@@ -65,7 +66,7 @@ class Client(RestartingClient):
 
     def __init__(self, name: str = "mcp-sim-client", version: str = "0.1.0", *,
                  era: ClientEra = "auto",
-                 versions: tuple[str, ...] = SIMULATED_VERSIONS,
+                 versions: tuple[str, ...] = CLIENT_VERSIONS,
                  callbacks: ClientCallbacks | None = None,
                  capabilities: dict[str, Any] | None = None,
                  timeout: float = DEFAULT_TIMEOUT,
