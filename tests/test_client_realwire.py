@@ -108,3 +108,51 @@ def test_an_http_refusal_is_one_request_and_one_clear_error(era: str, status: in
     first = {"auto": "server/discover", "modern": "server/discover", "legacy": "initialize"}[era]
     assert [m.get("method") for m in refusing.posts] == [first]  # exactly one request, never answered
     assert took < 2.0  # the probe did not wait out its 5 s
+
+
+# --- 2. older revisions: accepted, and kept to -------------------------------------------------------
+
+
+def client_messages(events: list[Any]) -> list[dict[str, Any]]:
+    return [e.message for e in events if e.message is not None and e.sender.startswith("client/")]
+
+
+@pytest.mark.parametrize("revision", ["2024-11-05", "2025-03-26"])
+def test_a_server_pinned_to_an_older_revision_is_accepted_and_its_rules_kept(revision: str) -> None:
+    """``mcp-sim serve --revision`` over a real pipe answers ``initialize`` with an older revision: the
+    client accepts it, declares only what that revision defines (no elicitation before 2025-06-18), so
+    the server never asks, and every message the client sends is valid for that revision's schema."""
+    from sim_server import env_with_tests, serve_argv
+
+    from mcp_sim.protocol.schema import find_spec_dir, schema_errors
+
+    seen: dict[str, Any] = {}
+
+    async def main() -> None:
+        with anyio.fail_after(30):
+            async with connect_real(serve_argv("--revision", revision), env=env_with_tests(),
+                                    probe_timeout=5.0) as session:
+                client = session.client
+                seen["version"] = client.protocol_version
+                seen["era"] = client.era
+                seen["tools"] = {t["name"] for t in await client.list_all_tools()}
+                seen["forecast"] = await client.call_tool("get_forecast", {"city": "Oslo"})
+                seen["confirm"] = await client.call_tool("confirm_delete", {"name": "draft"})
+        seen["events"] = list(session.recorder.events)
+
+    anyio.run(main)
+    assert (seen["era"], seen["version"]) == ("legacy", revision)
+    assert {"get_forecast", "confirm_delete"} <= seen["tools"]
+    assert "Oslo" in seen["forecast"]["content"][0]["text"]
+    sent = client_messages(seen["events"])
+    initialize = next(m for m in sent if m.get("method") == "initialize")
+    assert initialize["params"]["protocolVersion"] == "2025-11-25"  # offered: the newest; answered: older
+    # After negotiation the client keeps to the older revision: it has no elicitation, so the user is
+    # never asked and no ElicitResult goes back, whatever the server tries.
+    assert not any("action" in (m.get("result") or {}) for m in sent)
+    assert "kept draft" in seen["confirm"]["content"][0]["text"] or seen["confirm"].get("isError")
+    if find_spec_dir() is not None:
+        for message in sent:
+            if message.get("method") in ("server/discover", "initialize"):
+                continue  # the probe (2026-07-28 by design) and the offer (the newest legacy revision)
+            assert schema_errors(message, revision, "JSONRPCMessage") == [], message
