@@ -39,6 +39,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp_sim.bridge.recording import WallClockRecorder
 from mcp_sim.bridge.stdio import SHUTDOWN_GRACE_SECONDS
 from mcp_sim.roles.client import Client, ClientCallbacks, ClientEra
+from mcp_sim.roles.client.elicitation import content_errors, placeholder_content
 from mcp_sim.sim.world import Simulation
 from mcp_sim.trace.recorder import Recorder
 from mcp_sim.transports.base import MessageStream
@@ -53,26 +54,19 @@ def python_command(*args: str) -> list[str]:
 
 
 def accept_elicitation(content: Mapping[str, Any] | None = None) -> ClientCallbacks:
-    """Callbacks that answer every elicitation with ``accept`` and ``content`` (default: a value
-    for each requested field — ``True`` for booleans, ``0`` for numbers, ``""`` for strings)."""
+    """Callbacks that accept every form elicitation without asking anyone: with ``content`` when
+    given, else with honest placeholders (:func:`~mcp_sim.roles.client.elicitation.placeholder_content`:
+    defaults, first enum options, ``true``, ``0``, ``""`` where allowed). An answer that would not be
+    valid against the requested schema — a required e-mail, URI or date, say — is a ``decline``
+    instead; URL-mode elicitations are declined (nobody is there to open the link)."""
 
     async def elicit(server: str, params: dict[str, Any]) -> dict[str, Any]:
-        if content is not None:
-            return {"action": "accept", "content": dict(content)}
-        schema = params.get("requestedSchema") or {}
-        answer: dict[str, Any] = {}
-        for key, prop in (schema.get("properties") or {}).items():
-            kind = prop.get("type") if isinstance(prop, Mapping) else None
-            if "default" in (prop or {}):
-                answer[key] = prop["default"]
-            elif kind == "boolean":
-                answer[key] = True
-            elif kind in ("number", "integer"):
-                answer[key] = 0
-            elif isinstance(prop, Mapping) and prop.get("enum"):
-                answer[key] = prop["enum"][0]
-            else:
-                answer[key] = ""
+        if params.get("mode", "form") != "form":
+            return {"action": "decline"}
+        schema = params.get("requestedSchema")
+        answer = dict(content) if content is not None else placeholder_content(schema)
+        if answer is None or content_errors(schema, answer):
+            return {"action": "decline"}
         return {"action": "accept", "content": answer}
 
     return ClientCallbacks(elicitation=elicit)

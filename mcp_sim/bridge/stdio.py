@@ -32,10 +32,10 @@ import anyio.abc
 import anyio.to_thread
 
 from mcp_sim.bridge.recording import WallClockRecorder, stamp
+from mcp_sim.protocol.revisions import REVISIONS
 from mcp_sim.security.identity import AuthInfo
 from mcp_sim.trace.recorder import Recorder
 from mcp_sim.transports.base import LinkInfo, TransportClosed
-from mcp_sim.protocol.revisions import REVISIONS
 from mcp_sim.wire.jsonrpc import Batch, InvalidMessage, JSONRPCMessage, RequestId, decode, encode
 
 logger = logging.getLogger(__name__)

@@ -12,7 +12,8 @@ The layers underneath, each in its own module, from the bottom up:
 1. :mod:`.connection` — ids, requests in flight, timeouts, the one reader of the stream;
 2. :mod:`.opening` — the legacy handshake or the modern ``_meta``, era detection, ``-32022``;
 3. :mod:`.client_input` — the request loop (MRTR) and the answers to the server's requests for input;
-4. :mod:`.restart` — bringing a crashed stdio server back and re-subscribing.
+4. :mod:`.restart` — bringing a crashed stdio server back and re-subscribing;
+5. :mod:`.tasks` — ``call_tool`` itself, and tool calls that run as tasks (polled until they end).
 """
 
 from __future__ import annotations
@@ -29,11 +30,11 @@ from mcp_sim.roles.cache import AuthorizationContext, ListCache
 from mcp_sim.roles.client.callbacks import ClientCallbacks
 from mcp_sim.roles.client.client_accelerated import AcceleratedParts
 from mcp_sim.roles.client.client_input import MAX_INPUT_ROUNDS
-from mcp_sim.roles.client.connection import DEFAULT_TIMEOUT, ProgressCallback
+from mcp_sim.roles.client.connection import DEFAULT_TIMEOUT
 from mcp_sim.roles.client.errors import ConnectionLost, RequestTimeout
 from mcp_sim.roles.client.opening import CLIENT_VERSIONS, PROBE_TIMEOUT, ClientEra
-from mcp_sim.roles.client.restart import RestartingClient
 from mcp_sim.roles.client.subscriptions import Subscription
+from mcp_sim.roles.client.tasks import TaskCalls
 from mcp_sim.security.identity import AuthInfo
 from mcp_sim.sim.world import Simulation
 from mcp_sim.wire.jsonrpc import JSONRPCRequest
@@ -41,7 +42,7 @@ from mcp_sim.wire.jsonrpc import JSONRPCRequest
 log = logging.getLogger(__name__)
 
 
-class Client(RestartingClient):
+class Client(TaskCalls):
     """One MCP client, bound to one server for its whole life.
 
     ``era`` says how to open the connection: ``"legacy"`` (``initialize``), ``"modern"``
@@ -118,6 +119,8 @@ class Client(RestartingClient):
         result, mrtr_retry = await self._request(method, body, timeout=None, on_progress=None, capabilities=None)
         if self.cache is not None:
             self.cache.put(server, ctx, method, cursor, result, mrtr_retry=mrtr_retry)
+        if method == "tools/list":
+            self._learn_tools(result)
         return result
 
     async def _all_pages(self, method: str, field_name: str, limit: int = 100) -> list[dict[str, Any]]:
@@ -154,18 +157,6 @@ class Client(RestartingClient):
     # ---------------------------------------------------------------------------------------------
     # tools, prompts, resources, completion
     # ---------------------------------------------------------------------------------------------
-    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *,
-                        timeout: float | None = None, on_progress: ProgressCallback | None = None,
-                        capabilities: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """``tools/call``. Returns the ``CallToolResult``; a tool's own failure is a *result* with
-        ``isError: true``, not an exception (protocol errors raise :class:`McpError`)."""
-        params: dict[str, Any] = {"name": name}
-        if arguments is not None:
-            params["arguments"] = dict(arguments)
-        result, _ = await self._request("tools/call", params, timeout=timeout, on_progress=on_progress,
-                                        capabilities=capabilities)
-        return result
-
     async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None, *,
                          capabilities: Mapping[str, Any] | None = None) -> dict[str, Any]:
         params: dict[str, Any] = {"name": name}
