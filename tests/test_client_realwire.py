@@ -387,3 +387,25 @@ def test_tasks_over_a_real_pipe(era: str) -> None:
     anyio.run(main)
     assert seen["result"]["content"][0]["text"] == "batch of 1 done"
     assert "tasks/get" in seen["sent"]
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_tasks_over_real_http_finish(era: str) -> None:
+    """The real HTTP endpoint of ``mcp-sim serve``: a 2026-07-28 POST's session used to be cancelled
+    as soon as the POST was answered, killing the task it had started; now the task finishes and
+    later POSTs (``tasks/get``) see it end."""
+    from mcp_sim.bridge.http_server import serve_http
+
+    seen: dict[str, Any] = {}
+
+    async def main() -> None:
+        with anyio.fail_after(60):
+            async with serve_http(build_fast_jobs()) as handle, \
+                    connect_real(handle.url, era=era) as session:  # type: ignore[arg-type]
+                await session.client.list_tools()
+                seen["result"] = await session.client.call_tool("batch", {"n": 1})
+        seen["sent"] = methods_sent(list(session.recorder.events))
+
+    anyio.run(main)
+    assert seen["result"]["content"][0]["text"] == "batch of 1 done"
+    assert "tasks/get" in seen["sent"]

@@ -21,6 +21,11 @@ socket on this machine); every other rule — header names, header checks, conte
 (``406``/``415``), the status table — comes from :mod:`mcp_sim.transports.http`, the same rulebook the
 simulated endpoint follows, and SSE events from :mod:`mcp_sim.transports.sse`.
 
+A 2026-07-28 POST's session ends its input once the POST is answered but may go on with background
+work it started (a task, which later POSTs poll); it is cancelled only when the client hangs up
+before the answer, which is the cancellation in that revision. The server end of each conversation
+is :class:`~mcp_sim.bridge.http_server_stream.HttpServerStream`.
+
 Which era a POST belongs to is read from it: a session id or an ``initialize`` body means legacy;
 anything else is treated as modern (its header checks then say what is missing). Every frame is
 recorded as it is read or written, so a real HTTP session shows in the trace player like a
@@ -30,7 +35,6 @@ simulated one.
 from __future__ import annotations
 
 import logging
-import math
 import secrets
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -40,19 +44,19 @@ from typing import Any
 
 import anyio
 import anyio.abc
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from starlette.applications import Starlette
 from starlette.datastructures import Headers
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from mcp_sim.bridge.http_server_stream import HttpServerStream
 from mcp_sim.bridge.recording import WallClockRecorder, stamp
 from mcp_sim.protocol.errors import INVALID_REQUEST
 from mcp_sim.protocol.revisions import REVISIONS
 from mcp_sim.security.identity import AuthInfo
 from mcp_sim.trace.recorder import Recorder
 from mcp_sim.transports import http as H
-from mcp_sim.transports.base import LinkInfo, TransportClosed
+from mcp_sim.transports.base import LinkInfo
 from mcp_sim.transports.sse import SseEvent, comment
 from mcp_sim.wire.jsonrpc import (
     Batch,
@@ -62,7 +66,6 @@ from mcp_sim.wire.jsonrpc import (
     JSONRPCNotification,
     JSONRPCRequest,
     JSONRPCResultResponse,
-    RequestId,
     decode,
     encode,
     error_object,
@@ -108,82 +111,6 @@ def _mcp_headers(headers: Headers) -> dict[str, str]:
     keep = {name.lower() for name in ("Content-Type", "Accept", "Origin", H.MCP_PROTOCOL_VERSION, H.MCP_SESSION_ID,
                                       H.MCP_METHOD, H.MCP_NAME, H.LAST_EVENT_ID)}
     return {k: v for k, v in headers.items() if k.lower() in keep}
-
-
-class HttpServerStream:
-    """The server's end of one HTTP conversation: a legacy session, or one modern POST.
-
-    Messages the client POSTs arrive through :meth:`deliver`; messages the server sends are routed
-    to the channel of the request they answer or belong to (``related_request_id``), or else to the
-    session's standalone GET stream."""
-
-    def __init__(self, info: LinkInfo, *, session_id: str | None = None, revision: str | None = None,
-                 auth: AuthInfo | None = None) -> None:
-        self.info = info
-        self.session_id = session_id
-        self.revision = revision
-        self.auth = auth
-        self._inbox_send, self._inbox = anyio.create_memory_object_stream[JSONRPCMessage | InvalidMessage](math.inf)
-        self._exchanges: dict[RequestId, MemoryObjectSendStream[JSONRPCMessage]] = {}
-        self.standalone_send, self.standalone = anyio.create_memory_object_stream[JSONRPCMessage](100)
-        self.get_stream_open = False
-        self.closed = anyio.Event()
-
-    # -- the HTTP side ---------------------------------------------------------------------------
-    def open_exchange(self, request_id: RequestId) -> MemoryObjectReceiveStream[JSONRPCMessage]:
-        """A channel for everything the server sends about request ``request_id``."""
-        send, receive = anyio.create_memory_object_stream[JSONRPCMessage](math.inf)
-        self._exchanges[request_id] = send
-        return receive
-
-    def close_exchange(self, request_id: RequestId) -> None:
-        channel = self._exchanges.pop(request_id, None)
-        if channel is not None:
-            channel.close()
-
-    async def deliver(self, message: JSONRPCMessage | InvalidMessage) -> None:
-        await self._inbox_send.send(message)
-
-    def end_input(self) -> None:
-        """No more client messages: the session's ``receive`` reaches end-of-stream."""
-        self._inbox_send.close()
-
-    # -- the session side (MessageStream) --------------------------------------------------------
-    async def send(self, message: JSONRPCMessage, *, related_request_id: RequestId | None = None) -> None:
-        if self.closed.is_set():
-            raise TransportClosed("the HTTP session is closed")
-        target: MemoryObjectSendStream[JSONRPCMessage] | None = None
-        if isinstance(message, (JSONRPCResultResponse, JSONRPCErrorResponse)) and message.id is not None:
-            target = self._exchanges.get(message.id)
-        elif related_request_id is not None:
-            target = self._exchanges.get(related_request_id)
-        if target is not None:
-            try:
-                target.send_nowait(message)
-                return
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                pass
-        if self.session_id is None:
-            logger.warning("dropped %s: a 2026-07-28 POST has no stream for it", encode(message)[:200])
-            return
-        try:
-            self.standalone_send.send_nowait(message)
-        except anyio.WouldBlock:
-            logger.warning("dropped a message for the GET stream of session %s: nobody is listening",
-                           self.session_id)
-
-    async def receive(self) -> JSONRPCMessage | InvalidMessage:
-        try:
-            return await self._inbox.receive()
-        except anyio.ClosedResourceError:
-            raise anyio.EndOfStream from None
-
-    async def aclose(self) -> None:
-        self.closed.set()
-        self._inbox_send.close()
-        self.standalone_send.close()
-        for rid in list(self._exchanges):
-            self.close_exchange(rid)
 
 
 class StreamableHTTPEndpoint:
@@ -393,24 +320,40 @@ class StreamableHTTPEndpoint:
             await self._reply(send, 202)
             return
         stream = HttpServerStream(self.info, revision=version, auth=self.auth)
-        async with anyio.create_task_group() as tg:
-            async def run() -> None:
+        serving = anyio.CancelScope()
+
+        async def run() -> None:
+            with serving:
                 try:
                     await self.serve(self.server, stream)
                 except Exception:
                     logger.exception("serving a 2026-07-28 request failed")
+            await stream.aclose()
 
-            tg.start_soon(run)
-            await self._exchange(stream, message, receive, send, modern=True, extra_headers={},
-                                 cancel_on_disconnect=True)
-            stream.end_input()
-            tg.cancel_scope.cancel()
-        await stream.aclose()
+        lasting = self._task_group
+        if lasting is None:  # no lifespan (the app mounted elsewhere): the POST's own task group
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(run)
+                await self._exchange(stream, message, receive, send, modern=True, extra_headers={},
+                                     cancel_on_disconnect=True)
+                stream.end_input()
+                serving.cancel()
+            return
+        # The session of one POST may have started background work (a task, polled by later POSTs):
+        # once the POST is answered it ends its input and finishes that work on the endpoint's own
+        # task group. A POST whose client hung up first is cancelled, work and all.
+        lasting.start_soon(run)
+        answered = await self._exchange(stream, message, receive, send, modern=True, extra_headers={},
+                                        cancel_on_disconnect=True)
+        stream.end_input()
+        if not answered:
+            serving.cancel()
 
     async def _exchange(self, stream: HttpServerStream, request: JSONRPCRequest, receive: Receive, send: Send,
-                        *, modern: bool, extra_headers: dict[str, str], cancel_on_disconnect: bool) -> None:
+                        *, modern: bool, extra_headers: dict[str, str], cancel_on_disconnect: bool) -> bool:
         """Deliver one request and write what the server sends about it: JSON if the first thing is
-        the response, otherwise an SSE stream that ends with the response."""
+        the response, otherwise an SSE stream that ends with the response. Returns whether the
+        response was written (``False``: the client hung up, or the session ended, first)."""
         channel = stream.open_exchange(request.id)
         await stream.deliver(request)
         answered = False
@@ -464,6 +407,7 @@ class StreamableHTTPEndpoint:
             pass
         finally:
             stream.close_exchange(request.id)
+        return answered
 
     # -- GET and DELETE ------------------------------------------------------------------------------
     async def _get(self, receive: Receive, send: Send, headers: Headers) -> None:
