@@ -409,3 +409,55 @@ def test_tasks_over_real_http_finish(era: str) -> None:
     anyio.run(main)
     assert seen["result"]["content"][0]["text"] == "batch of 1 done"
     assert "tasks/get" in seen["sent"]
+
+
+BATCHING_SERVER = r'''
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("method") == "initialize":
+        out = {"jsonrpc": "2.0", "id": msg["id"], "result": {"protocolVersion": sys.argv[1],
+               "capabilities": {"tools": {}, "logging": {}}, "serverInfo": {"name": "batcher", "version": "1"}}}
+    elif msg.get("method") == "tools/list":
+        out = [{"jsonrpc": "2.0", "method": "notifications/message",
+                "params": {"level": "info", "data": "listing tools"}},
+               {"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": []}}]
+    elif "id" in msg and "method" in msg:
+        out = {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "Method not found"}}
+    else:
+        continue
+    sys.stdout.write(json.dumps(out) + "\n")
+    sys.stdout.flush()
+'''
+
+
+@pytest.mark.parametrize("revision", ["2025-03-26", "2025-06-18"])
+def test_a_batch_is_read_only_in_the_revision_that_allowed_it(revision: str, tmp_path: Path) -> None:
+    """A real stdio server answers ``tools/list`` with a JSON-RPC batch (a log notification and the
+    response). 2025-03-26 allowed batches and required receivers to accept them: the client reads
+    both. In 2025-06-18 a batch is one invalid message: the client does not take the response from it."""
+    from mcp_sim.roles.client import RequestTimeout
+
+    script = tmp_path / "batcher.py"
+    script.write_text(BATCHING_SERVER)
+    seen: dict[str, Any] = {}
+    logs: list[str] = []
+
+    async def main() -> None:
+        from mcp_sim.roles.client import ClientCallbacks
+
+        callbacks = ClientCallbacks(on_notification=lambda server, method, params: logs.append(method))
+        with anyio.fail_after(60):
+            async with connect_real([sys.executable, str(script), revision], era="legacy", callbacks=callbacks,
+                                    timeout=30.0) as session:
+                try:
+                    wait = 20.0 if revision == "2025-03-26" else 3.0  # the other never comes
+                    seen["tools"] = await session.client.request("tools/list", timeout=wait)
+                except RequestTimeout:
+                    seen["tools"] = None
+
+    anyio.run(main)
+    if revision == "2025-03-26":
+        assert seen["tools"] == {"tools": []} and logs == ["notifications/message"]
+    else:
+        assert seen["tools"] is None and logs == []
