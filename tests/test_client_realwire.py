@@ -461,3 +461,45 @@ def test_a_batch_is_read_only_in_the_revision_that_allowed_it(revision: str, tmp
         assert seen["tools"] == {"tools": []} and logs == ["notifications/message"]
     else:
         assert seen["tools"] is None and logs == []
+
+
+# --- 5. the real HTTP endpoint: bearer tokens ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("era", ["auto", "legacy", "modern"])
+def test_bearer_tokens_on_the_real_endpoint_and_the_clients_one_clear_error(era: str) -> None:
+    """``serve_http`` with a token validator answers like the simulated endpoint: 401 without a
+    valid token, 403 without the scope, the call served with both. The client sends exactly one
+    request per refusal and reports the status and the OAuth error."""
+    from sim_server import build
+
+    from mcp_sim.bridge.http_server import serve_http
+    from mcp_sim.security.identity import AuthInfo
+    from mcp_sim.transports.http_server import static_tokens
+
+    tokens = static_tokens({"good": AuthInfo("ada", scopes=("mcp",)), "narrow": AuthInfo("bob", scopes=())})
+    outcomes: dict[str | None, str] = {}
+    refusals: list[str] = []
+
+    async def attempt(url: str, token: str | None) -> None:
+        headers = {"Authorization": f"Bearer {token}"} if token is not None else None
+        try:
+            async with connect_real(url, era=era, headers=headers, probe_timeout=30.0) as session:  # type: ignore[arg-type]
+                tools = await session.client.list_all_tools()
+                outcomes[token] = f"ok: {len(tools)} tools"
+        except* RequestRefused as group:
+            outcomes[token] = str(leaves(group)[0])
+
+    async def main() -> None:
+        with anyio.fail_after(60):
+            async with serve_http(build(), token_validator=tokens, required_scopes=("mcp",)) as handle:
+                for token in (None, "forged", "narrow", "good"):
+                    await attempt(handle.url, token)
+                refusals.extend(e.text or "" for e in handle.recorder.events if "bearer token" in (e.text or ""))
+
+    anyio.run(main)
+    assert "HTTP 401" in outcomes[None]
+    assert "HTTP 401: invalid_token" in outcomes["forged"]
+    assert "HTTP 403: insufficient_scope" in outcomes["narrow"]
+    assert outcomes["good"].startswith("ok")
+    assert len(refusals) == 3  # one request per refused connection: no retries, no answers

@@ -16,7 +16,9 @@ messages and hands them to the simulator's server session, ``serve(server, strea
   400). GET and DELETE get ``405``.
 
 For both: a browser ``Origin`` other than a loopback one gets ``403`` (the DNS-rebinding defence),
-and the endpoint only ever binds to a loopback address. Those two are this module's own (a real
+and the endpoint only ever binds to a loopback address. With a token validator, a request without a
+valid bearer token gets ``401`` (``403`` when the token lacks a required scope), as the simulated
+endpoint answers. Those two are this module's own (a real
 socket on this machine); every other rule — header names, header checks, content negotiation
 (``406``/``415``), the status table — comes from :mod:`mcp_sim.transports.http`, the same rulebook the
 simulated endpoint follows, and SSE events from :mod:`mcp_sim.transports.sse`.
@@ -34,6 +36,7 @@ simulated one.
 
 from __future__ import annotations
 
+import json
 import logging
 import secrets
 import socket
@@ -57,6 +60,7 @@ from mcp_sim.security.identity import AuthInfo
 from mcp_sim.trace.recorder import Recorder
 from mcp_sim.transports import http as H
 from mcp_sim.transports.base import LinkInfo
+from mcp_sim.transports.http_server import TokenValidator
 from mcp_sim.transports.sse import SseEvent, comment
 from mcp_sim.wire.jsonrpc import (
     Batch,
@@ -119,7 +123,9 @@ class StreamableHTTPEndpoint:
 
     def __init__(self, server: Any, *, name: str | None = None, recorder: Recorder | None = None,
                  revision: str | None = None, allowed_origins: tuple[str, ...] = (),
-                 serve: ServeFunction | None = None, auth: AuthInfo | None = None) -> None:
+                 serve: ServeFunction | None = None, auth: AuthInfo | None = None,
+                 token_validator: TokenValidator | None = None, required_scopes: tuple[str, ...] = (),
+                 resource_metadata: str | None = None) -> None:
         self.server = server
         self.name = name or getattr(server, "name", None) or "server"
         self.recorder = recorder if recorder is not None else WallClockRecorder()
@@ -129,6 +135,10 @@ class StreamableHTTPEndpoint:
         self.modern_allowed = era in (None, "modern")
         self.allowed_origins = allowed_origins
         self.auth = auth
+        self.token_validator = token_validator
+        """With a validator, every request needs ``Authorization: Bearer <token>`` (401/403 otherwise)."""
+        self.required_scopes = required_scopes
+        self.resource_metadata = resource_metadata
         self._serve = serve
         self.info = LinkInfo(name=self.name, transport="http", client=f"client/{self.name}",
                              server=f"server/{self.name}")
@@ -206,6 +216,12 @@ class StreamableHTTPEndpoint:
             self._note(f"refused a request from Origin {headers.get('origin')!r} (403)", ("attack",))
             await self._reply(send, 403, b"Forbidden: invalid Origin", "text/plain")
             return
+        refusal = self._check_bearer(headers)
+        if refusal is not None:
+            status, challenge, body = refusal
+            self._note(f"refused a request without a valid bearer token ({status})", ("auth",))
+            await self._reply(send, status, body, H.JSON if body else None, {"WWW-Authenticate": challenge})
+            return
         method = scope["method"]
         if method == "POST":
             await self._post(scope, receive, send, headers)
@@ -215,6 +231,38 @@ class StreamableHTTPEndpoint:
             await self._delete(send, headers)
         else:
             await self._reply(send, 405, b"", headers={"Allow": "GET, POST, DELETE"})
+
+    def _check_bearer(self, headers: Headers) -> tuple[int, str, bytes] | None:
+        """The resource server's rules of MCP authorization, as the simulated endpoint applies them: no
+        token or an invalid one → ``401``, a token without the required scopes → ``403``, each with its
+        ``WWW-Authenticate`` challenge (and an OAuth-style JSON body naming the error). ``None``: go on."""
+        if self.token_validator is None:
+            return None
+        metadata = f'resource_metadata="{self.resource_metadata or self._metadata_url(headers)}"'
+        value = headers.get("authorization")
+        if value is None or not value.startswith("Bearer "):
+            return 401, f"Bearer {metadata}", b""
+        auth = self.token_validator(value[len("Bearer "):])
+        if auth is None:
+            body = json.dumps({"error": "invalid_token", "error_description": "the bearer token is not valid"})
+            return 401, f'Bearer error="invalid_token", {metadata}', body.encode()
+        missing = [scope for scope in self.required_scopes if scope not in auth.scopes]
+        if missing:
+            body = json.dumps({"error": "insufficient_scope", "error_description": f"needs {' '.join(missing)}"})
+            scopes = " ".join(self.required_scopes)
+            return 403, f'Bearer error="insufficient_scope", scope="{scopes}", {metadata}', body.encode()
+        return None
+
+    def _caller(self, headers: Headers) -> AuthInfo | None:
+        """Who calls: the validated token's identity, or the endpoint's configured one."""
+        value = headers.get("authorization")
+        if self.token_validator is not None and value is not None and value.startswith("Bearer "):
+            return self.token_validator(value[len("Bearer "):]) or self.auth
+        return self.auth
+
+    @staticmethod
+    def _metadata_url(headers: Headers) -> str:
+        return f"http://{headers.get('host', 'localhost')}/.well-known/oauth-protected-resource"
 
     async def _read_body(self, receive: Receive) -> bytes:
         chunks = []
@@ -256,7 +304,7 @@ class StreamableHTTPEndpoint:
                 return
             await self._legacy_message(session, message, receive, send, version_header)
         elif is_initialize and self.legacy_allowed:
-            await self._legacy_initialize(message, receive, send)  # type: ignore[arg-type]
+            await self._legacy_initialize(message, receive, send, self._caller(headers))  # type: ignore[arg-type]
         elif self.modern_allowed:
             await self._modern(message, receive, send, headers)
         else:
@@ -264,11 +312,12 @@ class StreamableHTTPEndpoint:
                 INVALID_REQUEST, "Bad Request: no valid Mcp-Session-Id; a legacy session starts with "
                 "initialize")), version_header)
 
-    async def _legacy_initialize(self, message: JSONRPCRequest, receive: Receive, send: Send) -> None:
+    async def _legacy_initialize(self, message: JSONRPCRequest, receive: Receive, send: Send,
+                                 auth: AuthInfo | None) -> None:
         if self._task_group is None:
             raise RuntimeError("the endpoint's app is not running (its lifespan owns the sessions)")
         session_id = secrets.token_hex(16)  # MUST be unguessable: a real session, so real randomness
-        session = HttpServerStream(self.info, session_id=session_id, auth=self.auth)
+        session = HttpServerStream(self.info, session_id=session_id, auth=auth)
         self.sessions[session_id] = session
 
         async def run_session() -> None:
@@ -319,7 +368,7 @@ class StreamableHTTPEndpoint:
             # closing the response stream): accept and drop.
             await self._reply(send, 202)
             return
-        stream = HttpServerStream(self.info, revision=version, auth=self.auth)
+        stream = HttpServerStream(self.info, revision=version, auth=self._caller(headers))
         serving = anyio.CancelScope()
 
         async def run() -> None:
@@ -500,14 +549,18 @@ def check_loopback(host: str) -> None:
 async def serve_http(server: Any, *, host: str = "127.0.0.1", port: int = 0, path: str = "/mcp",
                      recorder: Recorder | None = None, revision: str | None = None,
                      allowed_origins: tuple[str, ...] = (), name: str | None = None,
-                     serve: ServeFunction | None = None) -> AsyncIterator[HttpServerHandle]:
+                     serve: ServeFunction | None = None, token_validator: TokenValidator | None = None,
+                     required_scopes: tuple[str, ...] = ()) -> AsyncIterator[HttpServerHandle]:
     """Serve ``server`` over real Streamable HTTP on ``host:port`` (``port=0``: any free port) for the
-    duration of the block. The handle's ``url`` is the MCP endpoint to give a client."""
+    duration of the block. The handle's ``url`` is the MCP endpoint to give a client. With a
+    ``token_validator`` (e.g. :func:`~mcp_sim.transports.http_server.static_tokens`) every request
+    needs a valid bearer token carrying ``required_scopes``."""
     import uvicorn
 
     check_loopback(host)
     endpoint = StreamableHTTPEndpoint(server, name=name, recorder=recorder, revision=revision,
-                                      allowed_origins=allowed_origins, serve=serve)
+                                      allowed_origins=allowed_origins, serve=serve,
+                                      token_validator=token_validator, required_scopes=required_scopes)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -92,13 +92,15 @@ class RealSession:
 @asynccontextmanager
 async def open_real_stream(target: Target, *, recorder: Recorder, name: str | None = None,
                            env: Mapping[str, str] | None = None,
-                           shutdown_grace: float = SHUTDOWN_GRACE_SECONDS) -> AsyncIterator[MessageStream]:
+                           shutdown_grace: float = SHUTDOWN_GRACE_SECONDS,
+                           headers: Mapping[str, str] | None = None) -> AsyncIterator[MessageStream]:
     """A client stream to ``target``: a spawned stdio server, or a Streamable HTTP endpoint.
-    ``shutdown_grace``: seconds a stdio server gets to exit after its stdin closes (and after SIGTERM)."""
+    ``shutdown_grace``: seconds a stdio server gets to exit after its stdin closes (and after SIGTERM);
+    ``headers`` go on every HTTP request (``{"Authorization": "Bearer …"}``)."""
     if isinstance(target, str):
         from mcp_sim.bridge.http_client import open_http
 
-        async with open_http(target, name=name, recorder=recorder) as http_stream:
+        async with open_http(target, name=name, recorder=recorder, headers=headers) as http_stream:
             yield http_stream
     else:
         from mcp_sim.bridge.stdio import spawn_stdio
@@ -114,12 +116,14 @@ async def connect_real(target: Target, *, era: ClientEra = "auto", recorder: Rec
                        versions: tuple[str, ...] | None = None, timeout: float = 30.0,
                        probe_timeout: float = 5.0, env: Mapping[str, str] | None = None,
                        client_name: str = "mcp-sim-client",
-                       shutdown_grace: float = SHUTDOWN_GRACE_SECONDS) -> AsyncIterator[RealSession]:
+                       shutdown_grace: float = SHUTDOWN_GRACE_SECONDS,
+                       headers: Mapping[str, str] | None = None) -> AsyncIterator[RealSession]:
     """Connect the simulator's Client to a real server; yields a :class:`RealSession`.
 
     ``era``: ``"auto"`` probes with ``server/discover`` and falls back to ``initialize``;
     ``"legacy"``/``"modern"`` force one. ``callbacks`` are the Host side (elicitation answers …);
-    by default elicitations are accepted with placeholder values (:func:`accept_elicitation`)."""
+    by default elicitations are accepted with placeholder values (:func:`accept_elicitation`).
+    ``headers`` go on every HTTP request (a bearer token, say)."""
     recorder = recorder if recorder is not None else WallClockRecorder()
     options: dict[str, Any] = {}
     if versions is not None:
@@ -127,7 +131,7 @@ async def connect_real(target: Target, *, era: ClientEra = "auto", recorder: Rec
     client = Client(client_name, era=era, callbacks=callbacks or accept_elicitation(), timeout=timeout,
                     probe_timeout=probe_timeout, sim=Simulation(recorder=recorder), **options)
     async with open_real_stream(target, recorder=recorder, name=name, env=env,
-                                shutdown_grace=shutdown_grace) as stream, \
+                                shutdown_grace=shutdown_grace, headers=headers) as stream, \
             client.connected_to(stream):
         yield RealSession(client, stream, recorder)
 
