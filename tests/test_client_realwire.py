@@ -503,3 +503,52 @@ def test_bearer_tokens_on_the_real_endpoint_and_the_clients_one_clear_error(era:
     assert "HTTP 403: insufficient_scope" in outcomes["narrow"]
     assert outcomes["good"].startswith("ok")
     assert len(refusals) == 3  # one request per refused connection: no retries, no answers
+
+
+def build_dynamic() -> Any:
+    """A server whose one tool says its tool list changed."""
+    from mcp_sim.capabilities.context import Context
+    from mcp_sim.capabilities.subscriptions import Change
+    from mcp_sim.roles.server import Server
+
+    server = Server("dyn")
+
+    @server.tool()
+    async def poke(ctx: Context) -> str:
+        """Announce that the tools changed."""
+        ctx.server.notify_change(Change("tools"))
+        return "poked"
+
+    return server
+
+
+def test_listen_over_real_http_and_closing_the_stream_cancels_it() -> None:
+    """``subscriptions/listen`` on the real endpoint: the acknowledgement and a change arrive on the
+    POST's stream; closing the subscription hangs that POST up (no ``notifications/cancelled`` is
+    POSTed in 2026-07-28) and the server sees the cancellation."""
+    from mcp_sim.bridge.http_server import serve_http
+
+    seen: dict[str, Any] = {}
+
+    async def main() -> None:
+        with anyio.fail_after(60):
+            async with serve_http(build_dynamic()) as handle:
+                async with connect_real(handle.url, era="modern") as session:
+                    sub = await session.client.listen({"toolsListChanged": True})
+                    await session.client.call_tool("poke", {})
+                    with anyio.fail_after(20):
+                        while not sub.received:
+                            await anyio.sleep(0.05)
+                    await sub.close()
+                    with anyio.fail_after(20):
+                        while not any("closed the stream" in (e.text or "") for e in handle.recorder.events):
+                            await anyio.sleep(0.05)
+                seen["accepted"] = sub.accepted
+                seen["received"] = [method for method, _ in sub.received]
+                seen["client"] = list(session.recorder.events)
+
+    anyio.run(main)
+    assert seen["accepted"] == {"toolsListChanged": True}
+    assert seen["received"] == ["notifications/tools/list_changed"]
+    sent = [e.message.get("method") for e in seen["client"] if e.message is not None and e.sender.startswith("client/")]
+    assert "notifications/cancelled" not in sent

@@ -13,7 +13,9 @@ ending with the response — is read by a task of the stream's own task group an
 * in a legacy session, the ``Mcp-Session-Id`` the server returned with ``InitializeResult`` and the
   negotiated ``MCP-Protocol-Version`` go on every later POST; after ``notifications/initialized``
   a GET stream is opened for server messages unrelated to any request, and leaving the block ends
-  the session with DELETE.
+  the session with DELETE;
+* a modern ``notifications/cancelled`` is not POSTed: the client hangs up that request's POST, since
+  in 2026-07-28 closing the response stream is the cancellation (this ends a ``subscriptions/listen``).
 
 A body is handed to the session only when it is a JSON-RPC answer. Anything else is the HTTP layer
 speaking, and the session never sees it as a message (it would answer it with ``-32600``, the POST
@@ -125,6 +127,8 @@ class HttpClientStream:
         self._initialize_ids: set[RequestId] = set()
         self._get_stream_started = False
         self._closed = False
+        self._open: dict[RequestId, anyio.CancelScope] = {}
+        """The cancel scope of each request's POST while its response is read (closing one cancels it)."""
 
     # -- sending ---------------------------------------------------------------------------------
     def headers_for(self, message: JSONRPCMessage) -> dict[str, str]:
@@ -151,6 +155,10 @@ class HttpClientStream:
             self._initialize_ids.add(message.id)
             self.session_id = None  # a new handshake starts a new session
             self.negotiated_version = None
+        if isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled" \
+                and H.is_modern_version(H.message_version(message) or self.revision):
+            self._cancel_by_closing(message)
+            return
         headers = self.headers_for(message)
         text = encode(message)
         self.recorder.record_message(
@@ -196,7 +204,33 @@ class HttpClientStream:
             self.negotiated_version = version if isinstance(version, str) else None
         await self._inbox_send.send(decoded)
 
+    def _cancel_by_closing(self, notification: JSONRPCNotification) -> None:
+        """2026-07-28 over HTTP: closing a request's response stream *is* its cancellation, so the
+        session's ``notifications/cancelled`` is not POSTed; the open POST is hung up instead."""
+        request_id = (notification.params or {}).get("requestId")
+        scope = self._open.pop(request_id, None) if isinstance(request_id, (str, int)) else None
+        self.recorder.record_event(
+            kind="transport", link=self.info.name, sender=self.info.client, receiver=self.info.server,
+            text=(f"client closes the response stream of request {request_id!r} instead of sending "
+                  "notifications/cancelled (2026-07-28: closing the stream is the cancellation)"
+                  if scope is not None else f"nothing to cancel: request {request_id!r} has no open response stream"),
+            transport="http", marks=("cancelled",), request_id=request_id)
+        if scope is not None:
+            scope.cancel()
+
     async def _post(self, message: JSONRPCMessage, text: str, headers: dict[str, str]) -> None:
+        if not isinstance(message, JSONRPCRequest):
+            await self._post_now(message, text, headers)
+            return
+        with anyio.CancelScope() as scope:
+            self._open[message.id] = scope
+            try:
+                await self._post_now(message, text, headers)
+            finally:
+                if self._open.get(message.id) is scope:
+                    del self._open[message.id]
+
+    async def _post_now(self, message: JSONRPCMessage, text: str, headers: dict[str, str]) -> None:
         request = message if isinstance(message, JSONRPCRequest) else None
         try:
             async with self._http.stream("POST", self.url, content=text.encode(), headers=headers) as response:
