@@ -552,3 +552,81 @@ def test_listen_over_real_http_and_closing_the_stream_cancels_it() -> None:
     assert seen["received"] == ["notifications/tools/list_changed"]
     sent = [e.message.get("method") for e in seen["client"] if e.message is not None and e.sender.startswith("client/")]
     assert "notifications/cancelled" not in sent
+
+
+def build_steps() -> Any:
+    """A server whose tool reports progress between slow steps (its answer is an SSE stream)."""
+    from mcp_sim.capabilities.context import Context
+    from mcp_sim.roles.server import Server
+
+    server = Server("steps")
+
+    @server.tool()
+    async def steps(n: int, ctx: Context) -> str:
+        """Work in n steps, reporting each."""
+        for k in range(n):
+            await ctx.sleep(0.3)
+            await ctx.report_progress(k + 1, n)
+        return f"{n} steps done"
+
+    return server
+
+
+def test_a_legacy_stream_cut_mid_way_is_resumed_with_last_event_id() -> None:
+    """The real endpoint keeps a legacy POST's SSE events (ids ``<stream>-<n>``); when the client's
+    connection breaks, the request runs on, and a GET with ``Last-Event-ID`` delivers what was missed
+    and then the rest, up to the response. An unknown id gets 400."""
+    import httpx
+
+    from mcp_sim.bridge.http_server import serve_http
+    from mcp_sim.transports.sse import SseParser
+
+    accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    seen: dict[str, Any] = {}
+
+    def events_of(lines: list[str]) -> list[Any]:
+        parser, out = SseParser(), []
+        for line in lines:
+            event = parser.feed_line(line)
+            if event is not None and event.data.strip():
+                out.append(event)
+        return out
+
+    async def main() -> None:
+        with anyio.fail_after(60):
+            async with serve_http(build_steps()) as handle, httpx.AsyncClient(timeout=20) as http:
+                init = await http.post(handle.url, headers=accept, json={
+                    "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                        "protocolVersion": "2025-11-25", "capabilities": {},
+                        "clientInfo": {"name": "cutter", "version": "1"}}})
+                session = {**accept, "Mcp-Session-Id": init.headers["mcp-session-id"],
+                           "MCP-Protocol-Version": "2025-11-25"}
+                await http.post(handle.url, headers=session,
+                                json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+                first: list[str] = []
+                async with http.stream("POST", handle.url, headers=session, json={
+                        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                        "params": {"name": "steps", "arguments": {"n": 4}, "_meta": {"progressToken": "p"}}}) as r:
+                    async for line in r.aiter_lines():
+                        first.append(line)
+                        if events_of(first):
+                            break  # hang up after the first event: the connection breaks
+                cut = events_of(first)
+                seen["first"] = [(e.id, e.data) for e in cut]
+                resumed = await http.get(handle.url, headers={**session, "Accept": "text/event-stream",
+                                                              "Last-Event-ID": cut[-1].id})
+                seen["rest"] = [(e.id, e.data) for e in events_of(resumed.text.splitlines())]
+                bad = await http.get(handle.url, headers={**session, "Accept": "text/event-stream",
+                                                          "Last-Event-ID": "99-1"})
+                seen["bad"] = bad.status_code
+
+    anyio.run(main)
+    (first_id, first_data), = seen["first"]
+    stream = first_id.split("-")[0]
+    assert first_id == f"{stream}-1" and json.loads(first_data)["params"]["progress"] == 1
+    ids = [i for i, _ in seen["rest"]]
+    assert ids == [f"{stream}-{n}" for n in range(2, 6)]  # progress 2..4, then the response: none lost
+    messages = [json.loads(d) for _, d in seen["rest"]]
+    assert [m["params"]["progress"] for m in messages[:-1]] == [2, 3, 4]
+    assert messages[-1]["id"] == 2 and messages[-1]["result"]["content"][0]["text"] == "4 steps done"
+    assert seen["bad"] == 400

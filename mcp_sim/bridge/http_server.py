@@ -47,12 +47,22 @@ from typing import Any
 
 import anyio
 import anyio.abc
+from anyio.streams.memory import MemoryObjectReceiveStream
 from starlette.applications import Starlette
 from starlette.datastructures import Headers
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from mcp_sim.bridge.http_server_stream import HttpServerStream
+from mcp_sim.bridge.http_server_stream import (
+    LOOPBACK_HOSTS,
+    HttpServerStream,
+    mcp_headers,
+    origin_allowed,
+    pump_events,
+    resume_stream,
+    sse_bytes,
+    sse_head,
+)
 from mcp_sim.bridge.recording import WallClockRecorder, stamp
 from mcp_sim.protocol.errors import INVALID_REQUEST
 from mcp_sim.protocol.revisions import REVISIONS
@@ -61,7 +71,7 @@ from mcp_sim.trace.recorder import Recorder
 from mcp_sim.transports import http as H
 from mcp_sim.transports.base import LinkInfo
 from mcp_sim.transports.http_server import TokenValidator
-from mcp_sim.transports.sse import SseEvent, comment
+from mcp_sim.transports.sse import comment
 from mcp_sim.wire.jsonrpc import (
     Batch,
     InvalidMessage,
@@ -80,41 +90,10 @@ logger = logging.getLogger(__name__)
 ServeFunction = Callable[[Any, Any], Awaitable[None]]
 """``serve(server, stream)``: runs a server session over one stream until the stream ends."""
 
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
-"""The only hosts a local MCP server listens on, and the only browser origins it trusts by default."""
-
-
-def origin_allowed(origin: str | None, allowed: tuple[str, ...] = ()) -> bool:
-    """The DNS-rebinding defence: a browser page on another site must not reach a local server.
-
-    No ``Origin`` (a non-browser client) is allowed; a loopback origin (any port) is allowed; so is
-    any origin listed in ``allowed``. Anything else gets ``403``."""
-    if origin is None or origin in allowed:
-        return True
-    scheme, sep, rest = origin.partition("://")
-    if not sep or scheme not in ("http", "https"):
-        return False
-    host = rest.split("/")[0]
-    host = host[1:host.index("]")] if host.startswith("[") and "]" in host else host.rsplit(":", 1)[0]
-    return host in LOOPBACK_HOSTS
-
-
-def _sse(text: str) -> bytes:
-    """One JSON-RPC message as an SSE ``message`` event, in bytes for the socket."""
-    return SseEvent(text).encode().encode()
-
-
 def _default_serve() -> ServeFunction:
     from mcp_sim.roles.server_session import serve
 
     return serve  # type: ignore[return-value]
-
-
-def _mcp_headers(headers: Headers) -> dict[str, str]:
-    """The request headers worth showing in a trace (no cookies or tokens)."""
-    keep = {name.lower() for name in ("Content-Type", "Accept", "Origin", H.MCP_PROTOCOL_VERSION, H.MCP_SESSION_ID,
-                                      H.MCP_METHOD, H.MCP_NAME, H.LAST_EVENT_ID)}
-    return {k: v for k, v in headers.items() if k.lower() in keep}
 
 
 class StreamableHTTPEndpoint:
@@ -178,7 +157,7 @@ class StreamableHTTPEndpoint:
         self.recorder.record_message(
             link=self.name, sender=self.info.client, receiver=self.info.server, raw=raw, transport="http",
             revision=headers.get(H.MCP_PROTOCOL_VERSION),
-            framing={"http": {"request": {"method": http_method, "headers": _mcp_headers(headers)}}},
+            framing={"http": {"request": {"method": http_method, "headers": mcp_headers(headers)}}},
             t_ms=stamp(self.recorder))
 
     def _record_out(self, raw: str, status: int, content_type: str, revision: str | None,
@@ -405,19 +384,20 @@ class StreamableHTTPEndpoint:
         response was written (``False``: the client hung up, or the session ended, first)."""
         channel = stream.open_exchange(request.id)
         await stream.deliver(request)
-        answered = False
+        done = [False]  # the response was written
+        number: int | None = None
 
         async def watch_disconnect(scope: anyio.CancelScope) -> None:
             while (await receive())["type"] != "http.disconnect":
                 pass
-            if answered:
+            if done[0]:
                 return  # the normal end of an exchange, not a cancellation
             if cancel_on_disconnect:
                 self._note(f"the client closed the stream of request {request.id}: that cancels it "
                            "(2026-07-28)", ("cancelled",))
             else:
                 self._note(f"the client disconnected from request {request.id}; in the legacy era that is "
-                           "not a cancellation")
+                           "not a cancellation: the stream is kept for a GET with Last-Event-ID")
             scope.cancel()
 
         try:
@@ -433,30 +413,38 @@ class StreamableHTTPEndpoint:
                     code = first.error.code if isinstance(first, JSONRPCErrorResponse) else None
                     status = H.modern_status_for(code) if modern else 200
                     text = encode(first)
-                    answered = True
+                    done[0] = True
                     self._record_out(text, status, H.JSON, revision, base or None)
                     await self._reply(send, status, text.encode(), H.JSON, base)
                 else:
-                    await send({"type": "http.response.start", "status": 200, "headers": [
-                        *((k.lower().encode(), v.encode()) for k, v in base.items()),
-                        (b"content-type", H.EVENT_STREAM.encode()), (b"cache-control", b"no-cache"),
-                        (b"x-accel-buffering", b"no")]})
-                    message: JSONRPCMessage = first
-                    while True:
-                        text = encode(message)
-                        self._record_out(text, 200, H.EVENT_STREAM, revision)
-                        await send({"type": "http.response.body", "body": _sse(text), "more_body": True})
-                        if isinstance(message, (JSONRPCResultResponse, JSONRPCErrorResponse)):
-                            answered = True
-                            break
-                        message = await channel.receive()
-                    await send({"type": "http.response.body", "body": b""})
+                    number = None if modern else stream.new_stream()
+                    await sse_head(send, base)
+                    await self._pump(send, stream, channel, first, number, revision, done)
                 tg.cancel_scope.cancel()
         except (anyio.EndOfStream, anyio.ClosedResourceError, OSError):
             pass
         finally:
-            stream.close_exchange(request.id)
-        return answered
+            if number is not None and not done[0] and not stream.closed.is_set():
+                stream.parked[number] = (request.id, channel)  # the request runs on; a GET may resume it
+            else:
+                stream.close_exchange(request.id)
+        return done[0]
+
+    async def _pump(self, send: Send, stream: HttpServerStream, channel: MemoryObjectReceiveStream[JSONRPCMessage],
+                    message: JSONRPCMessage | None, number: int | None, revision: str | None, done: list[bool]) -> None:
+        await pump_events(send, stream, channel, message, number, done,
+                          lambda text: self._record_out(text, 200, H.EVENT_STREAM, revision))
+
+    async def _resume(self, session: HttpServerStream, last_event_id: str, receive: Receive, send: Send) -> None:
+        """Legacy ``GET`` with ``Last-Event-ID``: replay the events of that stream the client missed,
+        then, if its request is still running, go on with it until the response."""
+        found = session.missed(last_event_id)
+        if found is None:
+            await self._reply(send, 400, f"Bad Request: unknown Last-Event-ID {last_event_id}".encode(), "text/plain")
+            return
+        self._note(f"resuming stream {found[0]} after event {last_event_id}: {len(found[1])} event(s) to replay")
+        await resume_stream(send, receive, session, *found,
+                            lambda text: self._record_out(text, 200, H.EVENT_STREAM, session.revision))
 
     # -- GET and DELETE ------------------------------------------------------------------------------
     async def _get(self, receive: Receive, send: Send, headers: Headers) -> None:
@@ -464,7 +452,7 @@ class StreamableHTTPEndpoint:
         self.recorder.record_event(kind="transport", link=self.name, sender=self.info.client,
                                    receiver=self.info.server, text="GET (open a server-to-client stream)",
                                    transport="http", framing={"http": {"request": {
-                                       "method": "GET", "headers": _mcp_headers(headers)}}})
+                                       "method": "GET", "headers": mcp_headers(headers)}}})
         if session_id is None or not self.legacy_allowed:
             status = 405 if self.modern_allowed else 400
             await self._reply(send, status, b"", headers={"Allow": "POST"} if status == 405 else None)
@@ -476,6 +464,10 @@ class StreamableHTTPEndpoint:
         refused = H.refuse_content("GET", headers)
         if refused is not None:
             await self._reply(send, refused[0], refused[1].encode(), "text/plain")
+            return
+        last_event_id = headers.get(H.LAST_EVENT_ID)
+        if last_event_id is not None:
+            await self._resume(session, last_event_id, receive, send)
             return
         if session.get_stream_open:
             await self._reply(send, 409, b"Conflict: this session already has a GET stream", "text/plain")
@@ -496,7 +488,7 @@ class StreamableHTTPEndpoint:
                 async for message in session.standalone:
                     text = encode(message)
                     self._record_out(text, 200, H.EVENT_STREAM, session.revision)
-                    await send({"type": "http.response.body", "body": _sse(text), "more_body": True})
+                    await send({"type": "http.response.body", "body": sse_bytes(text), "more_body": True})
                 await send({"type": "http.response.body", "body": b""})
                 tg.cancel_scope.cancel()
         except (OSError, anyio.ClosedResourceError):
@@ -594,4 +586,5 @@ async def serve_http(server: Any, *, host: str = "127.0.0.1", port: int = 0, pat
             userver.should_exit = True
 
 
-__all__ = ["HttpServerHandle", "HttpServerStream", "StreamableHTTPEndpoint", "check_loopback", "serve_http"]
+__all__ = ["LOOPBACK_HOSTS", "HttpServerHandle", "HttpServerStream", "StreamableHTTPEndpoint", "check_loopback",
+           "origin_allowed", "serve_http"]
