@@ -630,3 +630,84 @@ def test_a_legacy_stream_cut_mid_way_is_resumed_with_last_event_id() -> None:
     assert [m["params"]["progress"] for m in messages[:-1]] == [2, 3, 4]
     assert messages[-1]["id"] == 2 and messages[-1]["result"]["content"][0]["text"] == "4 steps done"
     assert seen["bad"] == 400
+
+
+# --- bounded loops -------------------------------------------------------------------------------------
+
+
+class Recording:
+    """A client stream that records what the client sends and never receives anything."""
+
+    def __init__(self, expire_on: str | None = None) -> None:
+        from mcp_sim.transports.base import LinkInfo
+
+        self.info = LinkInfo(name="peer", transport="memory", client="client/peer", server="server/peer")
+        self.revision: str | None = None
+        self.auth = None
+        self.sent: list[Any] = []
+        self.expire_on = expire_on
+
+    async def send(self, message: Any, *, related_request_id: Any = None) -> None:
+        from mcp_sim.transports.base import SessionExpired
+        from mcp_sim.wire.jsonrpc import JSONRPCRequest, JSONRPCResultResponse
+
+        self.sent.append(message)
+        if isinstance(message, JSONRPCRequest) and message.method == self.expire_on:
+            raise SessionExpired("404: the session has expired")
+        if isinstance(message, JSONRPCRequest) and message.method == "initialize":
+            reply = JSONRPCResultResponse(message.id, {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                                                       "serverInfo": {"name": "peer", "version": "1"}})
+            self._client._on_response(reply)  # answer the handshake at once
+
+    async def receive(self) -> Any:
+        await anyio.sleep_forever()
+
+    async def aclose(self) -> None:
+        pass
+
+
+def test_unreadable_frames_are_answered_a_bounded_number_of_times() -> None:
+    """A peer that answers every error with another unreadable frame cannot keep a legacy client
+    answering for ever: past MAX_INVALID_REPLIES the client stops answering and says so."""
+    from mcp_sim.roles.client import Client
+    from mcp_sim.roles.client.connection import MAX_INVALID_REPLIES
+    from mcp_sim.wire.jsonrpc import PARSE_ERROR, InvalidMessage, JSONRPCErrorResponse, error_object
+
+    stream = Recording()
+
+    async def main() -> None:
+        client = Client(era="legacy")
+        stream._client = client  # type: ignore[attr-defined]
+        async with anyio.create_task_group() as tg:
+            await client.connect(stream, tg)  # type: ignore[arg-type]
+            reply = JSONRPCErrorResponse(None, error_object(PARSE_ERROR))
+            for _ in range(MAX_INVALID_REPLIES + 30):
+                client._dispatch(InvalidMessage("{", reply, "not JSON"), tg)
+            await anyio.sleep(0.1)
+            await client.close()
+
+    anyio.run(main)
+    answers = [m for m in stream.sent if isinstance(m, JSONRPCErrorResponse)]
+    assert len(answers) == MAX_INVALID_REPLIES
+
+
+def test_a_server_that_ends_every_session_is_not_reinitialized_for_ever() -> None:
+    from mcp_sim.roles.client import Client
+    from mcp_sim.roles.client.client_input import MAX_SESSION_RENEWALS
+    from mcp_sim.transports.base import SessionExpired
+
+    stream = Recording(expire_on="tools/list")
+
+    async def main() -> None:
+        client = Client(era="legacy")
+        stream._client = client  # type: ignore[attr-defined]
+        async with anyio.create_task_group() as tg:
+            await client.connect(stream, tg)  # type: ignore[arg-type]
+            with pytest.raises(SessionExpired):
+                await client.list_tools()
+            await client.close()
+
+    anyio.run(main)
+    methods = [getattr(m, "method", None) for m in stream.sent]
+    assert methods.count("initialize") == 1 + MAX_SESSION_RENEWALS
+    assert methods.count("tools/list") == 1 + MAX_SESSION_RENEWALS
