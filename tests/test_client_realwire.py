@@ -711,3 +711,60 @@ def test_a_server_that_ends_every_session_is_not_reinitialized_for_ever() -> Non
     methods = [getattr(m, "method", None) for m in stream.sent]
     assert methods.count("initialize") == 1 + MAX_SESSION_RENEWALS
     assert methods.count("tools/list") == 1 + MAX_SESSION_RENEWALS
+
+
+def test_the_real_client_resumes_a_broken_legacy_stream() -> None:
+    """The connection of a legacy POST's SSE answer is cut after its first event (an ASGI wrapper
+    around the real endpoint raises on the second write, and the socket closes mid-body). The real
+    client asks again with ``GET`` + ``Last-Event-ID`` and gets every progress notification and the
+    result, as if nothing had happened."""
+    import socket
+
+    import uvicorn
+
+    from mcp_sim.bridge.http_server import StreamableHTTPEndpoint
+
+    endpoint = StreamableHTTPEndpoint(build_steps())
+    inner = endpoint.app("/mcp")
+    cut = [False]
+
+    async def cutting(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or cut[0]:
+            await inner(scope, receive, send)
+            return
+        events = [0]
+
+        async def send_then_cut(message: Any) -> None:
+            if message["type"] == "http.response.body" and b"data:" in message.get("body", b""):
+                events[0] += 1
+                if events[0] == 2:
+                    cut[0] = True
+                    raise OSError("the test cuts the connection")
+            await send(message)
+
+        await inner(scope, receive, send_then_cut)
+
+    progress: list[float] = []
+    seen: dict[str, Any] = {}
+
+    async def main() -> None:
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        userver = uvicorn.Server(uvicorn.Config(cutting, log_level="critical", access_log=False, lifespan="on"))
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(userver.serve, [sock])
+                while not userver.started:
+                    await anyio.sleep(0.01)
+                async with connect_real(f"http://127.0.0.1:{port}/mcp", era="legacy") as session:
+                    seen["result"] = await session.client.call_tool(
+                        "steps", {"n": 4}, on_progress=lambda p, total, message: progress.append(p))
+                seen["events"] = [e.text or "" for e in session.recorder.events]
+                userver.should_exit = True
+
+    anyio.run(main)
+    assert cut[0]
+    assert seen["result"]["content"][0]["text"] == "4 steps done"
+    assert progress == [1, 2, 3, 4]
+    assert any("GET with Last-Event-ID" in text for text in seen["events"])

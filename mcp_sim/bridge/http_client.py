@@ -14,6 +14,8 @@ ending with the response — is read by a task of the stream's own task group an
   negotiated ``MCP-Protocol-Version`` go on every later POST; after ``notifications/initialized``
   a GET stream is opened for server messages unrelated to any request, and leaving the block ends
   the session with DELETE;
+* a legacy response stream that breaks after an event with an id is asked for again with ``GET`` and
+  ``Last-Event-ID`` (a few times at most), and the messages it missed arrive as if nothing happened;
 * a modern ``notifications/cancelled`` is not POSTed: the client hangs up that request's POST, since
   in 2026-07-28 closing the response stream is the cancellation (this ends a ``subscriptions/listen``).
 
@@ -70,6 +72,9 @@ from mcp_sim.wire.jsonrpc import (
 logger = logging.getLogger(__name__)
 
 Received = JSONRPCMessage | InvalidMessage | SessionExpired | RequestRefused
+
+MAX_RESUMES = 3
+"""How many times in a row a broken legacy stream is asked for again with ``Last-Event-ID``."""
 
 REFUSING_STATUSES = frozenset({401, 403})
 """Statuses that refuse a request outright (plus every ``5xx``): no era, no retry, no answer."""
@@ -264,12 +269,13 @@ class HttpClientStream:
                                        framing={"http": {"response": {"status": 202}}})
             return
         if content_type == H.EVENT_STREAM and status == 200:
-            parser = SseParser()
-            async for line in response.aiter_lines():
-                event = parser.feed_line(line.rstrip("\r"))
-                if event is not None and event.event == "message" and event.data.strip():
-                    self._record_in(event.data, status, content_type, sse=True)
-                    await self._deliver(event.data, request)
+            last_id: list[str | None] = [None]
+            try:
+                await self._read_events(response, request, last_id)
+            except httpx.HTTPError as cut:
+                if last_id[0] is None or self.session_id is None:
+                    raise  # nothing to resume from: the request fails with the cut
+                await self._resume(request, last_id, cut)
             return
         body = (await response.aread()).decode("utf-8", errors="replace")
         if status == 404 and sent_session is not None:
@@ -293,6 +299,43 @@ class HttpClientStream:
             await self._refuse(request, text, status)
         else:
             await self._fail(request, H.error_code_for_status(status), text, status)
+
+    async def _read_events(self, response: httpx.Response, request: JSONRPCRequest | None,
+                           last_id: list[str | None]) -> None:
+        """Deliver an SSE body's messages as they come, noting the last event id seen."""
+        parser = SseParser()
+        async for line in response.aiter_lines():
+            event = parser.feed_line(line.rstrip("\r"))
+            if event is None:
+                continue
+            if event.id:
+                last_id[0] = event.id
+            if event.event == "message" and event.data.strip():
+                self._record_in(event.data, response.status_code, H.EVENT_STREAM, sse=True)
+                await self._deliver(event.data, request)
+
+    async def _resume(self, request: JSONRPCRequest | None, last_id: list[str | None], cut: httpx.HTTPError) -> None:
+        """Legacy resumption: the stream broke after event ``last_id``; ``GET`` it again with
+        ``Last-Event-ID`` (at most :data:`MAX_RESUMES` times) and read on from where it stopped."""
+        for _ in range(MAX_RESUMES):
+            headers = {"Accept": H.EVENT_STREAM, H.MCP_SESSION_ID: self.session_id or "",
+                       H.LAST_EVENT_ID: last_id[0] or "", **self._headers}
+            if self.negotiated_version:
+                headers[H.MCP_PROTOCOL_VERSION] = self.negotiated_version
+            self.recorder.record_event(kind="transport", link=self.info.name, sender=self.info.client,
+                                       receiver=self.info.server, transport="http",
+                                       text=f"the stream broke ({type(cut).__name__}); GET with Last-Event-ID: "
+                                            f"{last_id[0]}", marks=("resume",))
+            try:
+                async with self._http.stream("GET", self.url, headers=headers,
+                                             timeout=httpx.Timeout(10, read=None)) as response:
+                    if response.status_code != 200:
+                        break  # the server cannot resume it: the request fails with the cut
+                    await self._read_events(response, request, last_id)
+                    return
+            except httpx.HTTPError as again:
+                cut = again
+        raise cut
 
     async def _listen(self) -> None:
         """The legacy GET stream: server messages that belong to no request."""
