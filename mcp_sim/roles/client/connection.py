@@ -16,6 +16,9 @@ This is the bottom layer of the Client, and it knows nothing of MCP's methods. I
 * **Reading.** :meth:`ClientConnection._run_receive_loop` is the only entry point for what the
   server sends: responses go to their waiters, notifications and server requests to the layers
   above (see :mod:`.client_input` and :mod:`.verbs`).
+* **Refusals.** A transport may refuse one request without any protocol answer (a real HTTP server's
+  ``401``): the stream raises :class:`~mcp_sim.transports.base.RequestRefused`, that request fails
+  with it, and nothing is sent back — a refusal is not a message to answer.
 """
 
 from __future__ import annotations
