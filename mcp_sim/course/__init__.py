@@ -28,7 +28,7 @@ CHAPTERS: Final = (
     Chapter("05", "What servers offer", "tools, resources, templates, prompts, completion, pagination", "written"),
     Chapter("06", "Transports", "stdio, Streamable HTTP, cancellation, faults", "planned"),
     Chapter("07", "Change", "list_changed, subscriptions/listen, caching with ttlMs/cacheScope", "planned"),
-    Chapter("08", "Tasks", "long-running work: 2025-11-25 tasks and the 2026-07-28 extension", "planned"),
+    Chapter("08", "Tasks", "long-running work: 2025-11-25 tasks and the 2026-07-28 extension", "written"),
     Chapter("09", "Security boundaries", "the security lab: attacks and fixes", "planned"),
     Chapter("10", "The real wire", "real MCP clients and servers, the official SDK", "planned"),
 )
