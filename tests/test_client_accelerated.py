@@ -315,7 +315,7 @@ def tasks_story(era: str) -> str:
             client = Client(era=era, callbacks=accept_elicitation({"ok": True}), sim=sim)  # type: ignore[arg-type]
             async with client.connected_to(client_end):
                 await client.list_tools()
-                await client.call_tool("batch", {"n": 2})
+                await client.call_tool("batch", {"n": 2}, task=True if era == "modern" else None)
                 await client.call_tool("approve", {}, task=True)
                 with pytest.raises(TaskTimeout):
                     await client.call_tool_as_task("forever", {}, task_timeout=3)

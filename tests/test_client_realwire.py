@@ -322,9 +322,18 @@ def methods_sent(events: list[Any]) -> list[str]:
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 def test_a_tool_that_requires_a_task_is_called_as_one_and_polled(era: str) -> None:
+    """2025-11-25: the listing says the tool requires a task, so ``call_tool`` makes one. 2026-07-28:
+    the server answers ``-32021`` naming the tasks extension; the caller asks for a task."""
+    from mcp_sim.protocol.errors import McpError
+
     async def body(client: Any) -> Any:
         await client.list_tools()
-        return await client.call_tool("batch", {"n": 3})
+        if client.era == "legacy":
+            return await client.call_tool("batch", {"n": 3})
+        with pytest.raises(McpError) as refused:
+            await client.call_tool("batch", {"n": 3})
+        assert refused.value.code == -32021 and EXT in str(refused.value.data)
+        return await client.call_tool("batch", {"n": 3}, task=True)
 
     result, events = sim_tasks(era, body)
     assert result["content"][0]["text"] == "batch of 3 done"
@@ -334,7 +343,7 @@ def test_a_tool_that_requires_a_task_is_called_as_one_and_polled(era: str) -> No
     if era == "legacy":
         call = next(e.message for e in events if e.message and e.message.get("method") == "tools/call")
         assert call["params"]["task"] == {} and sent[-1] == "tasks/result"
-    else:  # the server asked for the extension (-32021); the client called again, declaring it
+    else:  # the server asked for the extension (-32021); the caller called again, declaring it
         calls = [e.message for e in events if e.message and e.message.get("method") == "tools/call"]
         assert len(calls) == 2
         assert EXT not in (calls[0]["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]
@@ -381,7 +390,7 @@ def test_tasks_over_a_real_pipe(era: str) -> None:
             async with connect_real(serve_argv(server="test_client_realwire:build_fast_jobs"), env=env_with_tests(),
                                     era=era) as session:  # type: ignore[arg-type]
                 await session.client.list_tools()
-                seen["result"] = await session.client.call_tool("batch", {"n": 1})
+                seen["result"] = await session.client.call_tool("batch", {"n": 1}, task=True if era == "modern" else None)
         seen["sent"] = methods_sent(list(session.recorder.events))
 
     anyio.run(main)
@@ -403,7 +412,7 @@ def test_tasks_over_real_http_finish(era: str) -> None:
             async with serve_http(build_fast_jobs()) as handle, \
                     connect_real(handle.url, era=era) as session:  # type: ignore[arg-type]
                 await session.client.list_tools()
-                seen["result"] = await session.client.call_tool("batch", {"n": 1})
+                seen["result"] = await session.client.call_tool("batch", {"n": 1}, task=True if era == "modern" else None)
         seen["sent"] = methods_sent(list(session.recorder.events))
 
     anyio.run(main)

@@ -22,9 +22,9 @@ with ``tasks/cancel`` (``notifications/cancelled`` is never used for tasks) and 
 :class:`TaskTimeout`. Every loop here is bounded: by that deadline on the clock, and by
 :data:`MAX_TASK_POLLS`.
 
-:meth:`TaskCalls.call_tool` uses a task by itself when it has to: for a 2025-11-25 tool whose
-listing said ``taskSupport: "required"``, and in 2026-07-28 when the server answered ``-32021`` asking
-for the tasks extension.
+:meth:`TaskCalls.call_tool` uses a task by itself for a 2025-11-25 tool whose listing said
+``taskSupport: "required"``; in 2026-07-28 the caller asks for one (``task=True``) — a server whose
+tool runs only as a task says so with ``-32021``, naming the extension.
 """
 
 from __future__ import annotations
@@ -34,12 +34,7 @@ from typing import Any, Final
 
 import anyio
 
-from mcp_sim.protocol.errors import (
-    INTERNAL_ERROR,
-    METHOD_NOT_FOUND,
-    MISSING_REQUIRED_CLIENT_CAPABILITY,
-    McpError,
-)
+from mcp_sim.protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
 from mcp_sim.protocol.revisions import TASKS_EXTENSION, revision_at
 from mcp_sim.roles.client.callbacks import ClientCallbacks
 from mcp_sim.roles.client.connection import ProgressCallback
@@ -119,8 +114,10 @@ class TaskCalls(RestartingClient):
         ``isError: true``, not an exception (protocol errors raise :class:`McpError`).
 
         ``task=True`` runs it as a task (:meth:`call_tool_as_task`); ``None`` (the default) does so
-        when the tool requires it — its 2025-11-25 listing said so, or a 2026-07-28 server answered
-        ``-32021`` asking for the tasks extension."""
+        when the tool's 2025-11-25 listing said ``taskSupport: "required"``. In 2026-07-28 the server
+        decides and no listing says it: a tool that runs only as a task is answered ``-32021`` naming
+        the tasks extension, and the caller says ``task=True`` (the client never declares more than it
+        was asked to on its own)."""
         if task is None:
             task = self.era == "legacy" and self.task_support.get(name) == "required"
         if task:
@@ -128,16 +125,8 @@ class TaskCalls(RestartingClient):
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        try:
-            result, _ = await self._request("tools/call", params, timeout=timeout, on_progress=on_progress,
-                                            capabilities=capabilities)
-        except McpError as exc:
-            if self.era == "modern" and exc.code == MISSING_REQUIRED_CLIENT_CAPABILITY and _asks_for_tasks(exc.data):
-                self._note("transport", f"{self.participant} calls {name} again as a task: the server needs the "
-                           f"{TASKS_EXTENSION} extension for it", marks=("task",))
-                return await self.call_tool_as_task(name, arguments, on_progress=on_progress,
-                                                    capabilities=capabilities)
-            raise
+        result, _ = await self._request("tools/call", params, timeout=timeout, on_progress=on_progress,
+                                        capabilities=capabilities)
         return result
 
     async def call_tool_as_task(self, name: str, arguments: Mapping[str, Any] | None = None, *,
@@ -280,13 +269,6 @@ class TaskCalls(RestartingClient):
             answered.update(responses)
             await self.request("tasks/update", {"taskId": task_id, "inputResponses": responses},
                                capabilities=declared)
-
-
-def _asks_for_tasks(data: Any) -> bool:
-    """Does a ``-32021`` error's data ask for the tasks extension?"""
-    required = data.get("requiredCapabilities") if isinstance(data, Mapping) else None
-    extensions = required.get("extensions") if isinstance(required, Mapping) else None
-    return isinstance(extensions, Mapping) and TASKS_EXTENSION in extensions
 
 
 def _declares_task_calls(capabilities: Mapping[str, Any] | None) -> bool:
