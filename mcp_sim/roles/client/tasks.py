@@ -113,7 +113,8 @@ class TaskCalls(RestartingClient):
         """``tools/call``. Returns the ``CallToolResult``; a tool's own failure is a *result* with
         ``isError: true``, not an exception (protocol errors raise :class:`McpError`).
 
-        ``task=True`` runs it as a task (:meth:`call_tool_as_task`); ``None`` (the default) does so
+        ``task=True`` runs it as a task (:meth:`call_tool_as_task`, ``timeout`` then bounds the whole
+        task, by default :data:`TASK_TIMEOUT`); ``None`` (the default) does so
         when the tool's 2025-11-25 listing said ``taskSupport: "required"``. In 2026-07-28 the server
         decides and no listing says it: a tool that runs only as a task is answered ``-32021`` naming
         the tasks extension, and the caller says ``task=True`` (the client never declares more than it
@@ -121,7 +122,8 @@ class TaskCalls(RestartingClient):
         if task is None:
             task = self.era == "legacy" and self.task_support.get(name) == "required"
         if task:
-            return await self.call_tool_as_task(name, arguments, on_progress=on_progress, capabilities=capabilities)
+            return await self.call_tool_as_task(name, arguments, on_progress=on_progress, capabilities=capabilities,
+                                                task_timeout=TASK_TIMEOUT if timeout is None else timeout)
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
@@ -134,8 +136,9 @@ class TaskCalls(RestartingClient):
                                 on_progress: ProgressCallback | None = None,
                                 capabilities: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Call ``name`` as a task and wait for its result, polling as the task asks. Returns the tool's
-        ``CallToolResult`` (also when the server chose to run it at once). A failed task raises its
-        :class:`McpError`; one still running after ``task_timeout`` seconds is cancelled and raises
+        ``CallToolResult`` (also when the server chose to run it at once; a tool that reported its own
+        failure gives its ``isError`` result, as a plain call would). A task that failed with a protocol
+        error raises it as :class:`McpError`; one still running after ``task_timeout`` seconds is cancelled and raises
         :class:`TaskTimeout`."""
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
