@@ -31,7 +31,7 @@ from mcp_sim.roles.context import Context
 from mcp_sim.roles.server import Server
 from mcp_sim.roles.server_session import serve
 from mcp_sim.sim.world import Simulation
-from mcp_sim.transports import open_link
+from mcp_sim.transports import MessageStream, open_link
 from mcp_sim.transports.stdio import StdioClientStream
 
 Stream = Literal["stdin", "stdout", "stderr"]
@@ -122,8 +122,9 @@ def _pitfall_server(pitfall: str, sim: Simulation) -> Server:
 
 
 def pitfall_session(pitfall: str, seed: int, revision: str = "2025-11-25") -> list[StdioLine]:
-    """A stdio session with one mistake of :data:`PITFALLS` in it: the client reads two notes, and
-    the server's handler (or the client) writes what the pitfall says. The lines of all three pipes, in
+    """A stdio session with one mistake of :data:`PITFALLS` in it: the server announces itself on
+    stderr, the client reads two notes, and the server's handler (or the client) writes what the
+    pitfall says. The lines of all three pipes, in
     the order they were written."""
     if pitfall not in PITFALLS:
         raise ValueError(f"unknown pitfall {pitfall!r}; the pitfalls are {', '.join(PITFALLS)}")
@@ -132,10 +133,15 @@ def pitfall_session(pitfall: str, seed: int, revision: str = "2025-11-25") -> li
     paths = list(note_texts(sim))
     sim.random_for("order").shuffle(paths)
 
+    async def program(stream: MessageStream) -> None:
+        process = getattr(stream, "process", None)
+        if process is not None:  # a well-behaved start-up banner: on stderr
+            process.stderr_write(f"notes server 1.0.0 starting (pid {process.pid}, {revision})")
+        await serve(server, stream)
+
     async def main() -> None:
         async with anyio.create_task_group() as tg:
-            stream = await open_link(sim, tg, "notes", lambda s: serve(server, s), transport="stdio",
-                                     revision=revision)
+            stream = await open_link(sim, tg, "notes", program, transport="stdio", revision=revision)
             client = Client(era="modern" if revision >= "2026" else "legacy", versions=(revision,), sim=sim,
                             timeout=5.0)
             await client.connect(stream, tg)
