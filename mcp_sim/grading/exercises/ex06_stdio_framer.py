@@ -12,6 +12,7 @@ picks the revision, the pipe, the notes and where the cuts fall.
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -90,7 +91,7 @@ def _chunks(ctx: CheckContext, kind: str, lines: list[str]) -> tuple[list[bytes]
                 break
             cuts.append(at)
     bounds = [0, *cuts, len(data)]
-    return [data[a:b] for a, b in zip(bounds, bounds[1:], strict=False) if b > a], lines, tail
+    return [data[a:b] for a, b in itertools.pairwise(bounds) if b > a], lines, tail
 
 
 def _same(frame: Any, line: str) -> bool:
