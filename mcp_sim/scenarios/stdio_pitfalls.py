@@ -19,6 +19,7 @@ Every run is seeded: the same seed gives the same lines.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from typing import Final, Literal
@@ -74,10 +75,11 @@ def _recorded_lines(sim: Simulation) -> list[StdioLine]:
     return out
 
 
-def notes_session(seed: int, revision: str = "2025-11-25") -> list[StdioLine]:
+@functools.lru_cache(maxsize=64)
+def notes_session(seed: int, revision: str = "2025-11-25") -> tuple[StdioLine, ...]:
     """A healthy stdio session with the notes server (``revision`` picks the era): the opening, for
     each seeded note a ``tools/call`` that writes a copy and one that reads it, and a
-    ``resources/read``."""
+    ``resources/read``. (Remembered per seed and revision: the same run gives the same lines.)"""
     sim = Simulation(seed)
     files = note_texts(sim)
 
@@ -95,7 +97,7 @@ def notes_session(seed: int, revision: str = "2025-11-25") -> list[StdioLine]:
             await stream.aclose()
 
     sim.run(main)
-    return _recorded_lines(sim)
+    return tuple(_recorded_lines(sim))
 
 
 def _pitfall_server(pitfall: str, sim: Simulation) -> Server:
@@ -121,11 +123,12 @@ def _pitfall_server(pitfall: str, sim: Simulation) -> Server:
     return server
 
 
-def pitfall_session(pitfall: str, seed: int, revision: str = "2025-11-25") -> list[StdioLine]:
+@functools.lru_cache(maxsize=128)
+def pitfall_session(pitfall: str, seed: int, revision: str = "2025-11-25") -> tuple[StdioLine, ...]:
     """A stdio session with one mistake of :data:`PITFALLS` in it: the server announces itself on
     stderr, the client reads two notes, and the server's handler (or the client) writes what the
     pitfall says. The lines of all three pipes, in
-    the order they were written."""
+    the order they were written (remembered per pitfall, seed and revision)."""
     if pitfall not in PITFALLS:
         raise ValueError(f"unknown pitfall {pitfall!r}; the pitfalls are {', '.join(PITFALLS)}")
     sim = Simulation(seed)
@@ -153,7 +156,7 @@ def pitfall_session(pitfall: str, seed: int, revision: str = "2025-11-25") -> li
             await stream.aclose()
 
     sim.run(main)
-    return _recorded_lines(sim)
+    return tuple(_recorded_lines(sim))
 
 
 __all__ = ["PITFALLS", "StdioLine", "note_texts", "notes_session", "pitfall_session"]

@@ -13,6 +13,7 @@ seed tries every kind; the seed picks the revision, the notes and the wording.
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from typing import Any
 
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
@@ -26,11 +27,11 @@ R_STDERR = ("stdio: stderr is for logging of any kind (informational, debug, err
             "it and SHOULD NOT take it as a sign of failure. A session whose stdout and stdin carry only messages "
             "is sound.")
 
-_REVISIONS = ("2025-06-18", "2025-11-25", "2026-07-28")
+_REVISIONS = ("2025-11-25", "2026-07-28")  # every line shown is valid against its revision's schema
 WRITERS = {"stdout": "server", "stdin": "client"}
 
 
-def culprit(lines: list[StdioLine]) -> dict[str, Any] | None:
+def culprit(lines: Sequence[StdioLine]) -> dict[str, Any] | None:
     """The first line on stdin/stdout the simulator's JSON-RPC decoder rejects, and who wrote it."""
     for index, line in enumerate(lines):
         if line.stream in WRITERS and isinstance(decode(line.text), InvalidMessage):
@@ -38,9 +39,9 @@ def culprit(lines: list[StdioLine]) -> dict[str, Any] | None:
     return None
 
 
-def _session(ctx: CheckContext, kind: str) -> list[StdioLine]:
+def _session(ctx: CheckContext, kind: str) -> Sequence[StdioLine]:
     revision = ctx.rng.choice(_REVISIONS)
-    seed = ctx.rng.randrange(1 << 20)
+    seed = ctx.rng.randrange(12)
     return notes_session(seed, revision) if kind == "healthy session" else pitfall_session(kind, seed, revision)
 
 

@@ -38,7 +38,7 @@ R_RETRY = ("JSON-RPC ids: a request id MUST NOT have been used before in the ses
            "a new id — a late answer to the old id must never be mistaken for the retry's.")
 
 METHODS = ("tools/call", "resources/read", "prompts/get", "tools/list", "completion/complete")
-TICK = 0.25
+TICK = 0.5
 
 
 @dataclass

@@ -22,7 +22,7 @@ from typing import Any
 
 import anyio
 
-import mcp_sim.scenarios.weather as weather
+from mcp_sim.grading.exercises.ex06_http_answers import weather_server
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 from mcp_sim.roles.client import Client
 from mcp_sim.roles.server_session import serve
@@ -53,7 +53,8 @@ _LATER_CALLS: dict[str, Callable[[Client], Any]] = {
 
 
 def _weather_server(sim: Simulation, tg: Any, revision: str) -> SimulatedHttpServer:
-    return SimulatedHttpServer(sim, tg, "weather", lambda s: serve(weather.build(), s), versions=(revision,))
+    program = weather_server()  # one server program behind the endpoint; each session is served by it
+    return SimulatedHttpServer(sim, tg, "weather", lambda s: serve(program, s), versions=(revision,))
 
 
 @functools.lru_cache(maxsize=256)
@@ -92,8 +93,7 @@ def client_trace(seed: int, revision: str, first: str, second: str) -> tuple[dic
 
 def replay(revision: str, build: Callable[[str, str, dict[str, Any]], tuple[str, dict[str, str], str]],
            bodies: dict[str, Any], seed: int = 0) -> tuple[int, str, tuple[str, dict[str, str], str]]:
-    """On a fresh legacy endpoint: open one session (initialize + initialized), open and DELETE
-    another, then send the request ``build(live_id, ended_id, bodies)`` makes. Its status, the live
+    """On a fresh legacy endpoint: open one session with initialize, open and DELETE another, then send the request ``build(live_id, ended_id, bodies)`` makes. Its status, the live
     id and the request as sent."""
     sim = Simulation(seed)
     out: dict[str, Any] = {}
@@ -101,10 +101,7 @@ def replay(revision: str, build: Callable[[str, str, dict[str, Any]], tuple[str,
     async def open_session(stream: Any) -> str:
         head = dict(bodies["initialize headers"])
         response = await stream.http(HttpRequest("POST", "/mcp", Headers(head), bodies["initialize"]))
-        session = response.headers[SESSION]
-        follow = {**bodies["headers"], SESSION: session}
-        await stream.http(HttpRequest("POST", "/mcp", Headers(follow), bodies["initialized"]))
-        return str(session)
+        return str(response.headers[SESSION])
 
     async def main() -> None:
         async with anyio.create_task_group() as tg:
@@ -225,9 +222,9 @@ EXERCISE = Exercise(
     rules=(R_CARRY, R_400_404, R_DELETE, R_404),
     functions=("server_status", "client_headers", "after_404"),
     checks=(
-        Check("A live session's requests are served; DELETE ends it", R_DELETE, check_server, _SERVER_OK,
+        Check("A live session's requests are served; DELETE ends it", R_DELETE, check_server, _SERVER_OK, seeds=1,
               hint="Look the id up among the live sessions; header names ignore case."),
-        Check("No session id is 400; an unknown one is 404", R_400_404, check_server, _SERVER_BAD,
+        Check("No session id is 400; an unknown one is 404", R_400_404, check_server, _SERVER_BAD, seeds=1,
               hint="initialize must come without an id; everything else needs one, and it must be live."),
         Check("Every request after initialize carries the session id", R_CARRY, check_client_headers,
               ("the first session", "after a 404"),
