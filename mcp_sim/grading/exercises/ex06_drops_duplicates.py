@@ -185,12 +185,14 @@ def _fail_other(got: list[tuple[str, str]], want: list[tuple[str, str]], run: Ru
         if do == "deliver" and rid in run.cancelled:
             return CheckFailed(f"{where}, on_event() delivered the answer to request {key}, which had already timed "
                                "out and been cancelled.", R_LATE)
-        if do in ("cancel", "close") and rid in run.cancelled and (do, key) not in want:
-            wrong = any(m[1] == key for m in missing)
-            if wrong:
-                break
-            return CheckFailed(f"{where}, on_event() cancelled request {key} again; it was cancelled already.",
-                               R_TIMEOUT)
+        if do in ("cancel", "close"):
+            if any(m[1] == key for m in missing):
+                continue  # cancelled the wrong way: reported below
+            if rid in run.cancelled:
+                return CheckFailed(f"{where}, on_event() cancelled request {key} again; it was cancelled already.",
+                                   R_TIMEOUT)
+            return CheckFailed(f"{where}, on_event() cancelled request {key}, whose deadline has not come (or "
+                               "which was answered).", R_TIMEOUT)
     for do, key in missing:
         if do in ("cancel", "close"):
             other = [a for a in extra if a[1] == key and a[0] in ("cancel", "close")]
