@@ -93,8 +93,9 @@ def client_trace(seed: int, revision: str, first: str, second: str) -> tuple[dic
 
 def replay(revision: str, build: Callable[[str, str, dict[str, Any]], tuple[str, dict[str, str], str]],
            bodies: dict[str, Any], seed: int = 0) -> tuple[int, str, tuple[str, dict[str, str], str]]:
-    """On a fresh legacy endpoint: open one session with initialize, open and DELETE another, then send the request ``build(live_id, ended_id, bodies)`` makes. Its status, the live
-    id and the request as sent."""
+    """On a fresh legacy endpoint: open one session with initialize, open and DELETE another, then
+    send the request ``build(live_id, ended_id, bodies)`` makes. Its status, the live id and the
+    request as sent."""
     sim = Simulation(seed)
     out: dict[str, Any] = {}
 
