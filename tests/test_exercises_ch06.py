@@ -317,3 +317,45 @@ def test_a_correct_framer_written_differently_passes(tmp_path: Path) -> None:
     path.write_text(ANOTHER_FRAMER, encoding="utf-8")
     for result in grade_seeds(get_exercise("ex06_stdio_framer"), path, path.name, SEEDS[:3]):
         assert result.passed, result
+
+
+# --- the simulated sessions the chapter's exercises read ------------------------------------------
+
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
+def test_pitfall_sessions_are_repeatable_valid_and_broken_where_they_say(revision: str) -> None:
+    from mcp_sim.grading.exercises.ex06_diagnose_stdout import culprit
+    from mcp_sim.protocol.schema import schema_errors
+    from mcp_sim.scenarios.stdio_pitfalls import PITFALLS, notes_session, pitfall_session
+    from mcp_sim.wire.jsonrpc import InvalidMessage, decode, json_value
+
+    for pitfall in PITFALLS:
+        lines = pitfall_session(pitfall, 5, revision)
+        assert lines == pitfall_session.__wrapped__(pitfall, 5, revision), "the same seed gives the same lines"
+        found = culprit(lines)
+        assert (found is None) == (pitfall == "logs on stderr"), pitfall
+        if found is not None:
+            assert found["writer"] == ("client" if pitfall == "client note on stdin" else "server")
+        assert lines[0].stream == "stderr"  # the server announces itself where logs belong
+    healthy = notes_session(5, revision)
+    assert culprit(healthy) is None
+    text = "".join(line.text for line in healthy)
+    assert any(ch in text for ch in ("\u2028", "\u2029", "\x85")), "a line separator inside a JSON string"
+    assert any(ord(ch) > 0x7F for ch in text), "characters that need more than one UTF-8 byte"
+    for line in [*healthy, *pitfall_session("client note on stdin", 5, revision)]:
+        message = decode(line.text) if line.stream != "stderr" else None
+        if message is not None and not isinstance(message, InvalidMessage):
+            assert schema_errors(json_value(message), revision) == [], line.text
+
+
+def test_the_framer_cuts_fall_where_their_kind_says() -> None:
+    from mcp_sim.grading.exercises.ex06_stdio_framer import _chunks, _stream
+    from mcp_sim.grading.model import CheckContext
+    from mcp_sim.grading.runner import case_rng
+
+    for seed in range(5):
+        for kind, inside in (("a character split across reads", True), ("one message per read", False)):
+            ctx = CheckContext(None, case_rng(seed, kind), seed)  # type: ignore[arg-type]
+            reads, messages, tail = _chunks(ctx, kind, _stream(ctx))
+            cut_inside = any(0x80 <= nxt[0] < 0xC0 for nxt in reads[1:] if nxt)
+            assert cut_inside == inside, (seed, kind)
+            assert b"".join(reads).count(b"\n") >= len(messages) and not tail
