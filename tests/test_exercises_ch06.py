@@ -359,3 +359,65 @@ def test_the_framer_cuts_fall_where_their_kind_says() -> None:
             cut_inside = any(0x80 <= nxt[0] < 0xC0 for nxt in reads[1:] if nxt)
             assert cut_inside == inside, (seed, kind)
             assert b"".join(reads).count(b"\n") >= len(messages) and not tail
+
+
+# --- answers borrowed from the simulator where the exercise forbids it ----------------------------
+
+BORROWED: dict[str, str] = {
+    "ex06_stdio_framer": '''
+from mcp_sim.transports.stdio import Pipe   # the simulator's own pipe reader
+
+def feed(pending, chunk):
+    *finished, rest = (pending + chunk).split(b"\\n")
+    return [line.decode("utf-8") for line in finished if line.strip()], rest
+''',
+    "ex06_http_answers": '''
+import json
+from mcp_sim.transports.http import Headers, check_modern_headers
+from mcp_sim.wire.jsonrpc import decode
+
+def answer(method, headers, body):
+    if method != "POST":
+        return {"status": 405, "error": None}
+    message = decode(body)
+    mismatch = check_modern_headers(Headers(headers), message)
+    return {"status": 400, "error": mismatch.code} if mismatch else {"status": 200, "error": None}
+''',
+    "ex06_legacy_sessions": '''
+from mcp_sim.transports.http import MCP_SESSION_ID
+
+def server_status(method, headers, body, live_sessions):
+    return 200
+
+def client_headers(method, session_id):
+    return {} if method == "initialize" or session_id is None else {MCP_SESSION_ID: session_id}
+
+def after_404(method, status):
+    return ["initialize", "notifications/initialized", method] if status == 404 else []
+''',
+    "ex06_drops_duplicates": '''
+from mcp_sim.roles.client import Client   # the simulator's client keeps this bookkeeping
+
+def on_event(state, event, link):
+    return [], state
+''',
+    "ex06_diagnose_stdout": '''
+from mcp_sim.wire.jsonrpc import InvalidMessage, decode   # the simulator's own decoder
+
+def diagnose(lines):
+    for index, line in enumerate(lines):
+        if line["stream"] != "stderr" and isinstance(decode(line["text"]), InvalidMessage):
+            return {"index": index, "writer": "server" if line["stream"] == "stdout" else "client"}
+    return None
+''',
+}
+
+
+@pytest.mark.parametrize("exercise_id", list(BORROWED))
+def test_an_answer_borrowed_from_a_forbidden_module_is_refused(tmp_path: Path, exercise_id: str) -> None:
+    ex = get_exercise(exercise_id)
+    path = tmp_path / "starter.py"
+    path.write_text(BORROWED[exercise_id], encoding="utf-8")
+    for result in grade_seeds(ex, path, path.name, SEEDS[:3], stop_at_first_failure=True):
+        assert not result.passed
+        assert result.load_error and "this exercise forbids" in result.load_error, result
