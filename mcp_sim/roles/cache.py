@@ -37,24 +37,39 @@ INVALIDATES: Final[Mapping[str, tuple[str, ...]]] = {
 
 @dataclass(frozen=True)
 class AuthorizationContext:
-    """Whose view of the server a result is: the subject and tenant the token was issued to.
+    """Whose view of the server a result is: **everything** in the authorization that may change what
+    the server answers — the subject and tenant the token was issued to, the client it was issued to,
+    its scopes and its audience.
 
     Two callers with different contexts may legitimately see different tool lists (the spec lets a
-    tool set vary "according to the authorization supplied with the current request")."""
+    tool set vary "according to the authorization supplied with the current request"). Keying on
+    less — the user alone, say — would let the same user's narrowly scoped client (a third-party
+    app the user authorised for one thing) be served the list made for the user's fully scoped IDE."""
 
     subject: str | None = None
     tenant: str | None = None
+    client_id: str | None = None
+    scopes: tuple[str, ...] = ()
+    """Sorted and de-duplicated, so the same grant in another order is the same context."""
+    audience: str | None = None
 
     @classmethod
     def of(cls, auth: AuthInfo | None) -> AuthorizationContext:
         if auth is None:
             return ANONYMOUS
-        return cls(auth.subject, auth.tenant)
+        return cls(auth.subject, auth.tenant, auth.client_id, tuple(sorted(set(auth.scopes))), auth.audience)
 
     def __str__(self) -> str:
-        if self.subject is None and self.tenant is None:
+        if self.subject is None and self.tenant is None and self.client_id is None and not self.scopes:
             return "anonymous"
-        return f"{self.subject or '?'}@{self.tenant or '-'}"
+        text = f"{self.subject or '?'}@{self.tenant or '-'}"
+        if self.client_id:
+            text += f" via {self.client_id}"
+        if self.scopes:
+            text += f" [{' '.join(self.scopes)}]"
+        if self.audience:
+            text += f" for {self.audience}"
+        return text
 
 
 ANONYMOUS: Final = AuthorizationContext()

@@ -38,13 +38,18 @@ LABS: Final = _table(*client_features.LABS, *payments.LABS, *shared_machine.LABS
 """Every lab by name (read-only)."""
 
 
-def run_lab(name: str, config: Config = "vulnerable", seed: int = 0) -> LabResult:
-    """Run lab ``name`` in ``config`` (``"vulnerable"`` or ``"fixed"``) with ``seed``."""
+ALIASES: Final[Mapping[str, str]] = MappingProxyType({"tool-shadowing-by-name": "name-collision"})
+"""Other names a lab is known by."""
+
+
+def run_lab(name: str, config: Config = "vulnerable", seed: int = 0, variant: str = "main") -> LabResult:
+    """Run lab ``name`` in ``config`` (``"vulnerable"`` or ``"fixed"``) with ``seed``; ``variant`` picks
+    another attack on the same lesson (``LABS[name].variants``)."""
     try:
-        lab = LABS[name]
+        lab = LABS[ALIASES.get(name, name)]
     except KeyError:
         raise KeyError(f"no lab named {name!r}; the labs are: {', '.join(sorted(LABS))}") from None
-    return lab.run(config, seed)
+    return lab.run(config, seed, variant)
 
 
 __all__ = ["LABS", "LabResult", "run_lab"]
