@@ -30,6 +30,7 @@ from mcp_sim.security.identity import AuthInfo, pick_name
 from mcp_sim.security.lab import Lab, LabContext, LabFacts, Outcome
 from mcp_sim.security.sandbox import UNRESTRICTED, Machine, SandboxPolicy, SandboxViolation
 
+
 @dataclass(frozen=True)
 class Needs:
     """What a local server declares it needs: directories to read, environment variables, hosts to reach."""

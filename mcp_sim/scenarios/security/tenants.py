@@ -30,8 +30,8 @@ from mcp_sim.security.authorization import AccessDenied, authorize
 from mcp_sim.security.host_policy import ApprovalPolicy
 from mcp_sim.security.identity import AuthInfo, Directory, User, pick_name
 from mcp_sim.security.lab import Lab, LabContext, LabFacts, Outcome, server_main
-from mcp_sim.sim.world import Simulation
 from mcp_sim.security.tokens import AuthorizationServer, TokenRejected
+from mcp_sim.sim.world import Simulation
 from mcp_sim.transports.base import TransportClosed
 from mcp_sim.transports.http_server import SimulatedHttpServer
 

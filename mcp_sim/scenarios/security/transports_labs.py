@@ -29,6 +29,7 @@ from mcp_sim.transports import open_link
 from mcp_sim.transports.base import TransportClosed
 from mcp_sim.transports.http_server import SimulatedHttpServer
 
+
 @dataclass(frozen=True)
 class LogChannel:
     """Where the server's log lines go."""
