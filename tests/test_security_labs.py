@@ -15,6 +15,7 @@ EXPECTED = {
     "requeststate-tampering", "requeststate-replay", "stdio-stdout-contamination", "tool-poisoning", "rug-pull",
     "name-collision", "tool-shadowing", "token-passthrough", "confused-deputy", "capabilities-cached",
     "sampling-unbounded", "roots-not-sandbox", "elicitation-as-approval", "dns-rebinding", "state-handle-hijacking",
+    "local-server-compromise",
 }
 
 
@@ -45,6 +46,7 @@ OBTAINED = {
     "elicitation-as-approval": lambda e: e["transfers"],
     "dns-rebinding": lambda e: e["stolen"],
     "state-handle-hijacking": lambda e: e["stolen"],
+    "local-server-compromise": lambda e: e["received_by_collector"],
 }
 
 # Variants the vulnerable configuration happens to resist too (the fixed one must still hold).

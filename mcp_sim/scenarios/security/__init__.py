@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Final
 
 import mcp_sim.scenarios.security.client_features as client_features
+import mcp_sim.scenarios.security.local_install as local_install
 import mcp_sim.scenarios.security.payments as payments
 import mcp_sim.scenarios.security.shared_machine as shared_machine
 import mcp_sim.scenarios.security.tenants as tenants
@@ -34,7 +35,7 @@ def _table(*labs: Lab) -> Mapping[str, Lab]:
 
 
 LABS: Final = _table(*client_features.LABS, *payments.LABS, *shared_machine.LABS, *tenants.LABS,
-                     *tool_definitions.LABS, *transports_labs.LABS)
+                     *tool_definitions.LABS, *transports_labs.LABS, *local_install.LABS)
 """Every lab by name (read-only)."""
 
 
