@@ -21,6 +21,7 @@ import pytest
 import mcp_sim.scenarios.security.client_features as client_features
 import mcp_sim.scenarios.security.local_install as local_install
 import mcp_sim.scenarios.security.payments as payments
+import mcp_sim.scenarios.security.phishing as phishing
 import mcp_sim.scenarios.security.shared_machine as shared_machine
 import mcp_sim.scenarios.security.tenants as tenants
 import mcp_sim.scenarios.security.tool_definitions as tool_definitions
@@ -40,7 +41,7 @@ from mcp_sim.security.host_policy import (
 )
 from mcp_sim.security.identity import AuthInfo
 
-MODULES = (client_features, local_install, payments, shared_machine, tenants, tool_definitions, transports_labs)
+MODULES = (client_features, local_install, payments, phishing, shared_machine, tenants, tool_definitions, transports_labs)
 
 
 # --- static: the story never learns the configuration ----------------------------------------------

@@ -15,7 +15,7 @@ EXPECTED = {
     "requeststate-tampering", "requeststate-replay", "stdio-stdout-contamination", "tool-poisoning", "rug-pull",
     "name-collision", "tool-shadowing", "token-passthrough", "confused-deputy", "capabilities-cached",
     "sampling-unbounded", "roots-not-sandbox", "elicitation-as-approval", "dns-rebinding", "state-handle-hijacking",
-    "local-server-compromise",
+    "local-server-compromise", "elicitation-phishing",
 }
 
 
@@ -47,6 +47,7 @@ OBTAINED = {
     "dns-rebinding": lambda e: e["stolen"],
     "state-handle-hijacking": lambda e: e["stolen"],
     "local-server-compromise": lambda e: e["received_by_collector"],
+    "elicitation-phishing": lambda e: e["received_by_server"],
 }
 
 # Variants the vulnerable configuration happens to resist too (the fixed one must still hold).

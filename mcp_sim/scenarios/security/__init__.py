@@ -18,6 +18,7 @@ from typing import Final
 import mcp_sim.scenarios.security.client_features as client_features
 import mcp_sim.scenarios.security.local_install as local_install
 import mcp_sim.scenarios.security.payments as payments
+import mcp_sim.scenarios.security.phishing as phishing
 import mcp_sim.scenarios.security.shared_machine as shared_machine
 import mcp_sim.scenarios.security.tenants as tenants
 import mcp_sim.scenarios.security.tool_definitions as tool_definitions
@@ -35,7 +36,8 @@ def _table(*labs: Lab) -> Mapping[str, Lab]:
 
 
 LABS: Final = _table(*client_features.LABS, *payments.LABS, *shared_machine.LABS, *tenants.LABS,
-                     *tool_definitions.LABS, *transports_labs.LABS, *local_install.LABS)
+                     *tool_definitions.LABS, *transports_labs.LABS, *local_install.LABS,
+                     *phishing.LABS)
 """Every lab by name (read-only)."""
 
 
