@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 import mcp_sim.scenarios.security.client_features as client_features
+import mcp_sim.scenarios.security.injection as injection
 import mcp_sim.scenarios.security.local_install as local_install
 import mcp_sim.scenarios.security.payments as payments
 import mcp_sim.scenarios.security.phishing as phishing
@@ -41,7 +42,7 @@ from mcp_sim.security.host_policy import (
 )
 from mcp_sim.security.identity import AuthInfo
 
-MODULES = (client_features, local_install, payments, phishing, shared_machine, tenants, tool_definitions, transports_labs)
+MODULES = (client_features, injection, local_install, payments, phishing, shared_machine, tenants, tool_definitions, transports_labs)
 
 
 # --- static: the story never learns the configuration ----------------------------------------------

@@ -15,7 +15,7 @@ EXPECTED = {
     "requeststate-tampering", "requeststate-replay", "stdio-stdout-contamination", "tool-poisoning", "rug-pull",
     "name-collision", "tool-shadowing", "token-passthrough", "confused-deputy", "capabilities-cached",
     "sampling-unbounded", "roots-not-sandbox", "elicitation-as-approval", "dns-rebinding", "state-handle-hijacking",
-    "local-server-compromise", "elicitation-phishing",
+    "local-server-compromise", "elicitation-phishing", "prompt-injection-results",
 }
 
 
@@ -48,6 +48,7 @@ OBTAINED = {
     "state-handle-hijacking": lambda e: e["stolen"],
     "local-server-compromise": lambda e: e["received_by_collector"],
     "elicitation-phishing": lambda e: e["received_by_server"],
+    "prompt-injection-results": lambda e: e["leaked"],
 }
 
 # Variants the vulnerable configuration happens to resist too (the fixed one must still hold).

@@ -7,6 +7,11 @@ table is built here, in one place, from the modules that write them::
 
     from mcp_sim.scenarios.security import LABS, run_lab
     result = run_lab("separate-connections", config="vulnerable", seed=3)
+    run_lab("tool-poisoning", "fixed", seed=3, variant="parameter-description")  # LABS[name].variants
+
+In every lab the two configurations run the same story with the same model, users, servers and attack;
+only the declared defence (``LABS[name].defences``) differs. ``tool-shadowing-by-name`` is the old
+name of ``name-collision``.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from types import MappingProxyType
 from typing import Final
 
 import mcp_sim.scenarios.security.client_features as client_features
+import mcp_sim.scenarios.security.injection as injection
 import mcp_sim.scenarios.security.local_install as local_install
 import mcp_sim.scenarios.security.payments as payments
 import mcp_sim.scenarios.security.phishing as phishing
@@ -37,7 +43,7 @@ def _table(*labs: Lab) -> Mapping[str, Lab]:
 
 LABS: Final = _table(*client_features.LABS, *payments.LABS, *shared_machine.LABS, *tenants.LABS,
                      *tool_definitions.LABS, *transports_labs.LABS, *local_install.LABS,
-                     *phishing.LABS)
+                     *phishing.LABS, *injection.LABS)
 """Every lab by name (read-only)."""
 
 
