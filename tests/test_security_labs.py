@@ -119,10 +119,6 @@ def test_runs_are_deterministic_and_seeds_vary_the_attack(lab: str) -> None:
     assert a.evidence != c.evidence
 
 
-def test_old_name_of_the_collision_lab_still_runs() -> None:
-    assert run_lab("tool-shadowing-by-name", "vulnerable", 0).lab == "name-collision"
-
-
 def test_unknown_lab_and_variant_are_named() -> None:
     with pytest.raises(KeyError, match="separate-connections"):
         run_lab("no-such-lab")

@@ -10,8 +10,8 @@ table is built here, in one place, from the modules that write them::
     run_lab("tool-poisoning", "fixed", seed=3, variant="parameter-description")  # LABS[name].variants
 
 In every lab the two configurations run the same story with the same model, users, servers and attack;
-only the declared defence (``LABS[name].defences``) differs. ``tool-shadowing-by-name`` is the old
-name of ``name-collision``.
+only the declared defence (``LABS[name].defences``) differs.  (``tool-shadowing`` now shows one server's
+text steering another server's tool; the name clash it used to show is ``name-collision``.)
 """
 
 from __future__ import annotations
@@ -47,15 +47,11 @@ LABS: Final = _table(*client_features.LABS, *payments.LABS, *shared_machine.LABS
 """Every lab by name (read-only)."""
 
 
-ALIASES: Final[Mapping[str, str]] = MappingProxyType({"tool-shadowing-by-name": "name-collision"})
-"""Other names a lab is known by."""
-
-
 def run_lab(name: str, config: Config = "vulnerable", seed: int = 0, variant: str = "main") -> LabResult:
     """Run lab ``name`` in ``config`` (``"vulnerable"`` or ``"fixed"``) with ``seed``; ``variant`` picks
     another attack on the same lesson (``LABS[name].variants``)."""
     try:
-        lab = LABS[ALIASES.get(name, name)]
+        lab = LABS[name]
     except KeyError:
         raise KeyError(f"no lab named {name!r}; the labs are: {', '.join(sorted(LABS))}") from None
     return lab.run(config, seed, variant)
