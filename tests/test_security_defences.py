@@ -169,6 +169,9 @@ def test_a_cache_keyed_by_user_misses_another_client_of_the_same_user() -> None:
     assert narrow == LABS["list-cache-shared"].defences["vulnerable"]
     assert LABS["list-cache-shared"].run_with(narrow, "fixed", 3, "other-tenant").succeeded is False  # tenants: fine
     assert _narrow("list-cache-shared", narrow, "other-scopes") == (True, True)  # clients and grants: not
+    with_scopes = tenants.CacheKeying(tenants.GrantKeyedCache)  # subject, tenant and scopes, no client
+    assert _narrow("list-cache-shared", with_scopes, "other-client") == (False, True)
+    assert _narrow("list-cache-shared", with_scopes, "other-audience") == (False, True)
 
 
 def test_idempotency_per_state_nonce_misses_a_replay_of_the_whole_flow() -> None:

@@ -455,6 +455,7 @@ class ServerSession(LegacyConnection):
         if not isinstance(requested, Mapping):
             raise invalid_params("subscriptions/listen needs params.notifications (a SubscriptionFilter)",
                                  revision=ctx.revision)
+        tasks.require_tasks_extension_to_listen(ctx, requested)
         store = self.server.task_store
         known = None
         if self.server.tasks_extension:

@@ -13,7 +13,8 @@ of roots. The two eras ask for it differently:
   ``requestState`` echoed exactly (Multi Round-Trip Requests, MRTR: :meth:`ClientInput._request`).
 
 Either way the client fulfils only the kinds of input it declared (:meth:`ClientInput.fulfil_input`),
-and the Host decides the answer.
+and the Host decides the answer. An accepted elicitation whose content breaks the requested schema
+goes out as ``decline`` (:mod:`.elicitation`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from mcp_sim.protocol.lifecycle import has_capability
 from mcp_sim.protocol.revisions import TASKS_EXTENSION
 from mcp_sim.roles.client.callbacks import ClientCallbacks
 from mcp_sim.roles.client.connection import ProgressCallback
+from mcp_sim.roles.client.elicitation import checked_answer
 from mcp_sim.roles.client.errors import (
     OUTCOME_MAY_BE_UNKNOWN,
     ConnectionLost,
@@ -53,6 +55,10 @@ from mcp_sim.wire.jsonrpc import (
 )
 
 log = logging.getLogger(__name__)
+
+MAX_SESSION_RENEWALS: Final = 2
+"""How many times one request starts a new legacy HTTP session after a ``404``: a server that ends
+every session it opens must not keep the client re-initializing for ever."""
 
 MAX_INPUT_ROUNDS: Final = 8
 """How many times a client fulfils ``InputRequiredResult`` for one request before giving up: the
@@ -101,6 +107,7 @@ class ClientInput(SessionOpening):
         renegotiated = False
         rounds = 0
         crashes = 0
+        renewals = 0
         retry_params = original
         mrtr_retry = False
         while True:
@@ -117,7 +124,8 @@ class ClientInput(SessionOpening):
                                                 timeout=self.timeout if timeout is None else timeout,
                                                 on_progress=on_progress)
             except SessionExpired:
-                if self.era != "legacy":
+                renewals += 1
+                if self.era != "legacy" or renewals > MAX_SESSION_RENEWALS:
                     raise
                 # Legacy Streamable HTTP answered 404: the session is gone; start a new one.
                 self._note("transport", f"{self.participant} re-initializes: the server ended the session",
@@ -257,7 +265,11 @@ class ClientInput(SessionOpening):
             if mode == "form" and not has_capability(declared, "elicitation.form") \
                     and has_capability(declared, "elicitation.url"):
                 raise McpError(INVALID_PARAMS, "form-mode elicitation was not declared by this client", revision=rev)
-            return await cb.elicitation(server, params)
+            answer, problems = checked_answer(params, await cb.elicitation(server, params))
+            if problems:
+                self._note("transport", f"{self.participant} declines instead of accepting: the answer breaks the "
+                           f"requested schema ({'; '.join(problems)})", marks=("declined", "invalid"))
+            return answer
         if method == "sampling/createMessage":
             if cb.sampling is None or not has_capability(declared, "sampling"):
                 raise method_not_declared(method, "sampling", rev)

@@ -184,6 +184,15 @@ class UserKeyedCache(ListCache):
         return super().put(server, self._narrow(auth), method, key, result, mrtr_retry=mrtr_retry)
 
 
+class GrantKeyedCache(UserKeyedCache):
+    """A less narrow key that is still too narrow: subject, tenant and scopes, but not the client or
+    the audience."""
+
+    @staticmethod
+    def _narrow(auth: AuthorizationContext) -> AuthorizationContext:
+        return AuthorizationContext(auth.subject, auth.tenant, auth.scopes)
+
+
 CACHE = LabFacts(
     title="List cache shared across authorization contexts",
     attacker="a third-party app the user authorised with a narrow grant, sharing the user's gateway",
@@ -218,18 +227,27 @@ async def cache_story(ctx: LabContext, defence: CacheKeying) -> Outcome:
     def export() -> str:
         return "exported"
 
+    hr_uri = "https://hr.example/mcp"
+
+    def may_export(auth: AuthInfo | None) -> bool:
+        """The admin tool is offered to the tenant's admins, through the first-party IDE, with a token for
+        this server — the list depends on every part of the grant."""
+        return auth is not None and auth.tenant == user.tenant and "hr:admin" in auth.scopes \
+            and auth.client_id == "ide" and auth.audience == hr_uri
+
     hr.add_tool(export, name="export_payroll", description=f"Export {user.tenant}'s payroll to account {account}.",
-                visible=lambda auth: auth is not None and auth.tenant == user.tenant and "hr:admin" in auth.scopes)
-    full = AuthInfo(user.subject, user.tenant, scopes=("hr:read", "hr:admin"), client_id="ide",
-                    audience="https://hr.example/mcp")
+                visible=may_export)
+    full = AuthInfo(user.subject, user.tenant, scopes=("hr:read", "hr:admin"), client_id="ide", audience=hr_uri)
     second = {"main": AuthInfo(user.subject, user.tenant, scopes=("hr:read",), client_id="calendar-app",
-                               audience=full.audience),
+                               audience=hr_uri),
               "other-scopes": AuthInfo(user.subject, user.tenant, scopes=("hr:read",), client_id="ide",
-                                       audience=full.audience),
-              "other-audience": AuthInfo(user.subject, user.tenant, scopes=("hr:read",), client_id="ide",
+                                       audience=hr_uri),
+              "other-client": AuthInfo(user.subject, user.tenant, scopes=full.scopes, client_id="calendar-app",
+                                       audience=hr_uri),
+              "other-audience": AuthInfo(user.subject, user.tenant, scopes=full.scopes, client_id="ide",
                                          audience="https://reports.example/mcp"),
               "other-tenant": AuthInfo(outsider.subject, outsider.tenant, scopes=("hr:read",),
-                                       client_id="calendar-app", audience=full.audience)}[ctx.variant]
+                                       client_id="calendar-app", audience=hr_uri)}[ctx.variant]
     cache = defence.cache(ctx.sim.now)
     seen: list[list[str]] = []
     for i, auth in enumerate((full, second)):
@@ -503,7 +521,8 @@ LABS: Final = (
     Lab("list-cache-shared", CACHE, cache_story,
         {"vulnerable": CacheKeying(UserKeyedCache), "fixed": CacheKeying(ListCache)},
         {"other-scopes": "the same client of the same user, with a narrower grant",
-         "other-audience": "the same user and client, with a token for another resource",
+         "other-client": "the same user and the same scopes, through another client",
+         "other-audience": "the same user, client and scopes, with a token for another resource",
          "other-tenant": "a user of another tenant on the same gateway"}),
     Lab("state-handle-hijacking", HANDLES, handle_story,
         {"vulnerable": Handles(SequentialHandles()), "fixed": Handles(BoundHandles())},
