@@ -100,7 +100,9 @@ class ClientInput(SessionOpening):
 
         One logical request may take several exchanges: an ``InputRequiredResult`` is answered and the
         request sent again; ``-32022`` picks another version and sends it again; an expired legacy HTTP
-        session is re-initialized; a crashed stdio server is restarted (see :mod:`.restart`)."""
+        session is re-initialized; a crashed stdio server is restarted (see :mod:`.restart`). A request
+        made while a legacy session is being opened waits for it, then goes out on the new session."""
+        await self._session_open()
         self._check_request(method)
         original = dict(params or {})
         declared = dict(capabilities) if capabilities is not None else None
@@ -119,6 +121,7 @@ class ClientInput(SessionOpening):
             else:
                 wire_params = retry_params  # legacy capabilities were declared once, at initialize
             generation = self.restarts
+            session = self.sessions_opened
             try:
                 response = await self._exchange(method, wire_params or None,
                                                 timeout=self.timeout if timeout is None else timeout,
@@ -127,6 +130,9 @@ class ClientInput(SessionOpening):
                 renewals += 1
                 if self.era != "legacy" or renewals > MAX_SESSION_RENEWALS:
                     raise
+                await self._session_open()
+                if self.sessions_opened != session:
+                    continue  # another request has already opened a new session: use it
                 # Legacy Streamable HTTP answered 404: the session is gone; start a new one.
                 self._note("transport", f"{self.participant} re-initializes: the server ended the session",
                            marks=("session-expired",))
@@ -165,6 +171,11 @@ class ClientInput(SessionOpening):
                                f"the client gives up after {self.max_input_rounds} rounds")
             retry_params = await self._fulfil_input_required(original, result, declared_now)
             mrtr_retry = True
+
+    async def _session_open(self) -> None:
+        """Wait while a legacy ``initialize`` is in flight (a new session after a ``404`` or a restart)."""
+        while self._initializing is not None:
+            await self._initializing.wait()
 
     def _check_request(self, method: str) -> None:
         """Refuse, before anything is sent, a request this connection cannot carry now: the client is

@@ -34,7 +34,7 @@ from anyio.abc import TaskGroup
 from mcp_sim.protocol import meta as M
 from mcp_sim.protocol.errors import INVALID_REQUEST, McpError
 from mcp_sim.protocol.lifecycle import LegacyLifecycle
-from mcp_sim.protocol.revisions import Era
+from mcp_sim.protocol.revisions import Era, get_revision
 from mcp_sim.roles.client.errors import ConnectionLost, RequestTimeout
 from mcp_sim.roles.client.subscriptions import Subscription
 from mcp_sim.sim.world import Simulation
@@ -306,7 +306,10 @@ class ClientConnection(ABC):
             tg.start_soon(self._on_server_request, message)
         else:
             self._note("transport", f"{self.participant} could not read a frame: {message.reason}", marks=("invalid",))
-            if message.is_answerable and self.era == "legacy":
+            if message.is_answerable and self.era == "legacy" and (
+                    message.reply.id is not None or self.protocol_version is None
+                    or get_revision(self.protocol_version).error_id_optional):
+                # An error without an id (the frame's id is unknown) exists only from 2025-11-25.
                 self._invalid_replies += 1
                 if self._invalid_replies <= MAX_INVALID_REPLIES:
                     tg.start_soon(self._send_quietly, message.reply)

@@ -81,6 +81,12 @@ class SessionOpening(ClientConnection):
         self.probe_timeout = probe_timeout
         self.discover_on_connect = discover
         self.log_level = log_level
+        self.sessions_opened = 0
+        """How many legacy sessions ``initialize`` has opened on this connection (a new one after a
+        ``404`` or a restart)."""
+        self._initializing: anyio.Event | None = None
+        """Set while a legacy ``initialize`` is in flight: other requests wait for it (the lifecycle allows
+        nothing but pings until the session is open), then go out on the new session."""
         self._task_group: TaskGroup | None = None
 
         # What we learnt about the server.
@@ -194,6 +200,15 @@ class SessionOpening(ClientConnection):
         """The legacy handshake: ``initialize`` with the newest legacy version this client speaks,
         its capabilities and ``clientInfo``; accept the server's version only if we speak it (else
         disconnect, as the spec says); then ``notifications/initialized``."""
+        self._initializing = opened = anyio.Event()
+        try:
+            await self._initialize_once()
+            self.sessions_opened += 1
+        finally:
+            self._initializing = None
+            opened.set()
+
+    async def _initialize_once(self) -> None:
         self.era = "legacy"
         self.lifecycle = LegacyLifecycle("client")
         offered = self._newest("legacy")
