@@ -24,6 +24,7 @@ from mcp_sim.grading.exercises import (
     ex05_pagination,
     ex05_tool_results,
     ex05_who_controls,
+    ex08_task_polling,
 )
 from mcp_sim.grading.model import Exercise
 
@@ -31,7 +32,8 @@ EXERCISES: Final[Mapping[str, Exercise]] = MappingProxyType({
     m.EXERCISE.id: m.EXERCISE
     for m in (ex01_topology, ex02_next_message, ex02_error_codes, ex03_version_negotiation, ex03_modern_meta,
               ex03_era_detection, ex04_mrtr_loop, ex04_seal_state,
-              ex05_tool_results, ex05_pagination, ex05_diagnose, ex05_who_controls)
+              ex05_tool_results, ex05_pagination, ex05_diagnose, ex05_who_controls,
+              ex08_task_polling)
 })
 """Every exercise, in course order."""
 
