@@ -24,6 +24,8 @@ from mcp_sim.grading.exercises import (
     ex05_pagination,
     ex05_tool_results,
     ex05_who_controls,
+    ex08_diagnose,
+    ex08_next_message,
     ex08_task_polling,
 )
 from mcp_sim.grading.model import Exercise
@@ -33,7 +35,7 @@ EXERCISES: Final[Mapping[str, Exercise]] = MappingProxyType({
     for m in (ex01_topology, ex02_next_message, ex02_error_codes, ex03_version_negotiation, ex03_modern_meta,
               ex03_era_detection, ex04_mrtr_loop, ex04_seal_state,
               ex05_tool_results, ex05_pagination, ex05_diagnose, ex05_who_controls,
-              ex08_task_polling)
+              ex08_task_polling, ex08_next_message, ex08_diagnose)
 })
 """Every exercise, in course order."""
 

@@ -236,7 +236,7 @@ def make_case(ctx: CheckContext, revision: str, ends: str, *, polls: int | None 
     polls = polls if polls is not None else rng.randint(2, 4)
     step = first if first is not None else default
     timeline: list[tuple[int, str, Any]] = [(start, "working", first)]
-    if intervals == "changing":
+    if intervals == "changing" and first is not None:
         later = first * 2 if rng.random() < 0.5 else first + 3000
         timeline.append((start + step + 1, "working", later))
         step = later

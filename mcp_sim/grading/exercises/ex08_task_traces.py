@@ -14,7 +14,8 @@ step:
   cancels.
 * **2026-07-28** (the ``io.modelcontextprotocol/tasks`` extension): ``server/discover``; a call that
   does not declare the extension and so runs inline; a call that does and gets ``resultType: "task"``;
-  ``tasks/get`` while it works and once it completed; a ``tasks/cancel`` of the finished task; a task
+  ``tasks/get`` while it works and once it completed; a ``tasks/cancel`` of the finished task (and a
+  ``tasks/get`` showing it is still completed); a task
   that waits for the user (``input_required``, then ``tasks/update``); a task the client cancels.
 
 Each message comes back as ``{"from": "client" | "server", "message": {...}, "t_ms": ...}``, with the
@@ -23,7 +24,9 @@ world the learner may need to answer (tool outputs, the server's defaults, the u
 
 from __future__ import annotations
 
+import functools
 import json
+import random
 from typing import Any, Final
 
 import anyio
@@ -54,8 +57,8 @@ def draw_world(rng: Any, revision: str) -> dict[str, Any]:
         "long_tool": long_tool, "only_task_tool": only_task, "asking_tool": asking,
         "steps": steps, "step_seconds": step_s,
         "poll_interval_ms": rng.choice((500, 1000, 2000, 5000)),
-        "server_ttl_ms": rng.choice((60_000, 90_000, 300_000)),
-        "requested_ttl_ms": rng.choice((30_000, 120_000, 600_000)),
+        "server_ttl_ms": rng.choice((120_000, 300_000, 600_000)),
+        "requested_ttl_ms": rng.choice((240_000, 480_000, 900_000)),
         "with_list": rng.random() < 0.5,
         "outputs": {long_tool: f"{long_tool} finished (job {token})", only_task: f"{only_task} done",
                     asking: f"{asking}: confirmed"},
@@ -120,6 +123,7 @@ async def _modern_story(client: Any, world: dict[str, Any]) -> None:
     await anyio.sleep(world["steps"] * world["step_seconds"] + 1)
     await client.request("tasks/get", {"taskId": task_id}, capabilities=caps)
     await _expect_error(client.request("tasks/cancel", {"taskId": task_id}, capabilities=caps))
+    await client.request("tasks/get", {"taskId": task_id}, capabilities=caps)
     asked = await client.request("tools/call", {"name": world["asking_tool"], "arguments": {}}, capabilities=caps)
     await anyio.sleep(2)
     pending = await client.request("tasks/get", {"taskId": asked["taskId"]}, capabilities=caps)
@@ -159,6 +163,55 @@ def task_trace(rng: Any, revision: str) -> tuple[list[dict[str, Any]], dict[str,
     return messages, world
 
 
+@functools.lru_cache(maxsize=1024)
+def _recorded(story_seed: int, revision: str) -> str:
+    """One run, kept as JSON text: a simulation is deterministic, so the same seed need not run twice
+    (the grader replays the same cases for every file it grades)."""
+    return json.dumps(task_trace(random.Random(story_seed), revision))
+
+
+def story(rng: Any, revision: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """:func:`task_trace` for a story seed drawn from ``rng``; a fresh copy every time."""
+    messages, world = json.loads(_recorded(rng.randrange(1 << 16), revision))
+    return messages, world
+
+
 def public(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The messages as the learner sees them: who sent what, without the recorder's timestamps."""
     return [{"from": m["from"], "message": m["message"]} for m in messages]
+
+
+def schema_problems(message: dict[str, Any], method: str | None, revision: str) -> list[str]:
+    """What the official schema of ``revision`` says is wrong with ``message`` (its envelope, then its
+    body: the request's type, or the result type of ``method``; the tasks extension's results against
+    the extension's schema). Empty when it is valid — or when the schemas are not installed."""
+    from mcp_sim.protocol.revisions import TASKS_EXTENSION_METHODS, get_revision
+    from mcp_sim.protocol.schema import find_spec_dir, schema_errors
+
+    if find_spec_dir() is None:
+        return []
+    problems = schema_errors(message, revision, "JSONRPCMessage")
+    if problems:
+        return problems
+    rev = get_revision(revision)
+    if "method" in message:
+        info = rev.requests.get(message["method"]) if "id" in message else None
+        if info is None:
+            return []
+        instance = message if rev.types_carry_envelope else {k: v for k, v in message.items()
+                                                             if k in ("method", "params")}
+        return schema_errors(instance, revision, info.request_type)
+    if "result" not in message or method is None:
+        return []
+    result = message["result"]
+    extension = TASKS_EXTENSION_METHODS.get(method)
+    if rev.is_modern and extension is not None:
+        return schema_errors(result, "ext-tasks", extension.result_type)
+    if rev.is_modern and isinstance(result, dict) and result.get("resultType") == "task":
+        return schema_errors(result, "ext-tasks", "CreateTaskResult")
+    req = rev.requests.get(method)
+    if req is None:
+        return []
+    if isinstance(result, dict) and "task" in result and rev.has_tasks:
+        return schema_errors(result, revision, "CreateTaskResult")
+    return schema_errors(result, revision, "Result" if req.result_type == "EmptyResult" else req.result_type)
