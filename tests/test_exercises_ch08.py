@@ -22,7 +22,7 @@ from test_exercises import SEEDS, _edit
 from mcp_sim.grading import get_exercise
 from mcp_sim.grading.exercises import ex08_diagnose, ex08_task_traces
 from mcp_sim.grading.runner import grade_seeds, reference_path
-from mcp_sim.protocol.schema import find_spec_dir
+from mcp_sim.protocol.schema import find_spec_dir, schema_errors
 
 POLL, NEXT, DIAG = "ex08_task_polling", "ex08_next_message", "ex08_diagnose"
 
@@ -214,15 +214,51 @@ def _answered(messages: list[dict[str, Any]]) -> dict[int, str]:
     return out
 
 
+def _body(message: dict[str, Any], method: str | None, revision: str) -> tuple[str, str, Any] | None:
+    from test_fidelity import _body_type
+
+    return _body_type(message, method, revision)
+
+
 @pytest.mark.skipif(find_spec_dir() is None, reason="official MCP schemas not found")
 @pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
 def test_the_simulated_task_stories_are_valid_against_the_schema(revision: str) -> None:
+    """Every message of the stories, checked with the ``jsonschema`` library (as the fidelity test does)
+    and with the grader's own fast validator, which must agree."""
     for seed in range(5):
         messages, _ = ex08_task_traces.task_trace(random.Random(seed), revision)
         methods = _answered(messages)
         assert len(messages) > 20
         for i, m in enumerate(messages):
+            assert schema_errors(m["message"], revision, "JSONRPCMessage") == [], (i, m)
+            body = _body(m["message"], methods.get(i), revision)
+            if body is not None:
+                assert schema_errors(body[2], body[0], body[1]) == [], (i, m)
             assert ex08_task_traces.schema_problems(m["message"], methods.get(i), revision) == [], (i, m)
+
+
+@pytest.mark.skipif(find_spec_dir() is None, reason="official MCP schemas not found")
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
+def test_the_graders_validator_rejects_what_the_schema_rejects(revision: str) -> None:
+    messages, _ = ex08_task_traces.task_trace(random.Random(1), revision)
+    methods = _answered(messages)
+    created = next(i for i, m in enumerate(messages) if methods.get(i) == "tools/call"
+                   and ("task" in m["message"]["result"] or m["message"]["result"].get("resultType") == "task"))
+    polled = next(i for i, m in enumerate(messages) if m["message"].get("method") == "tasks/get")
+    broken = []
+    answer = copy.deepcopy(messages[created]["message"])
+    task = answer["result"].get("task", answer["result"])
+    task["status"] = "sleeping"                       # not a TaskStatus
+    broken.append((answer, "tools/call"))
+    answer = copy.deepcopy(messages[created]["message"])
+    answer["result"].get("task", answer["result"]).pop("createdAt")   # a required member missing
+    broken.append((answer, "tools/call"))
+    request = copy.deepcopy(messages[polled]["message"])
+    request["params"]["taskId"] = 7                   # taskId is a string
+    broken.append((request, None))
+    broken.append(({"jsonrpc": "2.0", "id": None, "result": {}}, "tasks/get"))   # a null id
+    for message, method in broken:
+        assert ex08_task_traces.schema_problems(message, method, revision) != [], message
 
 
 @pytest.mark.parametrize("kind", [k for c in ex08_diagnose.EXERCISE.checks for k in c.kinds if "sound" not in k])
@@ -236,3 +272,41 @@ def test_a_broken_trace_differs_from_the_run_in_one_message(kind: str) -> None:
         bad = ex08_diagnose.break_trace(random.Random(seed), broken, revision, mistake)
         changed = [i for i, (a, b) in enumerate(zip(original, broken, strict=True)) if a != b]
         assert changed == [bad] or (mistake == "undeclared" and len(changed) == 1), (kind, seed, changed, bad)
+
+
+@pytest.mark.skipif(find_spec_dir() is None, reason="official MCP schemas not found")
+def test_the_polling_servers_answers_are_valid_against_the_schema() -> None:
+    """The polling exercise's server builds its Tasks with the simulator's task records: every answer
+    the reference solution receives, in every case kind, is valid for its revision."""
+    import importlib.util
+
+    from mcp_sim.grading.exercises import ex08_task_polling as polling
+    from mcp_sim.grading.model import CheckContext
+
+    spec = importlib.util.spec_from_file_location("ex08_polling_reference", reference_path(POLL))
+    assert spec is not None and spec.loader is not None
+    reference = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(reference)
+    checked = 0
+    for check in polling.EXERCISE.checks:
+        for kind in check.kinds:
+            for seed in range(3):
+                answers: list[tuple[str, dict[str, Any]]] = []
+
+                def run(name: str, args: Any, answers: list[tuple[str, dict[str, Any]]] = answers, **_: Any) -> Any:
+                    job, server, new_id, now, sleep = args
+
+                    def send(request: dict[str, Any]) -> dict[str, Any]:
+                        response = server(request)
+                        answers.append((request["method"], response))
+                        return response
+
+                    return getattr(reference, name)(job, send, new_id, now, sleep)
+
+                learner = type("InProcess", (), {"call": staticmethod(run)})()
+                check.run(CheckContext(learner, random.Random(f"{kind}|{seed}"), seed), kind)  # type: ignore[arg-type]
+                revision = polling._era(kind)
+                for method, response in answers:
+                    assert ex08_task_traces.schema_problems(response, method, revision) == [], (kind, method, response)
+                    checked += 1
+    assert checked > 100

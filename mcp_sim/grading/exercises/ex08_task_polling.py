@@ -33,8 +33,9 @@ R_INTERVAL = ("Tasks: requestors SHOULD respect the pollInterval (2026-07-28: po
               "they received between tasks/get requests; without one, wait a sensible default.")
 R_STOP = ("Tasks: completed, failed and cancelled are terminal — a task never leaves them, so polling stops; "
           "input_required waits for the requestor's input, which a polling loop cannot give.")
-R_RESULT = ("Tasks: 2025-11-25 tasks/result retrieves the result of a *completed* task; the 2026-07-28 extension "
-            "has no tasks/result — its completed tasks/get carries the result.")
+R_RESULT = ("Tasks: 2025-11-25 tasks/result retrieves the result of a completed task (the schema's own words), so "
+            "the loop asks for it only then; the 2026-07-28 extension has no tasks/result — its completed tasks/get "
+            "carries the result.")
 R_CANCEL = ("Tasks: a requestor that no longer wants a task sends tasks/cancel {taskId} "
             "(notifications/cancelled is not used for tasks); 2025-11-25 answers with the cancelled Task, "
             "the extension with an empty result.")
@@ -193,8 +194,9 @@ class TaskServer:
                               "the result in its result member.", R_RESULT)
         if seen_status != "completed":
             raise CheckFailed(f"tasks/result was sent while the latest status the client had seen was "
-                              f"{seen_status!r}. Fetch the result only once tasks/get says completed (a failed "
-                              f"or cancelled task has no result to fetch).", R_RESULT)
+                              f"{seen_status!r}. Fetch the result only once tasks/get says completed; for a "
+                              f"failed or cancelled task the loop returns the status (its statusMessage says "
+                              f"why).", R_RESULT)
         if self.result_fetched:
             raise CheckFailed("tasks/result was sent twice: fetch the result once.", R_RESULT)
         self.result_fetched = True

@@ -186,32 +186,60 @@ def schema_problems(message: dict[str, Any], method: str | None, revision: str) 
     body: the request's type, or the result type of ``method``; the tasks extension's results against
     the extension's schema). Empty when it is valid — or when the schemas are not installed."""
     from mcp_sim.protocol.revisions import TASKS_EXTENSION_METHODS, get_revision
-    from mcp_sim.protocol.schema import find_spec_dir, schema_errors
+    from mcp_sim.protocol.schema import find_spec_dir
 
     if find_spec_dir() is None:
         return []
-    problems = schema_errors(message, revision, "JSONRPCMessage")
+    problems = _errors(message, revision, "JSONRPCMessage")
     if problems:
         return problems
     rev = get_revision(revision)
     if "method" in message:
         info = rev.requests.get(message["method"]) if "id" in message else None
+        ext_request = TASKS_EXTENSION_METHODS.get(message["method"]) if rev.is_modern and "id" in message else None
+        if ext_request is not None:  # the extension's requests, against the extension's schema
+            return _errors(message, "ext-tasks", ext_request.request_type)
         if info is None:
             return []
         instance = message if rev.types_carry_envelope else {k: v for k, v in message.items()
                                                              if k in ("method", "params")}
-        return schema_errors(instance, revision, info.request_type)
+        return _errors(instance, revision, info.request_type)
     if "result" not in message or method is None:
         return []
     result = message["result"]
     extension = TASKS_EXTENSION_METHODS.get(method)
     if rev.is_modern and extension is not None:
-        return schema_errors(result, "ext-tasks", extension.result_type)
+        return _errors(result, "ext-tasks", extension.result_type)
     if rev.is_modern and isinstance(result, dict) and result.get("resultType") == "task":
-        return schema_errors(result, "ext-tasks", "CreateTaskResult")
+        return _errors(result, "ext-tasks", "CreateTaskResult")
     req = rev.requests.get(method)
     if req is None:
         return []
     if isinstance(result, dict) and "task" in result and rev.has_tasks:
-        return schema_errors(result, revision, "CreateTaskResult")
-    return schema_errors(result, revision, "Result" if req.result_type == "EmptyResult" else req.result_type)
+        return _errors(result, revision, "CreateTaskResult")
+    return _errors(result, revision, "Result" if req.result_type == "EmptyResult" else req.result_type)
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(revision: str, definition: str) -> Any:
+    """``definition`` of ``revision``'s schema compiled to Python by ``fastjsonschema`` — once, and
+    quickly: the grader validates a learner's message in milliseconds. (The test suite checks the
+    simulator's messages with the ``jsonschema`` library, which is slower to load.)"""
+    import fastjsonschema
+
+    from mcp_sim.protocol.schema import definitions_key, load_schema
+
+    schema = load_schema(revision)
+    root = {k: v for k, v in schema.items() if k not in ("$ref", "anyOf", "oneOf", "$schema", "$id")}
+    root["$ref"] = f"#/{definitions_key(revision)}/{definition}"
+    return fastjsonschema.compile(root)
+
+
+def _errors(instance: Any, revision: str, definition: str) -> list[str]:
+    import fastjsonschema
+
+    try:
+        _compiled(revision, definition)(instance)
+    except fastjsonschema.JsonSchemaValueException as exc:
+        return [f"{exc.name}: {exc.message}" if exc.name else str(exc.message)]
+    return []
