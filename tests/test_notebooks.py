@@ -35,6 +35,18 @@ def test_every_written_chapter_has_a_notebook_and_no_other() -> None:
     written = [c.number for c in CHAPTERS if c.status == "written"]
     assert written[:6] == ["00", "01", "02", "03", "04", "05"]
     assert [p.stem[:2] for p in SOURCE_FILES] == written
+    assert [p.stem for p in SOURCE_FILES] == [c.notebook for c in CHAPTERS if c.status == "written"]
+    for chapter in CHAPTERS:
+        if chapter.status == "written":
+            assert (ROOT / "notebooks" / f"{chapter.notebook}.ipynb").is_file(), chapter.notebook
+
+
+def test_a_failed_check_points_to_the_notebook_that_exists() -> None:
+    from mcp_sim.grading.result import CHAPTER_NOTEBOOKS
+
+    for chapter in CHAPTERS:
+        if chapter.status == "written":
+            assert (ROOT / "notebooks" / f"{CHAPTER_NOTEBOOKS[chapter.number]}.ipynb").is_file()
 
 
 def test_percent_format_is_read_by_jupytext() -> None:

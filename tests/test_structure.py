@@ -123,3 +123,60 @@ def test_no_module_over_600_lines(path: Path) -> None:
     """A module a learner opens fits in one sitting: at most 600 lines."""
     lines = len(path.read_text(encoding="utf-8").splitlines())
     assert lines <= MAX_LINES, f"{path.name} has {lines} lines (at most {MAX_LINES}); split it by idea"
+
+
+def _private_stdlib_names() -> set[str]:
+    """Private (single-underscore) attribute names of the standard-library objects the simulator
+    builds on: the event loop, its handles, futures and tasks, the selectors, ``json`` and ``sys``."""
+    import asyncio
+    import json.decoder
+    import json.encoder
+    import selectors
+    import sys
+
+    owners: list[object] = [asyncio.BaseEventLoop, asyncio.SelectorEventLoop, asyncio.Handle, asyncio.TimerHandle,
+                            asyncio.Future, asyncio.Task, selectors.DefaultSelector, json.encoder, json.decoder,
+                            json.JSONEncoder, json.JSONDecoder, sys]
+    loop = asyncio.SelectorEventLoop()  # instance attributes too: _ready, _clock_resolution …
+    try:
+        owners += [loop, loop.call_soon(print), loop.call_at(0.0, print)]
+        names = {n for owner in owners for n in dir(owner) if n.startswith("_") and not n.startswith("__")}
+    finally:
+        loop.close()
+    return names
+
+
+def _own_private_names() -> set[str]:
+    """Private names the package defines itself (``def _x``, ``self._x = …``, ``_x = …``)."""
+    own: set[str] = set()
+    for path in _modules().values():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                own.add(node.name)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                own.add(node.attr)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                own.add(node.id)
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                own.add(node.target.id)
+    return own
+
+
+def test_no_private_python_apis() -> None:
+    """The package uses Python's public APIs only: no private module (``_json``, ``_asyncio``) and no
+    private attribute of the event loop, its handles, ``json`` or ``sys`` (``loop._ready``,
+    ``sys._getframe``), unless the package defines that name itself."""
+    forbidden = _private_stdlib_names() - _own_private_names()
+    found = []
+    for name, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in forbidden:
+                found.append(f"{name}:{node.lineno} .{node.attr}")
+            elif isinstance(node, ast.Import):
+                found += [f"{name}:{node.lineno} import {a.name}" for a in node.names
+                          if any(p.startswith("_") for p in a.name.split("."))]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
+                    and node.module != "__future__" and any(p.startswith("_") for p in node.module.split(".")):
+                found.append(f"{name}:{node.lineno} from {node.module}")
+    assert not found, found
+    assert {"_ready", "_scheduled", "_run_once", "_clock_resolution", "_getframe"} <= forbidden

@@ -47,7 +47,8 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "TASKS_EXTENSION", "TERMINAL", "RunTool", "TaskContext", "TaskRecord", "TaskStatus", "TaskStore", "TaskTool",
-    "cancel_task", "client_has_tasks_extension", "get_task", "iso_time", "list_tasks", "set_status",
+    "cancel_task", "client_has_tasks_extension", "get_task", "iso_time", "list_tasks", "require_tasks_extension",
+    "require_tasks_extension_to_listen", "set_status",
     "start_tool_task", "task_result", "update_task", "wait_for_input",
 ]
 """The task records and store live in :mod:`.task_store`; they are named here too, where callers look."""
@@ -177,7 +178,10 @@ def _create(ctx: Context, tool: TaskTool, run: RunTool, flavor: Literal["core", 
             if record.flavor == "extension":
                 result = {"resultType": "complete", **result}
             record.result = result
-            set_status(task_ctx, record, "completed")
+            # 2025-11-25 counts a tool result with isError: true as a failed task (tasks/result still
+            # returns that result); the extension keeps "failed" for JSON-RPC errors only.
+            failed = record.flavor == "core" and result.get("isError") is True
+            set_status(task_ctx, record, "failed" if failed else "completed")
         record.scope = None
 
     ctx.session.spawn(work)
@@ -198,8 +202,31 @@ async def wait_for_input(ctx: Context, record: TaskRecord, requests: Mapping[str
 
 # --- the requests ---------------------------------------------------------------------------------
 
+def require_tasks_extension_to_listen(ctx: Context, requested: Mapping[str, Any]) -> None:
+    """2026-07-28: a ``subscriptions/listen`` that asks for ``taskIds`` must declare the extension (``-32021``)."""
+    if "taskIds" in requested and ctx.server.tasks_extension and not client_has_tasks_extension(ctx):
+        raise McpError(MISSING_REQUIRED_CLIENT_CAPABILITY,
+                       f"Task notifications belong to the {TASKS_EXTENSION} extension: declare it in this "
+                       f"request's client capabilities", {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
+                       rule="A listen request for taskIds from a client that did not declare the tasks extension "
+                            "is answered -32021.", revision=ctx.revision)
+
+
+def require_tasks_extension(ctx: Context) -> None:
+    """2026-07-28: a ``tasks/*`` request whose ``_meta`` does not declare the extension is answered
+    ``-32021`` (checked before the task id, so it is never mistaken for an unknown task). A request with
+    no ``_meta`` at all is let through: the extension's own schema does not require one."""
+    if ctx.is_modern and "_meta" in ctx.params and not client_has_tasks_extension(ctx):
+        raise McpError(MISSING_REQUIRED_CLIENT_CAPABILITY,
+                       f"{ctx.method} belongs to the {TASKS_EXTENSION} extension: declare it in this request's "
+                       f"client capabilities", {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
+                       rule="A server that needs an undeclared client capability answers -32021.",
+                       revision=ctx.revision)
+
+
 async def get_task(ctx: Context) -> dict[str, Any]:
     """``tasks/get``: a 2025-11-25 ``Task``, or the extension's ``DetailedTask``."""
+    require_tasks_extension(ctx)
     record = ctx.server.task_store.find(ctx.params.get("taskId"), ctx.caller_key, ctx.now())
     return record.extension_json() if ctx.is_modern else record.task_json()
 
@@ -209,7 +236,7 @@ async def task_result(ctx: Context) -> dict[str, Any]:
     record = ctx.server.task_store.find(ctx.params.get("taskId"), ctx.caller_key, ctx.now())
     await record.done.wait()
     related = {RELATED_TASK: {"taskId": record.task_id}}
-    if record.status == "completed" and record.result is not None:
+    if record.status in ("completed", "failed") and record.result is not None:
         result = dict(record.result)
         result["_meta"] = {**(result.get("_meta") or {}), **related}
         return result
@@ -229,8 +256,12 @@ async def list_tasks(ctx: Context) -> dict[str, Any]:
 
 
 async def cancel_task(ctx: Context) -> dict[str, Any]:
-    """``tasks/cancel``: stop the work; a task that already finished cannot be cancelled (``-32602``)."""
+    """``tasks/cancel``: stop the work. In 2025-11-25 a task that already finished cannot be cancelled
+    (``-32602``); the extension acknowledges every cancel of a known task and leaves a finished one as it is."""
+    require_tasks_extension(ctx)
     record = ctx.server.task_store.find(ctx.params.get("taskId"), ctx.caller_key, ctx.now())
+    if record.is_terminal and ctx.is_modern:
+        return {}  # the extension only acknowledges: cancelling is a wish, and a finished task keeps its result
     if record.is_terminal:
         raise invalid_params(f"Task {record.task_id} is already {record.status}",
                              rule="tasks/cancel on a task in a terminal status is -32602.", revision=ctx.revision)
@@ -243,6 +274,7 @@ async def cancel_task(ctx: Context) -> dict[str, Any]:
 async def update_task(ctx: Context) -> dict[str, Any]:
     """``tasks/update`` (extension): deliver ``inputResponses`` for the task's open ``inputRequests``.
     Unexpected keys are ignored; the task continues once every open request is answered."""
+    require_tasks_extension(ctx)
     record = ctx.server.task_store.find(ctx.params.get("taskId"), ctx.caller_key, ctx.now())
     responses = ctx.params.get("inputResponses")
     if not isinstance(responses, Mapping):

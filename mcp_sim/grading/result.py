@@ -21,15 +21,15 @@ import html
 from dataclasses import asdict, dataclass
 from typing import Any, Final, Literal
 
+from mcp_sim.course import CHAPTERS
+
 Status = Literal["passed", "failed", "error", "timeout"]
 
 ICONS: Final[dict[str, str]] = {"passed": "✔", "failed": "✘", "error": "✘", "timeout": "⏱"}
 MAX_PRINTED_LINES: Final = 12
 """How many lines of a check's captured output the text form shows."""
-CHAPTER_NOTEBOOKS: Final[dict[str, str]] = {
-    "00": "00_start_here", "01": "01_roles", "02": "02_data_layer", "03": "03_handshake_and_versions",
-    "04": "04_when_the_server_needs_the_client"}
-"""The notebook that teaches each chapter (a failure points the learner there)."""
+CHAPTER_NOTEBOOKS: Final[dict[str, str]] = {c.number: c.notebook for c in CHAPTERS}
+"""The notebook that teaches each chapter (a failure points the learner there), from the course outline."""
 WORDS: Final[dict[str, str]] = {"passed": "PASSED", "failed": "FAILED", "error": "ERROR",
                                  "timeout": "TIME LIMIT"}
 

@@ -7,8 +7,8 @@ In 2026-07-28 every list result (``tools/list``, ``prompts/list``, ``resources/l
   an absent value (an older server) or a negative one is treated as ``0``, i.e. not cached at all.
 * ``cacheScope`` — ``"public"`` (the same for every caller) or ``"private"`` (depends on who asks).
   A private entry MUST NOT be served to another authorization context, so this cache keys every
-  private entry by the caller's :class:`AuthorizationContext`: one tenant's tool list is never shown
-  to another tenant.
+  private entry by the caller's :class:`AuthorizationContext` (subject, tenant and scopes): one
+  tenant's tool list is never shown to another tenant, nor a read-write token's list to a read-only one.
 
 Two more rules from the spec: a relevant ``list_changed``/``updated`` notification invalidates the
 entry, and the results of Multi Round-Trip retries (requests carrying ``inputResponses`` or
@@ -37,24 +37,30 @@ INVALIDATES: Final[Mapping[str, tuple[str, ...]]] = {
 
 @dataclass(frozen=True)
 class AuthorizationContext:
-    """Whose view of the server a result is: the subject and tenant the token was issued to.
+    """Whose view of the server a result is: the subject and tenant the token was issued to, and the
+    scopes it grants.
 
     Two callers with different contexts may legitimately see different tool lists (the spec lets a
-    tool set vary "according to the authorization supplied with the current request")."""
+    tool set vary "according to the authorization supplied with the current request"). The scopes
+    belong to the context too: the same user with a read-only token and with a read-write token may
+    be shown different tools, so the two must not share a private entry."""
 
     subject: str | None = None
     tenant: str | None = None
+    scopes: tuple[str, ...] = ()
+    """Sorted, without repeats: the same grant always files under the same key."""
 
     @classmethod
     def of(cls, auth: AuthInfo | None) -> AuthorizationContext:
         if auth is None:
             return ANONYMOUS
-        return cls(auth.subject, auth.tenant)
+        return cls(auth.subject, auth.tenant, tuple(sorted(set(auth.scopes))))
 
     def __str__(self) -> str:
-        if self.subject is None and self.tenant is None:
+        if self.subject is None and self.tenant is None and not self.scopes:
             return "anonymous"
-        return f"{self.subject or '?'}@{self.tenant or '-'}"
+        who = f"{self.subject or '?'}@{self.tenant or '-'}"
+        return f"{who} [{' '.join(self.scopes)}]" if self.scopes else who
 
 
 ANONYMOUS: Final = AuthorizationContext()

@@ -80,7 +80,7 @@ from mcp_sim.protocol.lifecycle import (
 )
 from mcp_sim.protocol.revisions import TASKS_EXTENSION_METHODS, MethodInfo, get_revision
 from mcp_sim.roles.server import Server
-from mcp_sim.roles.server_session_accelerated import WorkerPool
+from mcp_sim.roles.server_session_accelerated import QuickModernChecks, WorkerPool
 from mcp_sim.roles.server_session_legacy import LegacyConnection
 from mcp_sim.transports.base import AuthInfo, MessageStream, TransportClosed
 from mcp_sim.wire.jsonrpc import (
@@ -421,8 +421,11 @@ class ServerSession(LegacyConnection):
                     raise invalid_params("requestState must be the string the server sent", revision=ctx.revision)
                 state = self.server.state_codec.open(token, ctx)
             ctx.accept_round_trip(state, params.get("inputResponses"))
-        handler = self._own_handlers.get(method) or CAPABILITY_HANDLERS[method]
-        return ctx, handler
+        return ctx, self._handler(method)
+
+    def _handler(self, method: str) -> Handler:
+        """Who answers ``method``: the session itself (connection state) or a capability module."""
+        return self._own_handlers.get(method) or CAPABILITY_HANDLERS[method]
 
     def _require_server_capability(self, info: MethodInfo, revision: str) -> None:
         if info.capability is None or info.direction != "client→server":
@@ -452,6 +455,7 @@ class ServerSession(LegacyConnection):
         if not isinstance(requested, Mapping):
             raise invalid_params("subscriptions/listen needs params.notifications (a SubscriptionFilter)",
                                  revision=ctx.revision)
+        tasks.require_tasks_extension_to_listen(ctx, requested)
         store = self.server.task_store
         known = None
         if self.server.tasks_extension:
@@ -493,5 +497,5 @@ async def serve(server: Server, stream: MessageStream) -> None:
     await session(server, stream).run()
 
 
-class AcceleratedServerSession(WorkerPool, ServerSession):
+class AcceleratedServerSession(WorkerPool, QuickModernChecks, ServerSession):
     """The session with its accelerated twin's ways of starting requests (see the module docstring)."""

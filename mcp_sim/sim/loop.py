@@ -18,29 +18,37 @@ loop keeps exactly what it is given.
 The simulation does no real I/O. If every task waits and no timer is set, nothing can ever happen
 again: the loop raises :class:`SimulationStalled` rather than hang the notebook.
 
-Why this module touches asyncio's private parts (the project otherwise uses public APIs only): a
-loop built on public APIs alone — a ``SelectorEventLoop`` with this file's selector and ``time()``
-overridden — is almost enough, but asyncio fires a timer only when ``deadline < time() +
-clock_resolution``, with a fixed resolution from the platform (1 ns on Linux, 15.6 ms on Windows).
-Past 2²³ s a float's spacing is wider than 1 ns, so ``time() + resolution == time()`` and a timer
-due exactly now never fires: the loop would spin at full CPU. On Windows every timer shorter than
-15.6 ms would fire at once, with no time passing. So the loop sets ``_clock_resolution`` itself: one
-nanosecond, or the spacing of floats at the current time when that is wider — exactly "fire when
-due". It reads the next deadline from ``_scheduled`` so that a jump of years is one step (asyncio
-waits at most one day per turn). And it overrides ``_run_once`` for speed (see there): a turn with
-callbacks ready skips asyncio's bookkeeping for waiting on files, which the simulation never does.
-Every other turn is asyncio's own.
+Only public asyncio APIs are used: a ``SelectorEventLoop`` given this module's selector, with
+``time()`` and ``call_at()`` overridden. Two details make it exact at any horizon:
+
+* **Where the next timer is.** asyncio tells a selector only how long it may wait, and never more
+  than a day, so a jump of years would take thousands of turns. The loop therefore keeps its own
+  heap of the timers it was asked for (``call_at`` is the one door every timer goes through) and
+  jumps straight to the earliest one still pending.
+* **When a timer is due.** asyncio fires a timer when ``deadline < time() + resolution``, the
+  resolution being that of the platform's monotonic clock (``time.get_clock_info``: 1 ns on Linux).
+  Past 2²³ s floats are spaced wider than 1 ns, so at ``time() == deadline`` that test fails and the
+  timer would never fire. So ``time()`` reads the first float at or after the deadline for which the
+  test holds: the deadline itself, or one float later far out. :meth:`VirtualTimeLoop.now` is the
+  deadline itself. (On a platform whose clock resolution is coarse — 15.6 ms on Windows — asyncio
+  fires timers that close together in one turn; the simulation stays deterministic there, but such
+  traces differ from Linux ones.)
 """
 
 from __future__ import annotations
 
 import asyncio
 import heapq
+import itertools
 import math
 import selectors
-from typing import Any
+import time
+from collections.abc import Callable
+from contextvars import Context
+from typing import Any, TypeVarTuple, Unpack
 
 NS_PER_SECOND = 1_000_000_000
+Ts = TypeVarTuple("Ts")
 
 
 class SimulationStalled(RuntimeError):
@@ -105,61 +113,67 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         self.now_ns = 0
         """The clock read exactly, in whole nanoseconds since the start."""
         self._now = 0.0
+        self._time = 0.0
         self.now_ms = 0.0
         """The clock in milliseconds, rounded to microseconds: what a trace event is stamped with. The
         clock moves only in :meth:`advance_to`, so it is worked out there, not for every event."""
-        super().__init__(selector=_VirtualSelector(self))
-        self._clock_resolution = 1e-9
+        self._timers: list[tuple[float, int, asyncio.TimerHandle]] = []
+        """Every timer asked for that may still be pending, earliest first (a heap)."""
+        self._timer_numbers = itertools.count()
+        self._timers_kept = 0
+        """How many timers :attr:`_timers` held after it was last swept (see :meth:`call_at`)."""
+        self._resolution = time.get_clock_info("monotonic").resolution
+        """What asyncio adds to ``time()`` to decide that a timer is due (see the module docstring)."""
+        self.selector = _VirtualSelector(self)
+        super().__init__(selector=self.selector)
 
     def time(self) -> float:
+        """The clock as asyncio reads it: :meth:`now`, or the next float when only that makes a timer
+        due now count as due (see the module docstring)."""
+        return self._time
+
+    def now(self) -> float:
+        """The clock in seconds: the deadline of the last timer the loop jumped to."""
         return self._now
+
+    def call_at(self, when: float, callback: Callable[[Unpack[Ts]], object], *args: *Ts,
+                context: Context | None = None) -> asyncio.TimerHandle:
+        """asyncio's ``call_at``, with the timer also noted in the loop's own heap (``call_later`` and
+        every ``sleep`` and timeout come through here)."""
+        handle = super().call_at(when, callback, *args, context=context)
+        timers = self._timers
+        heapq.heappush(timers, (handle.when(), next(self._timer_numbers), handle))
+        if len(timers) > 2 * self._timers_kept + 64:
+            # Fired and cancelled timers leave the heap when a jump passes them; a busy world may not
+            # jump for a while, so sweep them out whenever the heap has doubled since the last sweep.
+            now = self._time
+            self._timers = timers = [t for t in timers if t[0] > now and not t[2].cancelled()]
+            heapq.heapify(timers)
+            self._timers_kept = len(timers)
+        return handle
 
     def advance_to(self, deadline: float) -> None:
         """Move the clock forward to ``deadline`` (seconds), the deadline of the timer that is due next."""
         if deadline <= self._now:
             return
-        self._now = now = deadline
+        self._now = deadline
         self.now_ns = nearest_ns(deadline)
         self.now_ms = round(deadline * 1000.0, 3)
-        # asyncio fires a timer when ``deadline < time() + resolution``; once floats here are spaced
-        # wider than a nanosecond, the spacing is the resolution that means "due now" (module docstring).
-        self._clock_resolution = max(1e-9, math.ulp(now))
+        reading = deadline
+        while not deadline < reading + self._resolution:  # floats wider apart than the resolution
+            reading = math.nextafter(reading, math.inf)
+        self._time = reading
 
     def jump_to_next_timer(self) -> None:
-        """Everybody waits: jump to the earliest timer. asyncio has already dropped cancelled timers
-        from the front of its heap, so the first one is live; asyncio itself would wait at most a day
-        per turn, a jump goes the whole way."""
-        scheduled = self._scheduled  # type: ignore[attr-defined]
-        if scheduled:
-            self.advance_to(scheduled[0].when())
-
-    def _run_once(self) -> None:
-        """One turn of the loop. When callbacks are already waiting, nobody is debugging the loop and
-        no real file is watched, a turn is short: move the timers that are due, then run the
-        callbacks that were ready — what asyncio's own turn does in that case, minus the bookkeeping
-        for waiting on files. Every other turn (the world is idle and the clock must jump, or real
-        I/O is involved) is asyncio's own."""
-        ready = self._ready  # type: ignore[attr-defined]
-        if not ready or self._debug or not self._selector.no_files:  # type: ignore[attr-defined]
-            super()._run_once()  # type: ignore[misc]
-            return
-        scheduled = self._scheduled  # type: ignore[attr-defined]
-        if scheduled:
-            end_time = self._now + self._clock_resolution
-            while scheduled:
-                handle = scheduled[0]
-                if handle._cancelled:
-                    self._timer_cancelled_count -= 1  # type: ignore[attr-defined]
-                elif handle._when >= end_time:
-                    break
-                heapq.heappop(scheduled)
-                handle._scheduled = False
-                if not handle._cancelled:
-                    ready.append(handle)
-        for _ in range(len(ready)):
-            handle = ready.popleft()
-            if not handle._cancelled:
-                handle._run()
+        """Everybody waits: jump to the earliest pending timer. Timers that fired or were cancelled
+        are dropped from the front of the heap on the way (asyncio has asked to wait, so every timer
+        due by now has fired)."""
+        timers = self._timers
+        now = self._time
+        while timers and (timers[0][0] <= now or timers[0][2].cancelled()):
+            heapq.heappop(timers)
+        if timers:
+            self.advance_to(timers[0][0])
 
     def run_in_executor(self, executor: Any, func: Any, *args: Any) -> asyncio.Future[Any]:  # type: ignore[override]
         raise RuntimeError("the simulation runs in one thread on virtual time; threads are not allowed in it")

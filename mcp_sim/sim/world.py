@@ -49,7 +49,7 @@ class Simulation:
     def now(self) -> float:
         """Simulated seconds since the start (0.0 outside a running simulation)."""
         loop = self._loop
-        return loop.time() if loop is not None else 0.0
+        return loop.now() if loop is not None else 0.0
 
     def now_ns(self) -> int:
         """Simulated nanoseconds since the start, exactly (a whole number: no float rounding)."""
