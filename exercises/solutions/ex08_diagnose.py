@@ -78,7 +78,7 @@ def diagnose(trace: dict[str, Any]) -> dict[str, Any] | None:
             continue
         if method in ("tasks/get", "tasks/cancel"):
             asked = request["params"]["taskId"]
-            if method == "tasks/cancel" and status.get(asked) in TERMINAL:
+            if method == "tasks/cancel" and not modern and status.get(asked) in TERMINAL:
                 return bad(index, "cancel-finished")
             if "taskId" not in result:      # the extension's empty cancel answer
                 continue

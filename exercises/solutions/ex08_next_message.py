@@ -70,11 +70,11 @@ def _server(transcript: list[dict[str, Any]], world: dict[str, Any]) -> dict[str
         return reply({"content": [{"type": "text", "text": text}],
                       "_meta": {"io.modelcontextprotocol/related-task": {"taskId": params["taskId"]}}})
     if method == "tasks/cancel":
+        if modern:                       # the extension acknowledges; a finished task stays as it is
+            return reply({})
         if current["status"] in TERMINAL:
             return {"jsonrpc": "2.0", "id": rid, "error": {
                 "code": -32602, "message": f"Task {params['taskId']} is already {current['status']}"}}
-        if modern:
-            return reply({})
         return reply({**current, "status": "cancelled", "lastUpdatedAt": now})
     return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": f"Method not found: {method}"}}
 

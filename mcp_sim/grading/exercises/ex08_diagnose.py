@@ -7,7 +7,8 @@ answering for another ``taskId``, tasks used without the capability or extension
 cancel of a finished task answered as a success, a result shown while the task still works, a Task in
 the other era's shape. The learner's ``diagnose(trace)`` returns ``{"index": i, "rule": tag}`` for the
 broken message, or ``None``. Sound traces hold decoys (a refused cancel of a finished task,
-``input_required`` going back to ``working``, a cancelled task polled once more). Every seed tries
+``input_required`` going back to ``working``, a 2026-07-28 cancel of a finished task acknowledged, a
+cancelled task polled once more). Every seed tries
 every kind; the seed picks the story and which message breaks.
 """
 
@@ -26,7 +27,8 @@ R_DECLARED = ("Tasks: 2025-11-25 requestors use only what the receiver declared 
               "tools.call for task-augmented calls, list for tasks/list, cancel for tasks/cancel); in 2026-07-28 "
               "a server answers with a task only when the request declared the io.modelcontextprotocol/tasks "
               "extension.")
-R_CANCEL_DONE = "Tasks: tasks/cancel on a task in a terminal status is refused with -32602, never answered as a success."
+R_CANCEL_DONE = ("Tasks (2025-11-25): tasks/cancel on a task in a terminal status is refused with -32602, never "
+                 "answered as a success (the 2026-07-28 extension, by contrast, acknowledges it and changes nothing).")
 R_RESULT = ("Tasks (2026-07-28 extension): a DetailedTask carries result only when its status is completed "
             "(error only when failed, inputRequests only when input_required).")
 R_SHAPE = ("Tasks: each era has its own Task shape — 2025-11-25 CreateTaskResult {task: Task} with ttl and "
@@ -131,14 +133,9 @@ def break_trace(rng: Any, messages: list[dict[str, Any]], revision: str, mistake
         at = next(i for i in responses("tasks/cancel") if "error" in messages[i]["message"])
         msg = messages[at]["message"]
         task_id = answered[at]["params"]["taskId"]
-        if modern:
-            ack = next(messages[i]["message"]["result"] for i in responses("tasks/cancel")
-                       if "result" in messages[i]["message"])
-            msg["result"] = copy.deepcopy(ack)
-        else:
-            last = [t for t in (_task_of(m["message"]) for m in messages[:at] if m["from"] == "server")
-                    if t and t["taskId"] == task_id][-1]
-            msg["result"] = {**{k: v for k, v in last.items() if k != "statusMessage"}, "status": "cancelled"}
+        last = [t for t in (_task_of(m["message"]) for m in messages[:at] if m["from"] == "server")
+                if t and t["taskId"] == task_id][-1]
+        msg["result"] = {**{k: v for k, v in last.items() if k != "statusMessage"}, "status": "cancelled"}
         del msg["error"]
         return at
     if mistake == "result-while-working":
@@ -181,7 +178,7 @@ def build_trace(rng: Any, revision: str, mistake: str) -> tuple[dict[str, Any], 
 
 
 KINDS = {"terminal-regress": (LEGACY, MODERN), "wrong-task-id": (LEGACY, MODERN), "undeclared": (LEGACY, MODERN),
-         "cancel-finished": (LEGACY, MODERN), "result-while-working": (MODERN,), "era-shape": (LEGACY, MODERN)}
+         "cancel-finished": (LEGACY,), "result-while-working": (MODERN,), "era-shape": (LEGACY, MODERN)}
 
 
 def _ask(ctx: CheckContext, kind: str) -> None:
@@ -193,9 +190,9 @@ def _ask(ctx: CheckContext, kind: str) -> None:
     if bad is None:
         if got is not None:
             tag = got.get("rule", "") if isinstance(got, dict) else ""
-            raise CheckFailed(f"Trace ({revision}):\n{listing}\nEvery message here keeps the rules (a refused "
-                              f"cancel of a finished task, input_required going back to working and a cancelled "
-                              f"task polled again are all fine), so diagnose() should return None; it returned "
+            raise CheckFailed(f"Trace ({revision}):\n{listing}\nEvery message here keeps the rules (a 2025-11-25 "
+                              f"cancel of a finished task refused, a 2026-07-28 one acknowledged, input_required "
+                              f"going back to working and a task polled after it ended are all fine), so diagnose() should return None; it returned "
                               f"{got!r}.", RULE_TAGS.get(tag if isinstance(tag, str) else "", ""))
         return
     want = {"index": bad, "rule": mistake}

@@ -4,8 +4,8 @@ the next message.
 Each case runs the chapter's task story in the simulator (a real Client and a real Server, see
 :mod:`.ex08_task_traces`), in 2025-11-25 (core tasks) or 2026-07-28 (the tasks extension), and stops
 it just before a message of a fixed kind: the server creating a task, or running a call inline because
-nobody opted in; answering ``tasks/get`` and ``tasks/result``; refusing to cancel a finished task and
-cancelling a working one; the client polling, fetching the result, answering ``input_required`` with
+nobody opted in; answering ``tasks/get`` and ``tasks/result``; cancelling a finished task (refused in
+2025-11-25, acknowledged by the extension) and a working one; the client polling, fetching the result, answering ``input_required`` with
 ``tasks/update``, and cancelling. The learner's ``next_message(role, transcript, world)`` must return
 the message the simulator sent there. It is compared structurally (the same JSON, apart from what the
 protocol leaves free: ids of new requests, ``statusMessage`` texts, ``serverInfo``) and validated
@@ -29,7 +29,9 @@ R_CREATE = ("Tasks: a task-augmented tools/call is answered at once with the tas
 R_OPT_IN = ("Tasks: no opt-in, no task — 2025-11-25 makes a task only when tools/call carries params.task; "
             "2026-07-28 only when the request's clientCapabilities declare the io.modelcontextprotocol/tasks "
             "extension. Otherwise the tool runs and the call is answered with its result.")
-R_CANCEL_DONE = "Tasks: tasks/cancel on a task in a terminal status (completed, failed, cancelled) is error -32602."
+R_CANCEL_DONE = ("Tasks: 2025-11-25 refuses tasks/cancel on a task in a terminal status (completed, failed, "
+                 "cancelled) with -32602; the 2026-07-28 extension acknowledges every cancel of a known task with an "
+                 "empty result and leaves a finished task as it is.")
 R_STATE = ("Tasks (2025-11-25): tasks/get answers with the task's current Task (the latest status the server "
            "announced); tasks/result answers a completed task with the tool's own result, tagged in _meta with "
            "io.modelcontextprotocol/related-task {taskId}.")
@@ -66,17 +68,6 @@ def _opted_in(params: dict[str, Any]) -> bool:
     return "task" in params or "io.modelcontextprotocol/tasks" in (caps.get("extensions") or {})
 
 
-def _cancel_answered(ok: bool) -> Callable[[list[dict[str, Any]]], int]:
-    def find(messages: list[dict[str, Any]]) -> int:
-        for i, m in enumerate(messages):
-            if m["from"] == "client" and m["message"].get("method") == "tasks/cancel":
-                at = _response_index(messages, i)
-                if ("result" in messages[at]["message"]) == ok:
-                    return at
-        raise LookupError("no such cancel")
-    return find
-
-
 def _answer(method: str, test: Callable[[dict[str, Any]], bool] = bool, nth: int = 0) -> Finder:
     return lambda ms: _response_index(ms, _request_index(ms, method, test, nth))
 
@@ -89,14 +80,14 @@ CASES: dict[str, tuple[str, Finder]] = {
     # kind: (role, where the expected message is)
     "create": ("server", _answer("tools/call", _opted_in)),
     "inline": ("server", _answer("tools/call", lambda p: not _opted_in(p))),
-    "cancel finished": ("server", _cancel_answered(False)),
-    "cancel working": ("server", _cancel_answered(True)),
+    "cancel finished": ("server", _answer("tasks/cancel", nth=0)),  # the story cancels a finished task first,
+    "cancel working": ("server", _answer("tasks/cancel", nth=1)),   # then one that still works
     "tasks/get after the completion notice": ("server", _answer("tasks/get", nth=1)),
     "tasks/result": ("server", _answer("tasks/result")),
     "poll": ("client", _ask("tasks/get")),
     "fetch the result": ("client", _ask("tasks/result")),
     "answer input_required": ("client", _ask("tasks/update")),
-    "cancel": ("client", lambda ms: _cancel_answered(True)(ms) - 1),
+    "cancel": ("client", _ask("tasks/cancel", nth=1)),
 }
 
 
@@ -244,8 +235,9 @@ EXERCISE = Exercise(
               hint="Which era is it? Look where each era puts the Task, and which names its ttl and interval carry."),
         Check("Server: no opt-in, no task", R_OPT_IN, _check(R_OPT_IN), _both("inline"),
               hint="Did this request ask for a task (params.task) or declare the tasks extension?"),
-        Check("Server: a finished task cannot be cancelled", R_CANCEL_DONE, _check(R_CANCEL_DONE),
-              _both("cancel finished"), hint="What was the task's last status before this tasks/cancel?"),
+        Check("Server: tasks/cancel of a finished task", R_CANCEL_DONE, _check(R_CANCEL_DONE),
+              _both("cancel finished"), hint="What was the task's last status before this tasks/cancel, and which era "
+                                             "refuses such a cancel?"),
         Check("Server: cancel a working task", R_CANCEL, _check(R_CANCEL), _both("cancel working"),
               hint="What does each era answer a successful tasks/cancel with?"),
         Check("Server: tasks/get and tasks/result", R_STATE, _check(R_STATE),
@@ -268,8 +260,8 @@ EXERCISE = Exercise(
         Hint("2025-11-25: {task: {..., ttl, pollInterval}}, tasks/get answers a bare Task, tasks/result the tool's "
              "result with _meta related-task. 2026-07-28: resultType \"task\" with ttlMs and pollIntervalMs, "
              "tasks/* answers carry resultType \"complete\", cancel answers are empty.", R_CREATE),
-        Hint("A tasks/cancel for a task that already completed, failed or was cancelled is refused with "
-             "-32602.", R_CANCEL_DONE),
+        Hint("A tasks/cancel for a task that already completed, failed or was cancelled: 2025-11-25 refuses it "
+             "with -32602, the 2026-07-28 extension acknowledges it and changes nothing.", R_CANCEL_DONE),
     ),
     forbidden=("mcp_sim.roles", "mcp_sim.capabilities", "mcp_sim.scenarios", "mcp_sim.grading"),
 )

@@ -33,9 +33,10 @@ R_INTERVAL = ("Tasks: requestors SHOULD respect the pollInterval (2026-07-28: po
               "they received between tasks/get requests; without one, wait a sensible default.")
 R_STOP = ("Tasks: completed, failed and cancelled are terminal — a task never leaves them, so polling stops; "
           "input_required waits for the requestor's input, which a polling loop cannot give.")
-R_RESULT = ("Tasks: 2025-11-25 tasks/result retrieves the result of a completed task (the schema's own words), so "
-            "the loop asks for it only then; the 2026-07-28 extension has no tasks/result — its completed tasks/get "
-            "carries the result.")
+R_RESULT = ("Tasks: 2025-11-25 tasks/result retrieves the result of a completed task (the schema's own words) and "
+            "waits until the task is terminal, so a loop that must stay responsive asks for it only once tasks/get "
+            "said completed; the 2026-07-28 extension has no tasks/result — its completed tasks/get carries the "
+            "result.")
 R_CANCEL = ("Tasks: a requestor that no longer wants a task sends tasks/cancel {taskId} "
             "(notifications/cancelled is not used for tasks); 2025-11-25 answers with the cancelled Task, "
             "the extension with an empty result.")
@@ -192,14 +193,17 @@ class TaskServer:
         if self.revision == MODERN:
             raise CheckFailed("The 2026-07-28 tasks extension has no tasks/result: a completed tasks/get carries "
                               "the result in its result member.", R_RESULT)
-        if seen_status != "completed":
+        if seen_status in ("working", "input_required"):
             raise CheckFailed(f"tasks/result was sent while the latest status the client had seen was "
-                              f"{seen_status!r}. Fetch the result only once tasks/get says completed; for a "
-                              f"failed or cancelled task the loop returns the status (its statusMessage says "
-                              f"why).", R_RESULT)
+                              f"{seen_status!r}: it would hold the loop until the task ends (and an input_required "
+                              f"task is handed back to the caller, not waited on). Fetch the result only once "
+                              f"tasks/get says completed.", R_RESULT)
         if self.result_fetched:
             raise CheckFailed("tasks/result was sent twice: fetch the result once.", R_RESULT)
         self.result_fetched = True
+        if seen_status != "completed":  # failed or cancelled: the failure, as the simulator's server answers it
+            failure = self.record.error or {"code": -32603, "message": f"Task {self.task_id} was cancelled"}
+            return {"jsonrpc": "2.0", "id": rid, "error": copy.deepcopy(failure)}
         body = dict(self.record.result or {})
         body["_meta"] = {"io.modelcontextprotocol/related-task": {"taskId": self.task_id}}
         return self._reply(rid, body)
@@ -207,7 +211,7 @@ class TaskServer:
     def _cancel(self, rid: Any, seen_status: Any) -> dict[str, Any]:
         if seen_status in ("completed", "failed", "cancelled"):
             raise CheckFailed(f"tasks/cancel was sent for a task that already said {seen_status!r}: a finished "
-                              f"task cannot be cancelled (the server answers -32602).", R_STOP)
+                              f"task has nothing left to stop (2025-11-25 even refuses it with -32602).", R_STOP)
         if self.clock < self.deadline and seen_status != "input_required":
             raise CheckFailed(f"tasks/cancel at {self.clock} ms, before the deadline ({self.deadline} ms), while the "
                               f"task was still working: keep polling until the deadline.", R_CANCEL)
@@ -366,8 +370,8 @@ EXERCISE = Exercise(
              "is the result.", R_SHAPE),
         Hint("Between two tasks/get, sleep the pollInterval (pollIntervalMs) of the latest Task you received, or "
              "the job's default_poll_ms when it has none — but never past the deadline.", R_INTERVAL),
-        Hint("Stop polling on completed, failed, cancelled and input_required. Only completed has a result: in "
-             "2025-11-25 fetch it with tasks/result; in 2026-07-28 it is in the tasks/get answer.", R_RESULT),
+        Hint("Stop polling on completed, failed, cancelled and input_required. Return a result only for completed: "
+             "in 2025-11-25 fetch it with tasks/result; in 2026-07-28 it is in the tasks/get answer.", R_RESULT),
         Hint("When now() reaches the deadline and the task is still working, send tasks/cancel {taskId} (with the "
              "call's _meta in 2026-07-28) and return status \"cancelled\".", R_CANCEL),
     ),
