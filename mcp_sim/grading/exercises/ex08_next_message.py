@@ -5,8 +5,8 @@ Each case runs the chapter's task story in the simulator (a real Client and a re
 :mod:`.ex08_task_traces`), in 2025-11-25 (core tasks) or 2026-07-28 (the tasks extension), and stops
 it just before a message of a fixed kind: the server creating a task, or running a call inline because
 nobody opted in; answering ``tasks/get`` and ``tasks/result``; cancelling a finished task (refused in
-2025-11-25, acknowledged by the extension) and a working one; the client polling, fetching the result, answering ``input_required`` with
-``tasks/update``, and cancelling. The learner's ``next_message(role, transcript, world)`` must return
+2025-11-25, acknowledged by the extension) and a working one; the client polling, fetching the result,
+answering ``input_required`` with ``tasks/update``, and cancelling. The learner's ``next_message(role, transcript, world)`` must return
 the message the simulator sent there. It is compared structurally (the same JSON, apart from what the
 protocol leaves free: ids of new requests, ``statusMessage`` texts, ``serverInfo``) and validated
 against the revision's official schema. Every seed tries every kind; the seed picks the tools, times,
