@@ -93,3 +93,28 @@ def test_serve_over_http_then_sigterm_exits_cleanly() -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait(5)
+
+
+@pytest.mark.slow
+def test_serve_with_a_bearer_token_and_connect_with_and_without_it(capsys: pytest.CaptureFixture[str]) -> None:
+    """``mcp-sim serve --bearer-token`` refuses a client without the token (one request, a clear
+    error on stderr, exit code 1) and serves one that sends it with ``--bearer-token``."""
+    proc = subprocess.Popen([*serve_argv("--transport", "http", "--port", "0", "--bearer-token", "s3cret")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_with_tests())
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert "127.0.0.1" in line, proc.stderr.read() if proc.stderr else line
+        url = line.split()[-1]
+        assert connect_command(["--url", url, "--bearer-token", "wrong"]) == 1
+        err = capsys.readouterr().err
+        assert "RequestRefused" in err and "HTTP 401: invalid_token" in err and "Group" not in err
+        assert connect_command(["--url", url, "--bearer-token", "s3cret", "--call", "shout",
+                                "--args", '{"text": "hi"}']) == 0
+        assert "HI" in capsys.readouterr().out
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(15) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)

@@ -295,3 +295,38 @@ def test_a_scenario_under_faults(revision: str) -> None:
     plain, fast = both_ways(story)
     assert plain == fast
     assert '"dropped"' in plain or '"duplicate"' in plain
+
+
+# --- task-augmented calls ----------------------------------------------------------------------------
+
+def tasks_story(era: str) -> str:
+    """A required task polled to its end, a task that asks for input, and one cancelled at its deadline."""
+    from test_client_realwire import build_jobs
+
+    from mcp_sim.bridge.real import accept_elicitation
+    from mcp_sim.roles.client import TaskTimeout
+
+    sim = Simulation(3)
+
+    async def main() -> None:
+        client_end, server_end = memory_link(sim, "jobs")
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(serve, build_jobs(), server_end)
+            client = Client(era=era, callbacks=accept_elicitation({"ok": True}), sim=sim)  # type: ignore[arg-type]
+            async with client.connected_to(client_end):
+                await client.list_tools()
+                await client.call_tool("batch", {"n": 2}, task=True if era == "modern" else None)
+                await client.call_tool("approve", {}, task=True)
+                with pytest.raises(TaskTimeout):
+                    await client.call_tool_as_task("forever", {}, task_timeout=3)
+            tg.cancel_scope.cancel()
+
+    sim.run(main)
+    return dumps_jsonl(sim.recorder.events)
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_task_calls(era: str) -> None:
+    plain, fast = both_ways(lambda: tasks_story(era))
+    assert plain == fast
+    assert "tasks/get" in plain and "tasks/cancel" in plain

@@ -74,7 +74,7 @@ def test_legacy_client_disconnects_when_it_cannot_speak_the_servers_version() ->
     server = FakeServer(era="legacy", initialize_version="2024-11-05")
 
     with pytest.raises(McpError) as info:
-        run(server, nothing, Client(era="legacy"))
+        run(server, nothing, Client(era="legacy", versions=("2025-06-18", "2025-11-25")))
     assert "SHOULD disconnect" in str(info.value)
     assert info.value.data["answered"] == "2024-11-05"
     # The client never sent notifications/initialized.

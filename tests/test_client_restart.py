@@ -296,3 +296,16 @@ def test_the_host_names_the_tools_it_trusts_to_be_retried_after_a_crash() -> Non
     notes = [e.text or "" for e in sim.recorder if e.kind == "app"]
     assert sum("trusts it to be idempotent" in n for n in notes) == 1
     assert sum("outcome is unknown" in n for n in notes) == 1
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_calls_made_while_a_legacy_http_session_is_renewed_wait_for_it(seed: int) -> None:
+    """A legacy HTTP server that lost its sessions answers ``404``: the client opens one new session,
+    and every call — those that got the 404 and those made while ``initialize`` is in flight — waits
+    for it and goes out on it (the lifecycle allows nothing but pings until the session is open)."""
+    from mcp_sim.scenarios.fault_lab import Experiment, run_fault_experiment
+
+    run = run_fault_experiment(Experiment(fault="crash", transport="http", revision="2025-11-25", seed=seed))
+    assert [c.outcome for c in run.calls] == ["result"] * len(run.calls), run.calls
+    initializes = [e for e in run.events if e.kind == "request" and e.method == "initialize"]
+    assert len(initializes) == 2  # the first session and exactly one renewal

@@ -522,18 +522,18 @@ def test_a_correct_answer_in_another_format_passes(tmp_path: Path) -> None:
         assert result.passed, result
 
 
-def _chapter_wrong() -> list[tuple[str, str, Any, str]]:
-    """The wrong answers kept in the chapters' own test files (``test_exercises_chNN.py``)."""
-    out: list[tuple[str, str, Any, str]] = []
+def _every_wrong_answer() -> list[tuple[str, str, Any, str]]:
+    """``WRONG`` here plus each chapter file's own (``tests/test_exercises_chNN.py``)."""
+    out = list(WRONG)
     for path in sorted(Path(__file__).parent.glob("test_exercises_ch*.py")):
-        out += getattr(importlib.import_module(path.stem), "WRONG", [])
+        out += importlib.import_module(path.stem).WRONG
     return out
 
 
 def test_every_exercise_has_five_wrong_answers_of_different_kinds() -> None:
-    wrong = WRONG + _chapter_wrong()
+    every = _every_wrong_answer()
     for exercise_id in IDS:
-        mine = [w for w in wrong if w[0] == exercise_id]
+        mine = [w for w in every if w[0] == exercise_id]
         assert len(mine) >= 5, exercise_id
         assert len({w[3] for w in mine}) >= 3, f"{exercise_id}: wrong answers should break different rules"
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from test_server_support import LEGACY, MODERN, RawClient, assert_valid, meta, run_with
+from test_server_support import CLIENT_INFO, LEGACY, MODERN, RawClient, assert_valid, meta, run_with
 
 from mcp_sim.capabilities.context import Context
 from mcp_sim.roles.server import Server
@@ -255,3 +255,26 @@ def test_cancellation_stops_a_request_without_response() -> None:
     after, answered = run_with(build, body)
     assert after["result"]["content"][0]["text"] == "3"
     assert answered == []
+
+
+@pytest.mark.parametrize(("version", "answered"), [("2025-06-18", False), ("2025-11-25", True)])
+def test_an_unreadable_frame_is_answered_without_an_id_only_where_the_schema_allows_it(
+        version: str, answered: bool) -> None:
+    """-32700 for a frame nobody can read carries no id. Only 2025-11-25 and later let an error go
+    without one; in 2025-06-18 every error needs an id, so the server only logs the frame (what it
+    sends stays valid for the revision agreed)."""
+    async def body(c: RawClient) -> list:
+        await c.request("initialize", {"protocolVersion": version, "capabilities": {}, "clientInfo": CLIENT_INFO})
+        await c.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        await c.stream.send_raw("{not json")
+        await c.stream.send_raw('{"jsonrpc":"2.0","id":7,"method":"tools/list","params":[1]}')  # has an id
+        first = await c.recv()
+        second = await c.recv() if answered else None
+        return [first, second]
+
+    first, second = run_with(build, body, revision=version)
+    if answered:
+        assert first["error"]["code"] == -32700 and "id" not in first
+        assert second is not None and second["id"] == 7
+    else:
+        assert first["error"]["code"] == -32600 and first["id"] == 7  # the parse error was not answered

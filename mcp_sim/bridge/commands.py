@@ -40,6 +40,7 @@ from mcp_sim.bridge.recording import WallClockRecorder
 from mcp_sim.protocol.errors import McpError
 from mcp_sim.protocol.revisions import REVISIONS
 from mcp_sim.trace.recorder import Recorder
+from mcp_sim.transports.base import RequestRefused
 
 logger = logging.getLogger("mcp_sim.bridge")
 
@@ -109,6 +110,8 @@ def serve_parser() -> argparse.ArgumentParser:
                         "(default: both eras, 2025-06-18/2025-11-25 via initialize and 2026-07-28)")
     parser.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
                         help="a browser Origin to accept besides loopback ones (HTTP only)")
+    parser.add_argument("--bearer-token", action="append", default=[], metavar="TOKEN",
+                        help="require Authorization: Bearer TOKEN on every request (HTTP only; repeatable)")
     parser.add_argument("--trace", metavar="FILE.jsonl", help="save the traffic as a JSON Lines trace on exit")
     parser.add_argument("--log-level", default="warning", help="stderr log level (default: warning)")
     return parser
@@ -157,6 +160,16 @@ def _serve_stdio(server: Any, recorder: Recorder, trace: str | None) -> int:
     return 0
 
 
+def _token_table(tokens: Sequence[str]) -> Any:
+    """A validator accepting exactly ``tokens`` (each its own caller), or ``None`` when none are given."""
+    if not tokens:
+        return None
+    from mcp_sim.security.identity import AuthInfo
+    from mcp_sim.transports.http_server import static_tokens
+
+    return static_tokens({token: AuthInfo(f"token-{n}", token=token) for n, token in enumerate(tokens, 1)})
+
+
 def _serve_http(server: Any, recorder: Recorder, args: argparse.Namespace) -> int:
     from mcp_sim.bridge.http_server import check_loopback, serve_http
 
@@ -178,7 +191,8 @@ def _serve_http(server: Any, recorder: Recorder, args: argparse.Namespace) -> in
 
     async def main() -> None:
         async with serve_http(server, host=args.host, port=args.port, path=args.path, recorder=recorder,
-                              revision=args.revision, allowed_origins=tuple(args.allow_origin)) as handle:
+                              revision=args.revision, allowed_origins=tuple(args.allow_origin),
+                              token_validator=_token_table(args.bearer_token)) as handle:
             # Not the protocol (that is on the socket): tell the user, and a test, where to connect.
             nonlocal serving
             serving = True
@@ -211,11 +225,20 @@ def connect_parser() -> argparse.ArgumentParser:
     parser.add_argument("--prompt-args", action="append", default=[], metavar="JSON",
                         help="arguments of the matching --prompt")
     parser.add_argument("--elicit", metavar="JSON", help="the content to accept elicitations with "
-                        "(default: a placeholder value per requested field)")
+                        "(default: honest placeholders; a form they cannot fill validly is declined)")
+    parser.add_argument("--bearer-token", metavar="TOKEN", help="send Authorization: Bearer TOKEN (HTTP only)")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per request")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument("--log-level", default="warning")
     return parser
+
+
+def _leaves(group: BaseExceptionGroup[Any]) -> list[BaseException]:
+    """The exceptions inside a (nested) exception group."""
+    out: list[BaseException] = []
+    for exc in group.exceptions:
+        out.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
+    return out
 
 
 def _json_arg(text: str | None, what: str) -> dict[str, Any]:
@@ -248,8 +271,9 @@ async def run_connect(command: Sequence[str] | str, args: argparse.Namespace,
 
     elicit = _json_arg(args.elicit, "--elicit") if args.elicit else None
     summary: dict[str, Any] = {"calls": []}
+    headers = {"Authorization": f"Bearer {args.bearer_token}"} if args.bearer_token else None
     async with connect_real(command, era=args.era, recorder=recorder, timeout=args.timeout,
-                            callbacks=accept_elicitation(elicit)) as session:
+                            callbacks=accept_elicitation(elicit), headers=headers) as session:
         client = session.client
         caps = client.server_capabilities or {}
         summary.update(server=client.server_info, era=client.era, protocol_version=client.protocol_version,
@@ -330,12 +354,13 @@ def connect_command(argv: Sequence[str]) -> int:
     target: Sequence[str] | str = args.url or command
     try:
         summary = anyio.run(run_connect, target, args, recorder)
-    except (McpError, OSError, ValueError, TimeoutError) as exc:
+    except (McpError, OSError, ValueError, TimeoutError, RequestRefused) as exc:
         sys.stderr.write(f"mcp-sim connect: {type(exc).__name__}: {exc}\n")
         _save_trace(recorder, args.trace)
         return 1
     except BaseExceptionGroup as group:
-        sys.stderr.write(f"mcp-sim connect: {group!r}\n")
+        for leaf in _leaves(group):  # the task groups' wrapping says nothing: name what went wrong
+            sys.stderr.write(f"mcp-sim connect: {type(leaf).__name__}: {leaf}\n")
         _save_trace(recorder, args.trace)
         return 1
     _save_trace(recorder, args.trace)

@@ -13,15 +13,30 @@ ending with the response — is read by a task of the stream's own task group an
 * in a legacy session, the ``Mcp-Session-Id`` the server returned with ``InitializeResult`` and the
   negotiated ``MCP-Protocol-Version`` go on every later POST; after ``notifications/initialized``
   a GET stream is opened for server messages unrelated to any request, and leaving the block ends
-  the session with DELETE.
+  the session with DELETE;
+* a legacy response stream that breaks after an event with an id is asked for again with ``GET`` and
+  ``Last-Event-ID`` (a few times at most), and the messages it missed arrive as if nothing happened;
+* a modern ``notifications/cancelled`` is not POSTed: the client hangs up that request's POST, since
+  in 2026-07-28 closing the response stream is the cancellation (this ends a ``subscriptions/listen``).
 
-An HTTP error whose body is not a JSON-RPC message is turned into an error response for the request
-that caused it, so the session always gets an answer. A ``404`` for a known session raises
-:class:`~mcp_sim.transports.base.SessionExpired` from ``receive``: the client must initialize again.
+A body is handed to the session only when it is a JSON-RPC answer. Anything else is the HTTP layer
+speaking, and the session never sees it as a message (it would answer it with ``-32600``, the POST
+of that answer would be refused again, and so on, hundreds of times a second):
+
+* ``401``, ``403``, a ``5xx``, a body that is not JSON-RPC at all, a connection that failed: the
+  request that caused it fails with :class:`~mcp_sim.transports.base.RequestRefused`, raised from
+  ``receive`` for the client to hand to that request (``HTTP 401: invalid_token``);
+* another ``4xx`` without a JSON-RPC body (``400``, ``405`` from a server of the other era): an error
+  response for that request, made here, so era detection can read it;
+* a ``404`` for a known session raises :class:`~mcp_sim.transports.base.SessionExpired` from
+  ``receive``: the client must initialize again.
+
+The refusal of a POST that carried a notification or a response is recorded and dropped.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 from collections.abc import AsyncIterator, Mapping
@@ -33,11 +48,12 @@ import anyio.abc
 import httpx
 
 from mcp_sim.bridge.recording import WallClockRecorder, stamp
-from mcp_sim.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST
+from mcp_sim.protocol.errors import INVALID_REQUEST
+from mcp_sim.protocol.revisions import REVISIONS, revision_at
 from mcp_sim.security.identity import AuthInfo
 from mcp_sim.trace.recorder import Recorder
 from mcp_sim.transports import http as H
-from mcp_sim.transports.base import LinkInfo, SessionExpired, TransportClosed
+from mcp_sim.transports.base import LinkInfo, RequestRefused, SessionExpired, TransportClosed
 from mcp_sim.transports.sse import SseParser
 from mcp_sim.wire.jsonrpc import (
     Batch,
@@ -55,7 +71,45 @@ from mcp_sim.wire.jsonrpc import (
 
 logger = logging.getLogger(__name__)
 
-Received = JSONRPCMessage | InvalidMessage | SessionExpired
+Received = JSONRPCMessage | InvalidMessage | SessionExpired | RequestRefused
+
+MAX_RESUMES = 3
+"""How many times in a row a broken legacy stream is asked for again with ``Last-Event-ID``."""
+
+REFUSING_STATUSES = frozenset({401, 403})
+"""Statuses that refuse a request outright (plus every ``5xx``): no era, no retry, no answer."""
+
+
+def is_jsonrpc_answer(body: str) -> bool:
+    """Is ``body`` a JSON-RPC response (or a batch of them) — something a session can match to a
+    request — rather than an HTTP layer's own JSON (``{"error": "invalid_token"}``)?"""
+    try:
+        obj = json.loads(body)
+    except ValueError:
+        return False
+    items = obj if isinstance(obj, list) and obj else [obj]
+    return all(isinstance(item, dict) and item.get("jsonrpc") == "2.0" and "id" in item
+               and ("result" in item or isinstance(item.get("error"), dict)) for item in items)
+
+
+def refusal_text(status: int, body: str, reason: str) -> str:
+    """``HTTP 401: invalid_token (the token expired)``: the status and what the body says, briefly.
+    OAuth-style bodies (``error``, ``error_description``) and common ``message``/``detail`` fields are
+    read; any other body is quoted, cut at 200 characters."""
+    said = body.strip()[:200] or reason
+    try:
+        obj = json.loads(body)
+    except ValueError:
+        obj = None
+    if isinstance(obj, dict):
+        error = obj.get("error")
+        if isinstance(error, dict):
+            error = error.get("message")
+        words = [str(w) for w in (error, obj.get("error_description") or obj.get("message") or obj.get("detail"))
+                 if isinstance(w, str) and w]
+        if words:
+            said = words[0] + (f" ({words[1]})" if len(words) > 1 else "")
+    return f"HTTP {status}: {said}" if said else f"HTTP {status}"
 
 
 class HttpClientStream:
@@ -78,6 +132,8 @@ class HttpClientStream:
         self._initialize_ids: set[RequestId] = set()
         self._get_stream_started = False
         self._closed = False
+        self._open: dict[RequestId, anyio.CancelScope] = {}
+        """The cancel scope of each request's POST while its response is read (closing one cancels it)."""
 
     # -- sending ---------------------------------------------------------------------------------
     def headers_for(self, message: JSONRPCMessage) -> dict[str, str]:
@@ -91,7 +147,9 @@ class HttpClientStream:
         if self.session_id is not None:
             headers[H.MCP_SESSION_ID] = self.session_id
         legacy_version = self.negotiated_version or (self.revision if not H.is_modern_version(self.revision) else None)
-        if legacy_version is not None and not (isinstance(message, JSONRPCRequest) and message.method == "initialize"):
+        if legacy_version is not None and not (isinstance(message, JSONRPCRequest) and message.method == "initialize") \
+                and H.MCP_PROTOCOL_VERSION in revision_at(legacy_version).http_headers:
+            # The header came with 2025-06-18; a session that negotiated an older revision goes without.
             headers[H.MCP_PROTOCOL_VERSION] = legacy_version
         return headers
 
@@ -102,6 +160,10 @@ class HttpClientStream:
             self._initialize_ids.add(message.id)
             self.session_id = None  # a new handshake starts a new session
             self.negotiated_version = None
+        if isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled" \
+                and H.is_modern_version(H.message_version(message) or self.revision):
+            self._cancel_by_closing(message)
+            return
         headers = self.headers_for(message)
         text = encode(message)
         self.recorder.record_message(
@@ -129,8 +191,16 @@ class HttpClientStream:
     async def _deliver(self, raw: str, request: JSONRPCMessage | None) -> None:
         decoded = decode(raw)
         if isinstance(decoded, Batch):
+            rev = REVISIONS.get(self.revision or "")
+            if rev is not None and rev.batching:  # 2025-03-26 allowed batches: read the items one by one
+                for item in decoded.items:
+                    await self._deliver_one(item, request)
+                return
             decoded = InvalidMessage(raw, JSONRPCErrorResponse(None, error_object(INVALID_REQUEST)),
                                      "a batch in a response body", False)
+        await self._deliver_one(decoded, request)
+
+    async def _deliver_one(self, decoded: JSONRPCMessage | InvalidMessage, request: JSONRPCMessage | None) -> None:
         if isinstance(decoded, JSONRPCErrorResponse) and decoded.id is None and isinstance(request, JSONRPCRequest):
             # An HTTP-level rejection (bad header, bad session …) names no id: it answers our POST.
             decoded = JSONRPCErrorResponse(request.id, decoded.error)
@@ -139,7 +209,33 @@ class HttpClientStream:
             self.negotiated_version = version if isinstance(version, str) else None
         await self._inbox_send.send(decoded)
 
+    def _cancel_by_closing(self, notification: JSONRPCNotification) -> None:
+        """2026-07-28 over HTTP: closing a request's response stream *is* its cancellation, so the
+        session's ``notifications/cancelled`` is not POSTed; the open POST is hung up instead."""
+        request_id = (notification.params or {}).get("requestId")
+        scope = self._open.pop(request_id, None) if isinstance(request_id, (str, int)) else None
+        self.recorder.record_event(
+            kind="transport", link=self.info.name, sender=self.info.client, receiver=self.info.server,
+            text=(f"client closes the response stream of request {request_id!r} instead of sending "
+                  "notifications/cancelled (2026-07-28: closing the stream is the cancellation)"
+                  if scope is not None else f"nothing to cancel: request {request_id!r} has no open response stream"),
+            transport="http", marks=("cancelled",), request_id=request_id)
+        if scope is not None:
+            scope.cancel()
+
     async def _post(self, message: JSONRPCMessage, text: str, headers: dict[str, str]) -> None:
+        if not isinstance(message, JSONRPCRequest):
+            await self._post_now(message, text, headers)
+            return
+        with anyio.CancelScope() as scope:
+            self._open[message.id] = scope
+            try:
+                await self._post_now(message, text, headers)
+            finally:
+                if self._open.get(message.id) is scope:
+                    del self._open[message.id]
+
+    async def _post_now(self, message: JSONRPCMessage, text: str, headers: dict[str, str]) -> None:
         request = message if isinstance(message, JSONRPCRequest) else None
         try:
             async with self._http.stream("POST", self.url, content=text.encode(), headers=headers) as response:
@@ -151,10 +247,17 @@ class HttpClientStream:
         except httpx.HTTPError as exc:
             logger.warning("POST to %s failed: %s", self.url, exc)
             if request is not None:
-                await self._fail(request, INTERNAL_ERROR, f"HTTP transport error: {exc}")
+                await self._refuse(request, f"HTTP transport error: {type(exc).__name__}: {exc}", None)
 
-    async def _fail(self, request: JSONRPCRequest, code: int, text: str) -> None:
-        await self._inbox_send.send(JSONRPCErrorResponse(request.id, error_object(code, text)))
+    async def _fail(self, request: JSONRPCRequest, code: int, text: str, status: int) -> None:
+        """Answer ``request`` with an error response made here (a 4xx the server gave without one)."""
+        error = error_object(code, text, {"httpStatus": status})
+        await self._inbox_send.send(JSONRPCErrorResponse(request.id, error))
+
+    async def _refuse(self, request: JSONRPCRequest, text: str, status: int | None) -> None:
+        """Fail ``request`` with a :class:`RequestRefused`: no message, so nothing answers it."""
+        await self._inbox_send.send(RequestRefused(f"{self.info.name} refused {request.method} (id {request.id}): "
+                                                   f"{text}", request.id, status=status))
 
     async def _read_response(self, response: httpx.Response, request: JSONRPCRequest | None,
                              sent_session: str | None) -> None:
@@ -166,12 +269,13 @@ class HttpClientStream:
                                        framing={"http": {"response": {"status": 202}}})
             return
         if content_type == H.EVENT_STREAM and status == 200:
-            parser = SseParser()
-            async for line in response.aiter_lines():
-                event = parser.feed_line(line.rstrip("\r"))
-                if event is not None and event.event == "message" and event.data.strip():
-                    self._record_in(event.data, status, content_type, sse=True)
-                    await self._deliver(event.data, request)
+            last_id: list[str | None] = [None]
+            try:
+                await self._read_events(response, request, last_id)
+            except httpx.HTTPError as cut:
+                if last_id[0] is None or self.session_id is None:
+                    raise  # nothing to resume from: the request fails with the cut
+                await self._resume(request, last_id, cut)
             return
         body = (await response.aread()).decode("utf-8", errors="replace")
         if status == 404 and sent_session is not None:
@@ -181,23 +285,64 @@ class HttpClientStream:
                 f"{self.info.name} answered 404 for session {sent_session[:8]}…: the session is gone; "
                 "initialize again"))
             return
-        if content_type == H.JSON and body.strip():
+        if content_type == H.JSON and body.strip() and is_jsonrpc_answer(body):
             self._record_in(body, status, content_type)
             await self._deliver(body, request)
             return
+        text = refusal_text(status, body, response.reason_phrase)
         self.recorder.record_event(kind="transport", link=self.info.name, sender=self.info.server,
                                    receiver=self.info.client, text=f"HTTP {status} {body[:200]}".strip(),
                                    transport="http", framing={"http": {"response": {"status": status}}})
-        if request is not None:
-            code = H.error_code_for_status(status)
-            await self._fail(request, code, f"HTTP {status}: {body[:200] or response.reason_phrase}")
+        if request is None:
+            return  # a notification's or a response's POST: nothing waits, nothing answers
+        if status in REFUSING_STATUSES or status >= 500 or 200 <= status < 300:
+            await self._refuse(request, text, status)
+        else:
+            await self._fail(request, H.error_code_for_status(status), text, status)
+
+    async def _read_events(self, response: httpx.Response, request: JSONRPCRequest | None,
+                           last_id: list[str | None]) -> None:
+        """Deliver an SSE body's messages as they come, noting the last event id seen."""
+        parser = SseParser()
+        async for line in response.aiter_lines():
+            event = parser.feed_line(line.rstrip("\r"))
+            if event is None:
+                continue
+            if event.id:
+                last_id[0] = event.id
+            if event.event == "message" and event.data.strip():
+                self._record_in(event.data, response.status_code, H.EVENT_STREAM, sse=True)
+                await self._deliver(event.data, request)
+
+    async def _resume(self, request: JSONRPCRequest | None, last_id: list[str | None], cut: httpx.HTTPError) -> None:
+        """Legacy resumption: the stream broke after event ``last_id``; ``GET`` it again with
+        ``Last-Event-ID`` (at most :data:`MAX_RESUMES` times) and read on from where it stopped."""
+        for _ in range(MAX_RESUMES):
+            headers = {"Accept": H.EVENT_STREAM, H.MCP_SESSION_ID: self.session_id or "",
+                       H.LAST_EVENT_ID: last_id[0] or "", **self._headers}
+            if self.negotiated_version:
+                headers[H.MCP_PROTOCOL_VERSION] = self.negotiated_version
+            self.recorder.record_event(kind="transport", link=self.info.name, sender=self.info.client,
+                                       receiver=self.info.server, transport="http",
+                                       text=f"the stream broke ({type(cut).__name__}); GET with Last-Event-ID: "
+                                            f"{last_id[0]}", marks=("resume",))
+            try:
+                async with self._http.stream("GET", self.url, headers=headers,
+                                             timeout=httpx.Timeout(10, read=None)) as response:
+                    if response.status_code != 200:
+                        break  # the server cannot resume it: the request fails with the cut
+                    await self._read_events(response, request, last_id)
+                    return
+            except httpx.HTTPError as again:
+                cut = again
+        raise cut
 
     async def _listen(self) -> None:
         """The legacy GET stream: server messages that belong to no request."""
         if self.session_id is None:
             return
         headers = {"Accept": H.EVENT_STREAM, H.MCP_SESSION_ID: self.session_id, **self._headers}
-        if self.negotiated_version:
+        if self.negotiated_version and H.MCP_PROTOCOL_VERSION in revision_at(self.negotiated_version).http_headers:
             headers[H.MCP_PROTOCOL_VERSION] = self.negotiated_version
         try:
             async with self._http.stream("GET", self.url, headers=headers,
@@ -218,7 +363,7 @@ class HttpClientStream:
             item = await self._inbox.receive()
         except anyio.ClosedResourceError:
             raise anyio.EndOfStream from None
-        if isinstance(item, SessionExpired):
+        if isinstance(item, (SessionExpired, RequestRefused)):
             raise item
         return item
 

@@ -16,10 +16,17 @@ messages and hands them to the simulator's server session, ``serve(server, strea
   400). GET and DELETE get ``405``.
 
 For both: a browser ``Origin`` other than a loopback one gets ``403`` (the DNS-rebinding defence),
-and the endpoint only ever binds to a loopback address. Those two are this module's own (a real
+and the endpoint only ever binds to a loopback address. With a token validator, a request without a
+valid bearer token gets ``401`` (``403`` when the token lacks a required scope), as the simulated
+endpoint answers. Those two are this module's own (a real
 socket on this machine); every other rule — header names, header checks, content negotiation
 (``406``/``415``), the status table — comes from :mod:`mcp_sim.transports.http`, the same rulebook the
 simulated endpoint follows, and SSE events from :mod:`mcp_sim.transports.sse`.
+
+A 2026-07-28 POST's session ends its input once the POST is answered but may go on with background
+work it started (a task, which later POSTs poll); it is cancelled only when the client hangs up
+before the answer, which is the cancellation in that revision. The server end of each conversation
+is :class:`~mcp_sim.bridge.http_server_stream.HttpServerStream`.
 
 Which era a POST belongs to is read from it: a session id or an ``initialize`` body means legacy;
 anything else is treated as modern (its header checks then say what is missing). Every frame is
@@ -29,8 +36,8 @@ simulated one.
 
 from __future__ import annotations
 
+import json
 import logging
-import math
 import secrets
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -40,20 +47,31 @@ from typing import Any
 
 import anyio
 import anyio.abc
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream
 from starlette.applications import Starlette
 from starlette.datastructures import Headers
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from mcp_sim.bridge.http_server_stream import (
+    LOOPBACK_HOSTS,
+    HttpServerStream,
+    mcp_headers,
+    origin_allowed,
+    pump_events,
+    resume_stream,
+    sse_bytes,
+    sse_head,
+)
 from mcp_sim.bridge.recording import WallClockRecorder, stamp
 from mcp_sim.protocol.errors import INVALID_REQUEST
 from mcp_sim.protocol.revisions import REVISIONS
 from mcp_sim.security.identity import AuthInfo
 from mcp_sim.trace.recorder import Recorder
 from mcp_sim.transports import http as H
-from mcp_sim.transports.base import LinkInfo, TransportClosed
-from mcp_sim.transports.sse import SseEvent, comment
+from mcp_sim.transports.base import LinkInfo
+from mcp_sim.transports.http_server import TokenValidator
+from mcp_sim.transports.sse import comment
 from mcp_sim.wire.jsonrpc import (
     Batch,
     InvalidMessage,
@@ -62,7 +80,6 @@ from mcp_sim.wire.jsonrpc import (
     JSONRPCNotification,
     JSONRPCRequest,
     JSONRPCResultResponse,
-    RequestId,
     decode,
     encode,
     error_object,
@@ -73,117 +90,10 @@ logger = logging.getLogger(__name__)
 ServeFunction = Callable[[Any, Any], Awaitable[None]]
 """``serve(server, stream)``: runs a server session over one stream until the stream ends."""
 
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
-"""The only hosts a local MCP server listens on, and the only browser origins it trusts by default."""
-
-
-def origin_allowed(origin: str | None, allowed: tuple[str, ...] = ()) -> bool:
-    """The DNS-rebinding defence: a browser page on another site must not reach a local server.
-
-    No ``Origin`` (a non-browser client) is allowed; a loopback origin (any port) is allowed; so is
-    any origin listed in ``allowed``. Anything else gets ``403``."""
-    if origin is None or origin in allowed:
-        return True
-    scheme, sep, rest = origin.partition("://")
-    if not sep or scheme not in ("http", "https"):
-        return False
-    host = rest.split("/")[0]
-    host = host[1:host.index("]")] if host.startswith("[") and "]" in host else host.rsplit(":", 1)[0]
-    return host in LOOPBACK_HOSTS
-
-
-def _sse(text: str) -> bytes:
-    """One JSON-RPC message as an SSE ``message`` event, in bytes for the socket."""
-    return SseEvent(text).encode().encode()
-
-
 def _default_serve() -> ServeFunction:
     from mcp_sim.roles.server_session import serve
 
     return serve  # type: ignore[return-value]
-
-
-def _mcp_headers(headers: Headers) -> dict[str, str]:
-    """The request headers worth showing in a trace (no cookies or tokens)."""
-    keep = {name.lower() for name in ("Content-Type", "Accept", "Origin", H.MCP_PROTOCOL_VERSION, H.MCP_SESSION_ID,
-                                      H.MCP_METHOD, H.MCP_NAME, H.LAST_EVENT_ID)}
-    return {k: v for k, v in headers.items() if k.lower() in keep}
-
-
-class HttpServerStream:
-    """The server's end of one HTTP conversation: a legacy session, or one modern POST.
-
-    Messages the client POSTs arrive through :meth:`deliver`; messages the server sends are routed
-    to the channel of the request they answer or belong to (``related_request_id``), or else to the
-    session's standalone GET stream."""
-
-    def __init__(self, info: LinkInfo, *, session_id: str | None = None, revision: str | None = None,
-                 auth: AuthInfo | None = None) -> None:
-        self.info = info
-        self.session_id = session_id
-        self.revision = revision
-        self.auth = auth
-        self._inbox_send, self._inbox = anyio.create_memory_object_stream[JSONRPCMessage | InvalidMessage](math.inf)
-        self._exchanges: dict[RequestId, MemoryObjectSendStream[JSONRPCMessage]] = {}
-        self.standalone_send, self.standalone = anyio.create_memory_object_stream[JSONRPCMessage](100)
-        self.get_stream_open = False
-        self.closed = anyio.Event()
-
-    # -- the HTTP side ---------------------------------------------------------------------------
-    def open_exchange(self, request_id: RequestId) -> MemoryObjectReceiveStream[JSONRPCMessage]:
-        """A channel for everything the server sends about request ``request_id``."""
-        send, receive = anyio.create_memory_object_stream[JSONRPCMessage](math.inf)
-        self._exchanges[request_id] = send
-        return receive
-
-    def close_exchange(self, request_id: RequestId) -> None:
-        channel = self._exchanges.pop(request_id, None)
-        if channel is not None:
-            channel.close()
-
-    async def deliver(self, message: JSONRPCMessage | InvalidMessage) -> None:
-        await self._inbox_send.send(message)
-
-    def end_input(self) -> None:
-        """No more client messages: the session's ``receive`` reaches end-of-stream."""
-        self._inbox_send.close()
-
-    # -- the session side (MessageStream) --------------------------------------------------------
-    async def send(self, message: JSONRPCMessage, *, related_request_id: RequestId | None = None) -> None:
-        if self.closed.is_set():
-            raise TransportClosed("the HTTP session is closed")
-        target: MemoryObjectSendStream[JSONRPCMessage] | None = None
-        if isinstance(message, (JSONRPCResultResponse, JSONRPCErrorResponse)) and message.id is not None:
-            target = self._exchanges.get(message.id)
-        elif related_request_id is not None:
-            target = self._exchanges.get(related_request_id)
-        if target is not None:
-            try:
-                target.send_nowait(message)
-                return
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                pass
-        if self.session_id is None:
-            logger.warning("dropped %s: a 2026-07-28 POST has no stream for it", encode(message)[:200])
-            return
-        try:
-            self.standalone_send.send_nowait(message)
-        except anyio.WouldBlock:
-            logger.warning("dropped a message for the GET stream of session %s: nobody is listening",
-                           self.session_id)
-
-    async def receive(self) -> JSONRPCMessage | InvalidMessage:
-        try:
-            return await self._inbox.receive()
-        except anyio.ClosedResourceError:
-            raise anyio.EndOfStream from None
-
-    async def aclose(self) -> None:
-        self.closed.set()
-        self._inbox_send.close()
-        self.standalone_send.close()
-        for rid in list(self._exchanges):
-            self.close_exchange(rid)
 
 
 class StreamableHTTPEndpoint:
@@ -192,7 +102,9 @@ class StreamableHTTPEndpoint:
 
     def __init__(self, server: Any, *, name: str | None = None, recorder: Recorder | None = None,
                  revision: str | None = None, allowed_origins: tuple[str, ...] = (),
-                 serve: ServeFunction | None = None, auth: AuthInfo | None = None) -> None:
+                 serve: ServeFunction | None = None, auth: AuthInfo | None = None,
+                 token_validator: TokenValidator | None = None, required_scopes: tuple[str, ...] = (),
+                 resource_metadata: str | None = None) -> None:
         self.server = server
         self.name = name or getattr(server, "name", None) or "server"
         self.recorder = recorder if recorder is not None else WallClockRecorder()
@@ -202,6 +114,10 @@ class StreamableHTTPEndpoint:
         self.modern_allowed = era in (None, "modern")
         self.allowed_origins = allowed_origins
         self.auth = auth
+        self.token_validator = token_validator
+        """With a validator, every request needs ``Authorization: Bearer <token>`` (401/403 otherwise)."""
+        self.required_scopes = required_scopes
+        self.resource_metadata = resource_metadata
         self._serve = serve
         self.info = LinkInfo(name=self.name, transport="http", client=f"client/{self.name}",
                              server=f"server/{self.name}")
@@ -241,7 +157,7 @@ class StreamableHTTPEndpoint:
         self.recorder.record_message(
             link=self.name, sender=self.info.client, receiver=self.info.server, raw=raw, transport="http",
             revision=headers.get(H.MCP_PROTOCOL_VERSION),
-            framing={"http": {"request": {"method": http_method, "headers": _mcp_headers(headers)}}},
+            framing={"http": {"request": {"method": http_method, "headers": mcp_headers(headers)}}},
             t_ms=stamp(self.recorder))
 
     def _record_out(self, raw: str, status: int, content_type: str, revision: str | None,
@@ -279,6 +195,12 @@ class StreamableHTTPEndpoint:
             self._note(f"refused a request from Origin {headers.get('origin')!r} (403)", ("attack",))
             await self._reply(send, 403, b"Forbidden: invalid Origin", "text/plain")
             return
+        refusal = self._check_bearer(headers)
+        if refusal is not None:
+            status, challenge, body = refusal
+            self._note(f"refused a request without a valid bearer token ({status})", ("auth",))
+            await self._reply(send, status, body, H.JSON if body else None, {"WWW-Authenticate": challenge})
+            return
         method = scope["method"]
         if method == "POST":
             await self._post(scope, receive, send, headers)
@@ -288,6 +210,38 @@ class StreamableHTTPEndpoint:
             await self._delete(send, headers)
         else:
             await self._reply(send, 405, b"", headers={"Allow": "GET, POST, DELETE"})
+
+    def _check_bearer(self, headers: Headers) -> tuple[int, str, bytes] | None:
+        """The resource server's rules of MCP authorization, as the simulated endpoint applies them: no
+        token or an invalid one → ``401``, a token without the required scopes → ``403``, each with its
+        ``WWW-Authenticate`` challenge (and an OAuth-style JSON body naming the error). ``None``: go on."""
+        if self.token_validator is None:
+            return None
+        metadata = f'resource_metadata="{self.resource_metadata or self._metadata_url(headers)}"'
+        value = headers.get("authorization")
+        if value is None or not value.startswith("Bearer "):
+            return 401, f"Bearer {metadata}", b""
+        auth = self.token_validator(value[len("Bearer "):])
+        if auth is None:
+            body = json.dumps({"error": "invalid_token", "error_description": "the bearer token is not valid"})
+            return 401, f'Bearer error="invalid_token", {metadata}', body.encode()
+        missing = [scope for scope in self.required_scopes if scope not in auth.scopes]
+        if missing:
+            body = json.dumps({"error": "insufficient_scope", "error_description": f"needs {' '.join(missing)}"})
+            scopes = " ".join(self.required_scopes)
+            return 403, f'Bearer error="insufficient_scope", scope="{scopes}", {metadata}', body.encode()
+        return None
+
+    def _caller(self, headers: Headers) -> AuthInfo | None:
+        """Who calls: the validated token's identity, or the endpoint's configured one."""
+        value = headers.get("authorization")
+        if self.token_validator is not None and value is not None and value.startswith("Bearer "):
+            return self.token_validator(value[len("Bearer "):]) or self.auth
+        return self.auth
+
+    @staticmethod
+    def _metadata_url(headers: Headers) -> str:
+        return f"http://{headers.get('host', 'localhost')}/.well-known/oauth-protected-resource"
 
     async def _read_body(self, receive: Receive) -> bytes:
         chunks = []
@@ -329,7 +283,7 @@ class StreamableHTTPEndpoint:
                 return
             await self._legacy_message(session, message, receive, send, version_header)
         elif is_initialize and self.legacy_allowed:
-            await self._legacy_initialize(message, receive, send)  # type: ignore[arg-type]
+            await self._legacy_initialize(message, receive, send, self._caller(headers))  # type: ignore[arg-type]
         elif self.modern_allowed:
             await self._modern(message, receive, send, headers)
         else:
@@ -337,11 +291,12 @@ class StreamableHTTPEndpoint:
                 INVALID_REQUEST, "Bad Request: no valid Mcp-Session-Id; a legacy session starts with "
                 "initialize")), version_header)
 
-    async def _legacy_initialize(self, message: JSONRPCRequest, receive: Receive, send: Send) -> None:
+    async def _legacy_initialize(self, message: JSONRPCRequest, receive: Receive, send: Send,
+                                 auth: AuthInfo | None) -> None:
         if self._task_group is None:
             raise RuntimeError("the endpoint's app is not running (its lifespan owns the sessions)")
         session_id = secrets.token_hex(16)  # MUST be unguessable: a real session, so real randomness
-        session = HttpServerStream(self.info, session_id=session_id, auth=self.auth)
+        session = HttpServerStream(self.info, session_id=session_id, auth=auth)
         self.sessions[session_id] = session
 
         async def run_session() -> None:
@@ -392,40 +347,57 @@ class StreamableHTTPEndpoint:
             # closing the response stream): accept and drop.
             await self._reply(send, 202)
             return
-        stream = HttpServerStream(self.info, revision=version, auth=self.auth)
-        async with anyio.create_task_group() as tg:
-            async def run() -> None:
+        stream = HttpServerStream(self.info, revision=version, auth=self._caller(headers))
+        serving = anyio.CancelScope()
+
+        async def run() -> None:
+            with serving:
                 try:
                     await self.serve(self.server, stream)
                 except Exception:
                     logger.exception("serving a 2026-07-28 request failed")
+            await stream.aclose()
 
-            tg.start_soon(run)
-            await self._exchange(stream, message, receive, send, modern=True, extra_headers={},
-                                 cancel_on_disconnect=True)
-            stream.end_input()
-            tg.cancel_scope.cancel()
-        await stream.aclose()
+        lasting = self._task_group
+        if lasting is None:  # no lifespan (the app mounted elsewhere): the POST's own task group
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(run)
+                await self._exchange(stream, message, receive, send, modern=True, extra_headers={},
+                                     cancel_on_disconnect=True)
+                stream.end_input()
+                serving.cancel()
+            return
+        # The session of one POST may have started background work (a task, polled by later POSTs):
+        # once the POST is answered it ends its input and finishes that work on the endpoint's own
+        # task group. A POST whose client hung up first is cancelled, work and all.
+        lasting.start_soon(run)
+        answered = await self._exchange(stream, message, receive, send, modern=True, extra_headers={},
+                                        cancel_on_disconnect=True)
+        stream.end_input()
+        if not answered:
+            serving.cancel()
 
     async def _exchange(self, stream: HttpServerStream, request: JSONRPCRequest, receive: Receive, send: Send,
-                        *, modern: bool, extra_headers: dict[str, str], cancel_on_disconnect: bool) -> None:
+                        *, modern: bool, extra_headers: dict[str, str], cancel_on_disconnect: bool) -> bool:
         """Deliver one request and write what the server sends about it: JSON if the first thing is
-        the response, otherwise an SSE stream that ends with the response."""
+        the response, otherwise an SSE stream that ends with the response. Returns whether the
+        response was written (``False``: the client hung up, or the session ended, first)."""
         channel = stream.open_exchange(request.id)
         await stream.deliver(request)
-        answered = False
+        done = [False]  # the response was written
+        number: int | None = None
 
         async def watch_disconnect(scope: anyio.CancelScope) -> None:
             while (await receive())["type"] != "http.disconnect":
                 pass
-            if answered:
+            if done[0]:
                 return  # the normal end of an exchange, not a cancellation
             if cancel_on_disconnect:
                 self._note(f"the client closed the stream of request {request.id}: that cancels it "
                            "(2026-07-28)", ("cancelled",))
             else:
                 self._note(f"the client disconnected from request {request.id}; in the legacy era that is "
-                           "not a cancellation")
+                           "not a cancellation: the stream is kept for a GET with Last-Event-ID")
             scope.cancel()
 
         try:
@@ -441,29 +413,38 @@ class StreamableHTTPEndpoint:
                     code = first.error.code if isinstance(first, JSONRPCErrorResponse) else None
                     status = H.modern_status_for(code) if modern else 200
                     text = encode(first)
-                    answered = True
+                    done[0] = True
                     self._record_out(text, status, H.JSON, revision, base or None)
                     await self._reply(send, status, text.encode(), H.JSON, base)
                 else:
-                    await send({"type": "http.response.start", "status": 200, "headers": [
-                        *((k.lower().encode(), v.encode()) for k, v in base.items()),
-                        (b"content-type", H.EVENT_STREAM.encode()), (b"cache-control", b"no-cache"),
-                        (b"x-accel-buffering", b"no")]})
-                    message: JSONRPCMessage = first
-                    while True:
-                        text = encode(message)
-                        self._record_out(text, 200, H.EVENT_STREAM, revision)
-                        await send({"type": "http.response.body", "body": _sse(text), "more_body": True})
-                        if isinstance(message, (JSONRPCResultResponse, JSONRPCErrorResponse)):
-                            answered = True
-                            break
-                        message = await channel.receive()
-                    await send({"type": "http.response.body", "body": b""})
+                    number = None if modern else stream.new_stream()
+                    await sse_head(send, base)
+                    await self._pump(send, stream, channel, first, number, revision, done)
                 tg.cancel_scope.cancel()
         except (anyio.EndOfStream, anyio.ClosedResourceError, OSError):
             pass
         finally:
-            stream.close_exchange(request.id)
+            if number is not None and not done[0] and not stream.closed.is_set():
+                stream.parked[number] = (request.id, channel)  # the request runs on; a GET may resume it
+            else:
+                stream.close_exchange(request.id)
+        return done[0]
+
+    async def _pump(self, send: Send, stream: HttpServerStream, channel: MemoryObjectReceiveStream[JSONRPCMessage],
+                    message: JSONRPCMessage | None, number: int | None, revision: str | None, done: list[bool]) -> None:
+        await pump_events(send, stream, channel, message, number, done,
+                          lambda text: self._record_out(text, 200, H.EVENT_STREAM, revision))
+
+    async def _resume(self, session: HttpServerStream, last_event_id: str, receive: Receive, send: Send) -> None:
+        """Legacy ``GET`` with ``Last-Event-ID``: replay the events of that stream the client missed,
+        then, if its request is still running, go on with it until the response."""
+        found = session.missed(last_event_id)
+        if found is None:
+            await self._reply(send, 400, f"Bad Request: unknown Last-Event-ID {last_event_id}".encode(), "text/plain")
+            return
+        self._note(f"resuming stream {found[0]} after event {last_event_id}: {len(found[1])} event(s) to replay")
+        await resume_stream(send, receive, session, *found,
+                            lambda text: self._record_out(text, 200, H.EVENT_STREAM, session.revision))
 
     # -- GET and DELETE ------------------------------------------------------------------------------
     async def _get(self, receive: Receive, send: Send, headers: Headers) -> None:
@@ -471,7 +452,7 @@ class StreamableHTTPEndpoint:
         self.recorder.record_event(kind="transport", link=self.name, sender=self.info.client,
                                    receiver=self.info.server, text="GET (open a server-to-client stream)",
                                    transport="http", framing={"http": {"request": {
-                                       "method": "GET", "headers": _mcp_headers(headers)}}})
+                                       "method": "GET", "headers": mcp_headers(headers)}}})
         if session_id is None or not self.legacy_allowed:
             status = 405 if self.modern_allowed else 400
             await self._reply(send, status, b"", headers={"Allow": "POST"} if status == 405 else None)
@@ -483,6 +464,10 @@ class StreamableHTTPEndpoint:
         refused = H.refuse_content("GET", headers)
         if refused is not None:
             await self._reply(send, refused[0], refused[1].encode(), "text/plain")
+            return
+        last_event_id = headers.get(H.LAST_EVENT_ID)
+        if last_event_id is not None:
+            await self._resume(session, last_event_id, receive, send)
             return
         if session.get_stream_open:
             await self._reply(send, 409, b"Conflict: this session already has a GET stream", "text/plain")
@@ -503,7 +488,7 @@ class StreamableHTTPEndpoint:
                 async for message in session.standalone:
                     text = encode(message)
                     self._record_out(text, 200, H.EVENT_STREAM, session.revision)
-                    await send({"type": "http.response.body", "body": _sse(text), "more_body": True})
+                    await send({"type": "http.response.body", "body": sse_bytes(text), "more_body": True})
                 await send({"type": "http.response.body", "body": b""})
                 tg.cancel_scope.cancel()
         except (OSError, anyio.ClosedResourceError):
@@ -556,14 +541,18 @@ def check_loopback(host: str) -> None:
 async def serve_http(server: Any, *, host: str = "127.0.0.1", port: int = 0, path: str = "/mcp",
                      recorder: Recorder | None = None, revision: str | None = None,
                      allowed_origins: tuple[str, ...] = (), name: str | None = None,
-                     serve: ServeFunction | None = None) -> AsyncIterator[HttpServerHandle]:
+                     serve: ServeFunction | None = None, token_validator: TokenValidator | None = None,
+                     required_scopes: tuple[str, ...] = ()) -> AsyncIterator[HttpServerHandle]:
     """Serve ``server`` over real Streamable HTTP on ``host:port`` (``port=0``: any free port) for the
-    duration of the block. The handle's ``url`` is the MCP endpoint to give a client."""
+    duration of the block. The handle's ``url`` is the MCP endpoint to give a client. With a
+    ``token_validator`` (e.g. :func:`~mcp_sim.transports.http_server.static_tokens`) every request
+    needs a valid bearer token carrying ``required_scopes``."""
     import uvicorn
 
     check_loopback(host)
     endpoint = StreamableHTTPEndpoint(server, name=name, recorder=recorder, revision=revision,
-                                      allowed_origins=allowed_origins, serve=serve)
+                                      allowed_origins=allowed_origins, serve=serve,
+                                      token_validator=token_validator, required_scopes=required_scopes)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -597,4 +586,5 @@ async def serve_http(server: Any, *, host: str = "127.0.0.1", port: int = 0, pat
             userver.should_exit = True
 
 
-__all__ = ["HttpServerHandle", "HttpServerStream", "StreamableHTTPEndpoint", "check_loopback", "serve_http"]
+__all__ = ["LOOPBACK_HOSTS", "HttpServerHandle", "HttpServerStream", "StreamableHTTPEndpoint", "check_loopback",
+           "origin_allowed", "serve_http"]

@@ -39,6 +39,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp_sim.bridge.recording import WallClockRecorder
 from mcp_sim.bridge.stdio import SHUTDOWN_GRACE_SECONDS
 from mcp_sim.roles.client import Client, ClientCallbacks, ClientEra
+from mcp_sim.roles.client.elicitation import content_errors, placeholder_content
 from mcp_sim.sim.world import Simulation
 from mcp_sim.trace.recorder import Recorder
 from mcp_sim.transports.base import MessageStream
@@ -53,26 +54,19 @@ def python_command(*args: str) -> list[str]:
 
 
 def accept_elicitation(content: Mapping[str, Any] | None = None) -> ClientCallbacks:
-    """Callbacks that answer every elicitation with ``accept`` and ``content`` (default: a value
-    for each requested field — ``True`` for booleans, ``0`` for numbers, ``""`` for strings)."""
+    """Callbacks that accept every form elicitation without asking anyone: with ``content`` when
+    given, else with honest placeholders (:func:`~mcp_sim.roles.client.elicitation.placeholder_content`:
+    defaults, first enum options, ``true``, ``0``, ``""`` where allowed). An answer that would not be
+    valid against the requested schema — a required e-mail, URI or date, say — is a ``decline``
+    instead; URL-mode elicitations are declined (nobody is there to open the link)."""
 
     async def elicit(server: str, params: dict[str, Any]) -> dict[str, Any]:
-        if content is not None:
-            return {"action": "accept", "content": dict(content)}
-        schema = params.get("requestedSchema") or {}
-        answer: dict[str, Any] = {}
-        for key, prop in (schema.get("properties") or {}).items():
-            kind = prop.get("type") if isinstance(prop, Mapping) else None
-            if "default" in (prop or {}):
-                answer[key] = prop["default"]
-            elif kind == "boolean":
-                answer[key] = True
-            elif kind in ("number", "integer"):
-                answer[key] = 0
-            elif isinstance(prop, Mapping) and prop.get("enum"):
-                answer[key] = prop["enum"][0]
-            else:
-                answer[key] = ""
+        if params.get("mode", "form") != "form":
+            return {"action": "decline"}
+        schema = params.get("requestedSchema")
+        answer = dict(content) if content is not None else placeholder_content(schema)
+        if answer is None or content_errors(schema, answer):
+            return {"action": "decline"}
         return {"action": "accept", "content": answer}
 
     return ClientCallbacks(elicitation=elicit)
@@ -98,13 +92,15 @@ class RealSession:
 @asynccontextmanager
 async def open_real_stream(target: Target, *, recorder: Recorder, name: str | None = None,
                            env: Mapping[str, str] | None = None,
-                           shutdown_grace: float = SHUTDOWN_GRACE_SECONDS) -> AsyncIterator[MessageStream]:
+                           shutdown_grace: float = SHUTDOWN_GRACE_SECONDS,
+                           headers: Mapping[str, str] | None = None) -> AsyncIterator[MessageStream]:
     """A client stream to ``target``: a spawned stdio server, or a Streamable HTTP endpoint.
-    ``shutdown_grace``: seconds a stdio server gets to exit after its stdin closes (and after SIGTERM)."""
+    ``shutdown_grace``: seconds a stdio server gets to exit after its stdin closes (and after SIGTERM);
+    ``headers`` go on every HTTP request (``{"Authorization": "Bearer …"}``)."""
     if isinstance(target, str):
         from mcp_sim.bridge.http_client import open_http
 
-        async with open_http(target, name=name, recorder=recorder) as http_stream:
+        async with open_http(target, name=name, recorder=recorder, headers=headers) as http_stream:
             yield http_stream
     else:
         from mcp_sim.bridge.stdio import spawn_stdio
@@ -120,12 +116,14 @@ async def connect_real(target: Target, *, era: ClientEra = "auto", recorder: Rec
                        versions: tuple[str, ...] | None = None, timeout: float = 30.0,
                        probe_timeout: float = 5.0, env: Mapping[str, str] | None = None,
                        client_name: str = "mcp-sim-client",
-                       shutdown_grace: float = SHUTDOWN_GRACE_SECONDS) -> AsyncIterator[RealSession]:
+                       shutdown_grace: float = SHUTDOWN_GRACE_SECONDS,
+                       headers: Mapping[str, str] | None = None) -> AsyncIterator[RealSession]:
     """Connect the simulator's Client to a real server; yields a :class:`RealSession`.
 
     ``era``: ``"auto"`` probes with ``server/discover`` and falls back to ``initialize``;
     ``"legacy"``/``"modern"`` force one. ``callbacks`` are the Host side (elicitation answers …);
-    by default elicitations are accepted with placeholder values (:func:`accept_elicitation`)."""
+    by default elicitations are accepted with placeholder values (:func:`accept_elicitation`).
+    ``headers`` go on every HTTP request (a bearer token, say)."""
     recorder = recorder if recorder is not None else WallClockRecorder()
     options: dict[str, Any] = {}
     if versions is not None:
@@ -133,7 +131,7 @@ async def connect_real(target: Target, *, era: ClientEra = "auto", recorder: Rec
     client = Client(client_name, era=era, callbacks=callbacks or accept_elicitation(), timeout=timeout,
                     probe_timeout=probe_timeout, sim=Simulation(recorder=recorder), **options)
     async with open_real_stream(target, recorder=recorder, name=name, env=env,
-                                shutdown_grace=shutdown_grace) as stream, \
+                                shutdown_grace=shutdown_grace, headers=headers) as stream, \
             client.connected_to(stream):
         yield RealSession(client, stream, recorder)
 

@@ -32,6 +32,7 @@ import anyio.abc
 import anyio.to_thread
 
 from mcp_sim.bridge.recording import WallClockRecorder, stamp
+from mcp_sim.protocol.revisions import REVISIONS
 from mcp_sim.security.identity import AuthInfo
 from mcp_sim.trace.recorder import Recorder
 from mcp_sim.transports.base import LinkInfo, TransportClosed
@@ -49,6 +50,15 @@ def _decode_line(line: bytes, revision: str | None) -> JSONRPCMessage | InvalidM
     decoded = decode(line, allow_batch=False)
     assert not isinstance(decoded, Batch)
     return decoded
+
+
+def _decode_server_line(line: bytes, revision: str | None) -> list[JSONRPCMessage | InvalidMessage]:
+    """One line from a real server, as the messages it carries. A server that negotiated 2025-03-26
+    may send a JSON-RPC batch (that revision allowed them and required receivers to accept them): its
+    items are read one by one. In every other revision a batch is one invalid message."""
+    rev = REVISIONS.get(revision) if revision is not None else None
+    decoded = decode(line, allow_batch=rev is not None and rev.batching)
+    return list(decoded.items) if isinstance(decoded, Batch) else [decoded]
 
 
 # --- the server's end: this process's stdin and stdout ------------------------------------------------
@@ -295,7 +305,8 @@ async def spawn_stdio(command: Sequence[str], *, name: str | None = None, record
                                         framing={"stdio": {"stream": "stdout", "bytes": len(line) + 1}},
                                         t_ms=stamp(recorder))
                 try:
-                    await send_inbox.send(_decode_line(line, stream.revision))
+                    for message in _decode_server_line(line, stream.revision):
+                        await send_inbox.send(message)
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                     break
         stdout_done.set()

@@ -205,7 +205,7 @@ class ServerSession(LegacyConnection):
     async def _on_message(self, message: JSONRPCMessage | InvalidMessage) -> None:
         if isinstance(message, InvalidMessage):
             logger.info("unreadable frame: %s", message.reason)
-            if message.is_answerable:
+            if message.is_answerable and (message.reply.id is not None or self._may_send_errors_without_id()):
                 await self._send(message.reply)
         elif isinstance(message, JSONRPCRequest):
             use = self._use_of_id(message)
@@ -243,12 +243,18 @@ class ServerSession(LegacyConnection):
         """A different request with an id used before: refused without an id (see the module docstring)."""
         text = (f"Request id {request.id!r} was already used in this session by another request; "
                 f"this {request.method} is not executed")
-        revision = self.legacy_revision
-        if revision is not None and not get_revision(revision).error_id_optional:
+        if not self._may_send_errors_without_id():
             logger.info("%s (an error without an id needs 2025-11-25 or later)", text)
             return
         await self._send(JSONRPCErrorResponse(None, error_object(
             INVALID_REQUEST, text, {"requestId": request.id, "method": request.method})))
+
+    def _may_send_errors_without_id(self) -> bool:
+        """Can this connection carry an error response without an id? Only from 2025-11-25: earlier
+        schemas require an id on every error, so an unreadable frame (whose id nobody knows) or a reused
+        id is only logged there. Before a revision is agreed, the error is sent."""
+        revision = self.legacy_revision or (self.stream.revision if self.stream is not None else None)
+        return revision is None or get_revision(revision).error_id_optional
 
     def _dispatch(self, request: JSONRPCRequest) -> None:
         """Answer ``request`` in a task of its own, so the read loop goes on reading."""

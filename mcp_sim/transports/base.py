@@ -67,3 +67,16 @@ class TransportClosed(Exception):
 class SessionExpired(TransportClosed):
     """Legacy Streamable HTTP answered 404 for our ``Mcp-Session-Id``: the session is gone and the
     client MUST start a new one with ``initialize`` (without a session id)."""
+
+
+class RequestRefused(Exception):
+    """The transport refused one request and brought no protocol answer for it: an HTTP ``401`` from an
+    authorization layer, a ``500`` from a proxy, a connection that could not be made. A client stream
+    raises it from ``receive``; the client fails the request named by :attr:`request_id` with it and
+    reads on. It is never a message, so nothing answers it (answering a refusal would only be refused
+    again, as fast as the network allows)."""
+
+    def __init__(self, message: str, request_id: RequestId, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.request_id = request_id
+        self.status = status

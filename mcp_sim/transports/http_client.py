@@ -76,6 +76,10 @@ RESPONSE_TIMEOUT = 30.0
 an open SSE stream, which may rightly be quiet for long). A body lost on the way must not leave a
 caller waiting for ever: past this deadline the client hangs up and reports the connection broken."""
 
+MAX_EMPTY_RESUMES = 5
+"""How many times in a row a broken stream is resumed without bringing a single new event: a server
+that breaks every resumed stream at once must not keep the client reconnecting for ever."""
+
 DEFAULT_RECONNECT_MS = 1000
 """How long a legacy client waits before resuming a broken stream when the server sent no ``retry``."""
 
@@ -489,11 +493,14 @@ class HttpClientStream:
 
     async def _read_stream(self, exchange: HttpExchange, request_id: RequestId | None,
                            last_id: str | None = None) -> None:
-        """Deliver SSE events until the server ends the stream; resume a broken legacy stream."""
+        """Deliver SSE events until the server ends the stream; resume a broken legacy stream (at most
+        :data:`MAX_EMPTY_RESUMES` times in a row without a new event in between)."""
+        empty_resumes = 0
         while True:
             frame = await exchange.next_frame()
             if frame.kind == "event" and frame.event is not None:
                 event: SseEvent = frame.event
+                empty_resumes = 0
                 if event.id is not None:
                     last_id = event.id
                 if event.retry is not None:
@@ -504,7 +511,8 @@ class HttpClientStream:
             if frame.kind == "end" or exchange.client_closed or self.closed:
                 return
             # The connection broke.
-            if last_id is None or parse_event_id(last_id) is None:
+            empty_resumes += 1
+            if last_id is None or parse_event_id(last_id) is None or empty_resumes > MAX_EMPTY_RESUMES:
                 self._lost(request_id)
                 return
             resumed = await self._resume(last_id)

@@ -24,6 +24,11 @@ from mcp_sim.grading.exercises import (
     ex05_pagination,
     ex05_tool_results,
     ex05_who_controls,
+    ex06_diagnose_stdout,
+    ex06_drops_duplicates,
+    ex06_http_answers,
+    ex06_legacy_sessions,
+    ex06_stdio_framer,
     ex07_cache,
     ex07_list_changed,
     ex07_next_message,
@@ -38,6 +43,8 @@ EXERCISES: Final[Mapping[str, Exercise]] = MappingProxyType({
     for m in (ex01_topology, ex02_next_message, ex02_error_codes, ex03_version_negotiation, ex03_modern_meta,
               ex03_era_detection, ex04_mrtr_loop, ex04_seal_state,
               ex05_tool_results, ex05_pagination, ex05_diagnose, ex05_who_controls,
+              ex06_stdio_framer, ex06_http_answers, ex06_legacy_sessions, ex06_drops_duplicates,
+              ex06_diagnose_stdout,
               ex07_list_changed, ex07_cache, ex07_next_message,
               ex08_task_polling, ex08_next_message, ex08_diagnose)
 })

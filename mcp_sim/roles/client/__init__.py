@@ -25,7 +25,11 @@ Read it from the bottom up, one idea per module:
 * :mod:`.client_input` — the request loop (MRTR) and the answers to legacy server requests;
 * :mod:`.restart` — a crashed stdio server restarted, subscriptions asked for again, a call whose outcome
   the crash made unknown reported as :class:`OutcomeUnknown` (retried only for tools the host trusts);
-* :mod:`.verbs` — :class:`Client` itself: ``list_tools``, ``call_tool``, ``read_resource`` … and the list cache;
+* :mod:`.tasks` — ``call_tool``, and tool calls that run as tasks: ``params.task`` and ``tasks/get`` /
+  ``tasks/result`` (2025-11-25), the tasks extension with ``tasks/get`` / ``tasks/update`` (2026-07-28),
+  polled as the task asks and cancelled when the wait runs out;
+* :mod:`.verbs` — :class:`Client` itself: ``list_tools``, ``read_resource`` … and the list cache;
+* :mod:`.elicitation` — an elicitation answer must fit the requested schema, or it goes out as ``decline``;
 * :mod:`.callbacks`, :mod:`.errors`, :mod:`.subscriptions` — what the Host gives, what a caller may catch,
   what a subscription is.
 
@@ -52,16 +56,20 @@ from mcp_sim.roles.client.errors import (
     RequestTimeout,
     method_not_declared,
 )
-from mcp_sim.roles.client.opening import PROBE_TIMEOUT, ClientEra
+from mcp_sim.roles.client.opening import CLIENT_VERSIONS, PROBE_TIMEOUT, ClientEra
 from mcp_sim.roles.client.restart import MAX_RESTARTS_PER_REQUEST
 from mcp_sim.roles.client.subscriptions import Subscription
+from mcp_sim.roles.client.tasks import TASK_TIMEOUT, TaskTimeout
 from mcp_sim.roles.client.verbs import AcceleratedClient, Client
+from mcp_sim.transports.base import RequestRefused
 
 __all__ = [
+    "CLIENT_VERSIONS",
     "DEFAULT_TIMEOUT",
     "MAX_INPUT_ROUNDS",
     "MAX_RESTARTS_PER_REQUEST",
     "PROBE_TIMEOUT",
+    "TASK_TIMEOUT",
     "AcceleratedClient",
     "Client",
     "ClientAlreadyConnected",
@@ -73,10 +81,12 @@ __all__ = [
     "NotificationHandler",
     "OutcomeUnknown",
     "ProgressCallback",
+    "RequestRefused",
     "RequestTimeout",
     "RootsHandler",
     "SamplingHandler",
     "Subscription",
+    "TaskTimeout",
     "capabilities_for",
     "method_not_declared",
 ]

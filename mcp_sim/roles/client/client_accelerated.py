@@ -32,6 +32,7 @@ from mcp_sim.protocol.lifecycle import LegacyState
 from mcp_sim.roles.client.client_input import ClientInput
 from mcp_sim.roles.client.connection import Pending, ProgressCallback
 from mcp_sim.roles.client.errors import RequestTimeout
+from mcp_sim.transports.base import RequestRefused
 from mcp_sim.transports.memory_accelerated import PipeEnd
 from mcp_sim.wire.jsonrpc import (
     JSONRPCErrorResponse,
@@ -56,6 +57,7 @@ class FuturePending(Pending):
         self.on_progress = on_progress
         self.progress_token: str | int | None = None
         self.response: JSONRPCResultResponse | JSONRPCErrorResponse | None = None
+        self.refused: RequestRefused | None = None
         self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.finish_called = False
         self.timed_out = False

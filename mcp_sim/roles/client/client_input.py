@@ -13,7 +13,8 @@ of roots. The two eras ask for it differently:
   ``requestState`` echoed exactly (Multi Round-Trip Requests, MRTR: :meth:`ClientInput._request`).
 
 Either way the client fulfils only the kinds of input it declared (:meth:`ClientInput.fulfil_input`),
-and the Host decides the answer.
+and the Host decides the answer. An accepted elicitation whose content breaks the requested schema
+goes out as ``decline`` (:mod:`.elicitation`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from mcp_sim.protocol.lifecycle import has_capability
 from mcp_sim.protocol.revisions import TASKS_EXTENSION
 from mcp_sim.roles.client.callbacks import ClientCallbacks
 from mcp_sim.roles.client.connection import ProgressCallback
+from mcp_sim.roles.client.elicitation import checked_answer
 from mcp_sim.roles.client.errors import (
     OUTCOME_MAY_BE_UNKNOWN,
     ConnectionLost,
@@ -53,6 +55,10 @@ from mcp_sim.wire.jsonrpc import (
 )
 
 log = logging.getLogger(__name__)
+
+MAX_SESSION_RENEWALS: Final = 2
+"""How many times one request starts a new legacy HTTP session after a ``404``: a server that ends
+every session it opens must not keep the client re-initializing for ever."""
 
 MAX_INPUT_ROUNDS: Final = 8
 """How many times a client fulfils ``InputRequiredResult`` for one request before giving up: the
@@ -94,13 +100,16 @@ class ClientInput(SessionOpening):
 
         One logical request may take several exchanges: an ``InputRequiredResult`` is answered and the
         request sent again; ``-32022`` picks another version and sends it again; an expired legacy HTTP
-        session is re-initialized; a crashed stdio server is restarted (see :mod:`.restart`)."""
+        session is re-initialized; a crashed stdio server is restarted (see :mod:`.restart`). A request
+        made while a legacy session is being opened waits for it, then goes out on the new session."""
+        await self._session_open()
         self._check_request(method)
         original = dict(params or {})
         declared = dict(capabilities) if capabilities is not None else None
         renegotiated = False
         rounds = 0
         crashes = 0
+        renewals = 0
         retry_params = original
         mrtr_retry = False
         while True:
@@ -112,13 +121,18 @@ class ClientInput(SessionOpening):
             else:
                 wire_params = retry_params  # legacy capabilities were declared once, at initialize
             generation = self.restarts
+            session = self.sessions_opened
             try:
                 response = await self._exchange(method, wire_params or None,
                                                 timeout=self.timeout if timeout is None else timeout,
                                                 on_progress=on_progress)
             except SessionExpired:
-                if self.era != "legacy":
+                renewals += 1
+                if self.era != "legacy" or renewals > MAX_SESSION_RENEWALS:
                     raise
+                await self._session_open()
+                if self.sessions_opened != session:
+                    continue  # another request has already opened a new session: use it
                 # Legacy Streamable HTTP answered 404: the session is gone; start a new one.
                 self._note("transport", f"{self.participant} re-initializes: the server ended the session",
                            marks=("session-expired",))
@@ -157,6 +171,11 @@ class ClientInput(SessionOpening):
                                f"the client gives up after {self.max_input_rounds} rounds")
             retry_params = await self._fulfil_input_required(original, result, declared_now)
             mrtr_retry = True
+
+    async def _session_open(self) -> None:
+        """Wait while a legacy ``initialize`` is in flight (a new session after a ``404`` or a restart)."""
+        while self._initializing is not None:
+            await self._initializing.wait()
 
     def _check_request(self, method: str) -> None:
         """Refuse, before anything is sent, a request this connection cannot carry now: the client is
@@ -257,7 +276,11 @@ class ClientInput(SessionOpening):
             if mode == "form" and not has_capability(declared, "elicitation.form") \
                     and has_capability(declared, "elicitation.url"):
                 raise McpError(INVALID_PARAMS, "form-mode elicitation was not declared by this client", revision=rev)
-            return await cb.elicitation(server, params)
+            answer, problems = checked_answer(params, await cb.elicitation(server, params))
+            if problems:
+                self._note("transport", f"{self.participant} declines instead of accepting: the answer breaks the "
+                           f"requested schema ({'; '.join(problems)})", marks=("declined", "invalid"))
+            return answer
         if method == "sampling/createMessage":
             if cb.sampling is None or not has_capability(declared, "sampling"):
                 raise method_not_declared(method, "sampling", rev)

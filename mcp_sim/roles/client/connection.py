@@ -16,6 +16,9 @@ This is the bottom layer of the Client, and it knows nothing of MCP's methods. I
 * **Reading.** :meth:`ClientConnection._run_receive_loop` is the only entry point for what the
   server sends: responses go to their waiters, notifications and server requests to the layers
   above (see :mod:`.client_input` and :mod:`.verbs`).
+* **Refusals.** A transport may refuse one request without any protocol answer (a real HTTP server's
+  ``401``): the stream raises :class:`~mcp_sim.transports.base.RequestRefused`, that request fails
+  with it, and nothing is sent back — a refusal is not a message to answer.
 """
 
 from __future__ import annotations
@@ -31,11 +34,11 @@ from anyio.abc import TaskGroup
 from mcp_sim.protocol import meta as M
 from mcp_sim.protocol.errors import INVALID_REQUEST, McpError
 from mcp_sim.protocol.lifecycle import LegacyLifecycle
-from mcp_sim.protocol.revisions import Era
+from mcp_sim.protocol.revisions import Era, get_revision
 from mcp_sim.roles.client.errors import ConnectionLost, RequestTimeout
 from mcp_sim.roles.client.subscriptions import Subscription
 from mcp_sim.sim.world import Simulation
-from mcp_sim.transports.base import MessageStream, TransportClosed
+from mcp_sim.transports.base import MessageStream, RequestRefused, TransportClosed
 from mcp_sim.wire.jsonrpc import (
     InvalidMessage,
     JSONRPCErrorResponse,
@@ -60,6 +63,11 @@ work to a task if needed)."""
 READ_ENDED: Final = (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, TransportClosed)
 """What ``receive`` raises when the link has ended: the receive loop stops, quietly."""
 
+MAX_INVALID_REPLIES: Final = 64
+"""How many unreadable frames a legacy client answers (``-32600``/``-32700``) on one connection. A
+peer that answers each of those errors with another unreadable frame would otherwise keep both sides
+busy for ever; past the limit the client stops answering and the trace says so."""
+
 
 class Pending:
     """One request in flight: the response is put here and the one waiter woken.
@@ -67,13 +75,15 @@ class Pending:
     :meth:`finish` wakes the waiter with whatever is known by then — a response, or nothing (the
     connection ended). A timeout is not stored here: it is the waiter's own cancel scope."""
 
-    __slots__ = ("finished", "method", "on_progress", "progress_token", "response")
+    __slots__ = ("finished", "method", "on_progress", "progress_token", "refused", "response")
 
     def __init__(self, method: str, on_progress: ProgressCallback | None = None) -> None:
         self.method = method
         self.on_progress = on_progress
         self.progress_token: str | int | None = None
         self.response: JSONRPCResultResponse | JSONRPCErrorResponse | None = None
+        self.refused: RequestRefused | None = None
+        """Set when the transport refused the request without an answer (e.g. HTTP 401)."""
         self.finished = anyio.Event()
 
     def finish(self) -> None:
@@ -115,6 +125,8 @@ class ClientConnection(ABC):
         self.closed_reason: str | None = None
         self.ignored: list[tuple[str, RequestId | None]] = []
         """(why, id) of every response the client ignored: ``late``, ``duplicate`` or ``unknown``."""
+        self._invalid_replies = 0
+        """How many unreadable frames this connection answered (at most :data:`MAX_INVALID_REPLIES`)."""
 
     # ---------------------------------------------------------------------------------------------
     # naming and recording
@@ -199,7 +211,10 @@ class ClientConnection(ABC):
         return self._answer_of(pending, rid)
 
     def _answer_of(self, pending: Pending, rid: RequestId) -> JSONRPCResultResponse | JSONRPCErrorResponse:
-        """The response a finished waiter got; none means the connection ended first."""
+        """The response a finished waiter got; a refusal by the transport raises; none means the
+        connection ended first."""
+        if pending.refused is not None:
+            raise pending.refused
         if pending.response is None:
             raise ConnectionLost(f"the connection to {self.server_name} ended before {pending.method} (id {rid}) "
                                  f"was answered ({self.closed_reason or 'transport closed'})",
@@ -255,10 +270,27 @@ class ClientConnection(ABC):
         while True:
             try:
                 message = await stream.receive()
+            except RequestRefused as refused:
+                self._on_refused(refused)
+                continue
             except READ_ENDED as exc:
                 self.closed_reason = self.closed_reason or f"the server closed the link ({type(exc).__name__})"
                 return
             self._dispatch(message, tg)
+
+    def _on_refused(self, refused: RequestRefused) -> None:
+        """The transport refused one request without a protocol answer (HTTP 401, 403, 500 …): that
+        request fails with the refusal as its error. Nothing is sent back: a refusal is not a message."""
+        rid = refused.request_id
+        pending = self._pending.get(rid)
+        if pending is None or pending.response is not None or pending.refused is not None:
+            self._note("transport", f"{self.participant} ignores a refusal of request {rid}, which no longer "
+                       f"waits: {refused}", marks=("ignored",), request_id=rid)
+            return
+        self._note("transport", f"{pending.method} (id {rid}) fails: {refused}", marks=("refused",),
+                   request_id=rid, method=pending.method)
+        pending.refused = refused
+        pending.finish()
 
     def _receive_failed(self, exc: Exception) -> None:
         self.closed_reason = f"client receive loop failed: {exc!r}"
@@ -274,8 +306,16 @@ class ClientConnection(ABC):
             tg.start_soon(self._on_server_request, message)
         else:
             self._note("transport", f"{self.participant} could not read a frame: {message.reason}", marks=("invalid",))
-            if message.is_answerable and self.era == "legacy":
-                tg.start_soon(self._send_quietly, message.reply)
+            if message.is_answerable and self.era == "legacy" and (
+                    message.reply.id is not None or self.protocol_version is None
+                    or get_revision(self.protocol_version).error_id_optional):
+                # An error without an id (the frame's id is unknown) exists only from 2025-11-25.
+                self._invalid_replies += 1
+                if self._invalid_replies <= MAX_INVALID_REPLIES:
+                    tg.start_soon(self._send_quietly, message.reply)
+                elif self._invalid_replies == MAX_INVALID_REPLIES + 1:
+                    self._note("transport", f"{self.participant} stops answering unreadable frames: "
+                               f"{MAX_INVALID_REPLIES} answered on this connection already", marks=("invalid",))
 
     def _on_response(self, response: JSONRPCResultResponse | JSONRPCErrorResponse) -> None:
         rid = response.id

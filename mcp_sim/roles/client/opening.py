@@ -12,7 +12,9 @@ The two eras open a connection differently:
   versions it does speak, and the client retries with one they share.
 
 ``era="auto"`` probes: it sends ``server/discover``; a DiscoverResult or a recognised modern error
-means a modern server, any other error or a timeout means a legacy one. This layer also holds the
+means a modern server, any other error or a timeout means a legacy one. A refusal by the transport
+itself (HTTP 401, 403, 5xx: :class:`~mcp_sim.transports.base.RequestRefused`) says nothing about the
+era: the probe ends at once with that error instead of trying ``initialize`` or waiting it out. This layer also holds the
 two checks every request goes through before it is sent: is the method allowed on this connection
 (:meth:`SessionOpening.check_can_send`), and which ``_meta`` does it carry (:meth:`SessionOpening._with_meta`).
 """
@@ -41,10 +43,16 @@ from mcp_sim.roles.client.callbacks import ClientCallbacks, capabilities_for
 from mcp_sim.roles.client.connection import ClientConnection, ProgressCallback
 from mcp_sim.roles.client.errors import ClientAlreadyConnected, RequestTimeout
 from mcp_sim.sim.world import Simulation, maybe_current_simulation
-from mcp_sim.transports.base import MessageStream
+from mcp_sim.transports.base import MessageStream, RequestRefused
 from mcp_sim.wire.jsonrpc import JSONRPCErrorResponse, JSONRPCNotification, JSONRPCResultResponse
 
 ClientEra = Literal["legacy", "modern", "auto"]
+
+CLIENT_VERSIONS: Final = tuple(REVISIONS)
+"""Every released revision, 2024-11-05 on: what a Client speaks unless told otherwise. A server may
+answer ``initialize`` with any legacy revision; the client accepts it and keeps to that revision's
+rules (the capabilities it declares, the methods it sends, the headers it sets, all read from
+:mod:`mcp_sim.protocol.revisions`)."""
 
 PROBE_TIMEOUT: Final = 5.0
 """How long ``era="auto"`` waits for a ``server/discover`` answer before assuming a legacy server."""
@@ -73,6 +81,12 @@ class SessionOpening(ClientConnection):
         self.probe_timeout = probe_timeout
         self.discover_on_connect = discover
         self.log_level = log_level
+        self.sessions_opened = 0
+        """How many legacy sessions ``initialize`` has opened on this connection (a new one after a
+        ``404`` or a restart)."""
+        self._initializing: anyio.Event | None = None
+        """Set while a legacy ``initialize`` is in flight: other requests wait for it (the lifecycle allows
+        nothing but pings until the session is open), then go out on the new session."""
         self._task_group: TaskGroup | None = None
 
         # What we learnt about the server.
@@ -186,6 +200,15 @@ class SessionOpening(ClientConnection):
         """The legacy handshake: ``initialize`` with the newest legacy version this client speaks,
         its capabilities and ``clientInfo``; accept the server's version only if we speak it (else
         disconnect, as the spec says); then ``notifications/initialized``."""
+        self._initializing = opened = anyio.Event()
+        try:
+            await self._initialize_once()
+            self.sessions_opened += 1
+        finally:
+            self._initializing = None
+            opened.set()
+
+    async def _initialize_once(self) -> None:
         self.era = "legacy"
         self.lifecycle = LegacyLifecycle("client")
         offered = self._newest("legacy")
@@ -196,7 +219,7 @@ class SessionOpening(ClientConnection):
         self.lifecycle.on_event("initialize")
         try:
             response = await self._exchange("initialize", params, timeout=self.timeout)
-        except RequestTimeout:
+        except (RequestTimeout, RequestRefused):
             self.lifecycle.on_event("close")
             raise
         if isinstance(response, JSONRPCErrorResponse):

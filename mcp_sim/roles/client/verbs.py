@@ -12,7 +12,8 @@ The layers underneath, each in its own module, from the bottom up:
 1. :mod:`.connection` — ids, requests in flight, timeouts, the one reader of the stream;
 2. :mod:`.opening` — the legacy handshake or the modern ``_meta``, era detection, ``-32022``;
 3. :mod:`.client_input` — the request loop (MRTR) and the answers to the server's requests for input;
-4. :mod:`.restart` — bringing a crashed stdio server back and re-subscribing.
+4. :mod:`.restart` — bringing a crashed stdio server back and re-subscribing;
+5. :mod:`.tasks` — ``call_tool`` itself, and tool calls that run as tasks (polled until they end).
 """
 
 from __future__ import annotations
@@ -25,16 +26,15 @@ import anyio
 
 from mcp_sim import accelerated
 from mcp_sim.protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
-from mcp_sim.protocol.revisions import SIMULATED_VERSIONS
 from mcp_sim.roles.cache import AuthorizationContext, ListCache
 from mcp_sim.roles.client.callbacks import ClientCallbacks
 from mcp_sim.roles.client.client_accelerated import AcceleratedParts
 from mcp_sim.roles.client.client_input import MAX_INPUT_ROUNDS
-from mcp_sim.roles.client.connection import DEFAULT_TIMEOUT, ProgressCallback
+from mcp_sim.roles.client.connection import DEFAULT_TIMEOUT
 from mcp_sim.roles.client.errors import ConnectionLost, RequestTimeout
-from mcp_sim.roles.client.opening import PROBE_TIMEOUT, ClientEra
-from mcp_sim.roles.client.restart import RestartingClient
+from mcp_sim.roles.client.opening import CLIENT_VERSIONS, PROBE_TIMEOUT, ClientEra
 from mcp_sim.roles.client.subscriptions import Subscription
+from mcp_sim.roles.client.tasks import TaskCalls
 from mcp_sim.security.identity import AuthInfo
 from mcp_sim.sim.world import Simulation
 from mcp_sim.wire.jsonrpc import JSONRPCRequest
@@ -42,13 +42,15 @@ from mcp_sim.wire.jsonrpc import JSONRPCRequest
 log = logging.getLogger(__name__)
 
 
-class Client(RestartingClient):
+class Client(TaskCalls):
     """One MCP client, bound to one server for its whole life.
 
     ``era`` says how to open the connection: ``"legacy"`` (``initialize``), ``"modern"``
     (per-request ``_meta``; ``discover=True`` also calls ``server/discover`` first) or ``"auto"``
     (probe with ``server/discover``; a DiscoverResult or a modern error means modern, anything else
-    or a timeout means legacy). ``versions`` are the revisions this client speaks, newest preferred.
+    or a timeout means legacy). ``versions`` are the revisions this client speaks, newest preferred
+    (by default every released revision, 2024-11-05 on: a legacy server may answer ``initialize``
+    with any of them).
 
     ``retry_after_crash`` names the tools the host trusts to be idempotent: after a stdio server is
     restarted, their lost calls are sent again; every other lost ``tools/call`` raises
@@ -65,7 +67,7 @@ class Client(RestartingClient):
 
     def __init__(self, name: str = "mcp-sim-client", version: str = "0.1.0", *,
                  era: ClientEra = "auto",
-                 versions: tuple[str, ...] = SIMULATED_VERSIONS,
+                 versions: tuple[str, ...] = CLIENT_VERSIONS,
                  callbacks: ClientCallbacks | None = None,
                  capabilities: dict[str, Any] | None = None,
                  timeout: float = DEFAULT_TIMEOUT,
@@ -117,6 +119,8 @@ class Client(RestartingClient):
         result, mrtr_retry = await self._request(method, body, timeout=None, on_progress=None, capabilities=None)
         if self.cache is not None:
             self.cache.put(server, ctx, method, cursor, result, mrtr_retry=mrtr_retry)
+        if method == "tools/list":
+            self._learn_tools(result)
         return result
 
     async def _all_pages(self, method: str, field_name: str, limit: int = 100) -> list[dict[str, Any]]:
@@ -153,18 +157,6 @@ class Client(RestartingClient):
     # ---------------------------------------------------------------------------------------------
     # tools, prompts, resources, completion
     # ---------------------------------------------------------------------------------------------
-    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *,
-                        timeout: float | None = None, on_progress: ProgressCallback | None = None,
-                        capabilities: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """``tools/call``. Returns the ``CallToolResult``; a tool's own failure is a *result* with
-        ``isError: true``, not an exception (protocol errors raise :class:`McpError`)."""
-        params: dict[str, Any] = {"name": name}
-        if arguments is not None:
-            params["arguments"] = dict(arguments)
-        result, _ = await self._request("tools/call", params, timeout=timeout, on_progress=on_progress,
-                                        capabilities=capabilities)
-        return result
-
     async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None, *,
                          capabilities: Mapping[str, Any] | None = None) -> dict[str, Any]:
         params: dict[str, Any] = {"name": name}

@@ -1,0 +1,243 @@
+"""Exercise ex06_legacy_sessions (chapter 06): legacy Streamable HTTP sessions, both sides.
+
+2025-03-26 … 2025-11-25 Streamable HTTP has sessions: the server may hand out ``Mcp-Session-Id`` on
+its ``initialize`` answer, the client sends it on every later request, ``DELETE`` ends it, a missing id
+is ``400`` and an unknown or ended one ``404`` — after which the client starts a new session. The
+learner writes the server's verdict (``server_status``) and the client's two decisions
+(``client_headers``: does this request carry the session id? ``after_404``: what to send next).
+
+Nothing here is a table typed by hand. The server's answers come from replaying each request against
+the simulator's own legacy endpoint (:class:`~mcp_sim.transports.http_server.SimulatedHttpServer`)
+after a real ``initialize`` made one session live and a ``DELETE`` ended another; the client's
+decisions come from the trace of the simulator's own client, whose session the server expires in the
+middle of its work. Every seed tries every kind; the seed picks the revision, the requests and the ids.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+
+from mcp_sim.grading.exercises.ex06_http_answers import weather_server
+from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
+from mcp_sim.roles.client import Client
+from mcp_sim.roles.server_session import serve
+from mcp_sim.sim.world import Simulation
+from mcp_sim.transports.http import Headers, HttpRequest
+from mcp_sim.transports.http_server import SimulatedHttpServer
+
+R_CARRY = ("Legacy Streamable HTTP sessions: the server MAY return Mcp-Session-Id on the response to initialize; "
+           "the client MUST then send it on every later request. initialize itself never carries one — it is "
+           "what asks for a session.")
+R_400_404 = ("Legacy Streamable HTTP sessions: a request that needs a session and has no Mcp-Session-Id SHOULD get "
+             "400 Bad Request; an id the server does not know — never issued, expired, or ended — MUST get 404 Not "
+             "Found. initialize with a session id is a bad request (400).")
+R_DELETE = ("Legacy Streamable HTTP sessions: the client ends its session with HTTP DELETE carrying Mcp-Session-Id "
+            "(200); after that the id is unknown (404). A request, notification or response in a live session is "
+            "answered as usual (202 for notifications).")
+R_404 = ("Legacy Streamable HTTP sessions: on 404 the session is gone; the client MUST start a new one: initialize "
+         "without a session id, notifications/initialized, then send its request again (as a new request).")
+
+_REVISIONS = ("2025-06-18", "2025-11-25")
+SESSION = "Mcp-Session-Id"
+_LATER_CALLS: dict[str, Callable[[Client], Any]] = {
+    "tools/list": lambda c: c.list_tools(),
+    "prompts/list": lambda c: c.list_prompts(),
+    "resources/list": lambda c: c.list_resources(),
+    "tools/call": lambda c: c.call_tool("get_forecast", {"city": "Oslo"}),
+}
+
+
+def _weather_server(sim: Simulation, tg: Any, revision: str) -> SimulatedHttpServer:
+    program = weather_server()  # one server program behind the endpoint; each session is served by it
+    return SimulatedHttpServer(sim, tg, "weather", lambda s: serve(program, s), versions=(revision,))
+
+
+@functools.lru_cache(maxsize=256)
+def client_trace(seed: int, revision: str, first: str, second: str) -> tuple[dict[str, Any], ...]:
+    """The simulator's legacy client at work: ``first``, then the server expires the session, then
+    ``second`` (which meets a 404). Every POST it sent: method, session id header, HTTP status.
+    (Remembered: a grade asks for the same few sessions many times. Read it, never change it.)"""
+    sim = Simulation(seed)
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            server = _weather_server(sim, tg, revision)
+            stream = server.connect("weather", open_get_stream=False)
+            client = Client(era="legacy", versions=(revision,), sim=sim)
+            await client.connect(stream, tg)
+            await _LATER_CALLS[first](client)
+            server.expire_session(next(iter(server.sessions)))
+            await _LATER_CALLS[second](client)
+            await client.close()
+            await stream.aclose()
+            await server.aclose()
+
+    sim.run(main)
+    posts: list[dict[str, Any]] = []
+    for event in sim.recorder:
+        http = event.framing.get("http")
+        if http is None or http["request"]["method"] != "POST":
+            continue
+        if event.sender.startswith("client") and event.raw:
+            posts.append({"method": event.method, "session": Headers(http["request"]["headers"]).get(SESSION),
+                          "status": None, "raw": event.raw})
+        elif "response" in http and posts and posts[-1]["status"] is None:
+            posts[-1]["status"] = http["response"]["status"]
+    return tuple(posts)
+
+
+def replay(revision: str, build: Callable[[str, str, dict[str, Any]], tuple[str, dict[str, str], str]],
+           bodies: dict[str, Any], seed: int = 0) -> tuple[int, str, tuple[str, dict[str, str], str]]:
+    """On a fresh legacy endpoint: open one session with initialize, open and DELETE another, then
+    send the request ``build(live_id, ended_id, bodies)`` makes. Its status, the live id and the
+    request as sent."""
+    sim = Simulation(seed)
+    out: dict[str, Any] = {}
+
+    async def open_session(stream: Any) -> str:
+        head = dict(bodies["initialize headers"])
+        response = await stream.http(HttpRequest("POST", "/mcp", Headers(head), bodies["initialize"]))
+        return str(response.headers[SESSION])
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            server = _weather_server(sim, tg, revision)
+            stream = server.connect("weather", open_get_stream=False)
+            live = await open_session(stream)
+            ended = await open_session(stream)
+            await stream.http(HttpRequest("DELETE", "/mcp", Headers({**bodies["headers"], SESSION: ended})))
+            request = build(live, ended, bodies)
+            response = await stream.http(HttpRequest(request[0], "/mcp", Headers(request[1]), request[2]))
+            out.update(status=response.status, live=live, request=request)
+            await stream.aclose()
+            await server.aclose()
+
+    sim.run(main)
+    return out["status"], out["live"], out["request"]
+
+
+def _bodies(ctx: CheckContext) -> tuple[str, dict[str, Any], tuple[dict[str, Any], ...]]:
+    revision = ctx.rng.choice(_REVISIONS)
+    first, second = ctx.rng.sample(sorted(_LATER_CALLS), 2)
+    posts = client_trace(ctx.rng.randrange(4), revision, first, second)
+    init = next(p for p in posts if p["method"] == "initialize")
+    initialized = next(p for p in posts if p["method"] == "notifications/initialized")
+    request = next(p for p in posts if p["method"] == first)
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    if revision != "2025-03-26":
+        headers["MCP-Protocol-Version"] = revision
+    bodies = {"initialize": init["raw"], "initialized": initialized["raw"], "request": request["raw"],
+              "headers": headers, "initialize headers": {k: v for k, v in headers.items() if k != "MCP-Protocol-Version"}}
+    return revision, bodies, posts
+
+
+def _case(kind: str, rng: Any) -> Callable[[str, str, dict[str, Any]], tuple[str, dict[str, str], str]]:
+    def build(live: str, ended: str, bodies: dict[str, Any]) -> tuple[str, dict[str, str], str]:
+        head = dict(bodies["headers"])
+        never = "".join(rng.choice("0123456789abcdef") for _ in range(32))
+        body = bodies["request"]
+        if kind == "initialize without a session id":
+            return "POST", dict(bodies["initialize headers"]), bodies["initialize"]
+        if kind == "initialize carrying a session id":
+            return "POST", {**bodies["initialize headers"], SESSION: live}, bodies["initialize"]
+        if kind == "notification in the live session":
+            return "POST", {**head, SESSION: live}, bodies["initialized"]
+        if kind == "session id header in lower case":
+            return "POST", {**head, SESSION.lower(): live}, body
+        session = {"request in the live session": live, "request without a session id": None,
+                   "request with an ended session id": ended, "request with an id never issued": never,
+                   "DELETE of the live session": live, "DELETE without a session id": None,
+                   "DELETE of an ended session": ended}[kind]
+        if session is not None:
+            head[SESSION] = session
+        return ("DELETE" if kind.startswith("DELETE") else "POST"), head, ("" if kind.startswith("DELETE") else body)
+    return build
+
+
+def check_server(ctx: CheckContext, kind: str) -> None:
+    revision, bodies, _ = _bodies(ctx)
+    status, live, (method, headers, body) = replay(revision, _case(kind, ctx.rng), bodies, ctx.rng.randrange(1 << 30))
+    got = ctx.function("server_status")(method, copy.deepcopy(headers), body, [live])
+    if got != status:
+        rule = R_DELETE if kind in _SERVER_OK or kind == "DELETE of an ended session" else R_400_404
+        raise CheckFailed(f"A {revision} server whose live session is {live} receives\n  {method} /mcp  headers "
+                          f"{headers}\n  body {body[:160]!r}\nThe simulated server answers {status}; server_status() "
+                          f"said {got!r}.", rule)
+
+
+def check_client_headers(ctx: CheckContext, kind: str) -> None:
+    revision, _, posts = _bodies(ctx)
+    fn = ctx.function("client_headers")
+    expired = next(i for i, p in enumerate(posts) if p["status"] == 404)
+    window = range(0, expired) if kind == "the first session" else range(expired, len(posts))
+    for index in window:
+        post = posts[index]
+        # What the client holds when it sends this: for initialize, whatever it held before (an old
+        # session's id after a 404); for anything else, the id of its current session.
+        held = post["session"] if post["method"] != "initialize" else (posts[index - 1]["session"] if index else None)
+        got = fn(post["method"], held)
+        if not isinstance(got, dict):
+            raise CheckFailed(f"client_headers() must return a dict of headers; got {got!r}.", R_CARRY)
+        mine = Headers(got).get(SESSION)
+        if mine != post["session"]:
+            want = f"{SESSION}: {post['session']}" if post["session"] else f"no {SESSION}"
+            rule = R_404 if post["method"] == "initialize" and held else R_CARRY
+            raise CheckFailed(f"{revision}: the client sends {post['method']} holding the session id {held!r}. The "
+                              f"simulated client sends {want}; client_headers() gave {got!r}.", rule)
+
+
+def check_after_404(ctx: CheckContext, kind: str) -> None:
+    revision, _, posts = _bodies(ctx)
+    expired = next(i for i, p in enumerate(posts) if p["status"] == 404)
+    failed = posts[expired]["method"]
+    if kind == "a 200 needs nothing":
+        ok = next(p for p in posts if p["status"] == 200 and p["method"] != "initialize")
+        got = ctx.function("after_404")(ok["method"], 200)
+        if got != []:
+            raise CheckFailed(f"{ok['method']} was answered 200: the session is fine and nothing needs sending; "
+                              f"after_404() said {got!r}.", R_404)
+        return
+    want = [p["method"] for p in posts[expired + 1:expired + 4]]
+    got = ctx.function("after_404")(failed, 404)
+    if got != want:
+        raise CheckFailed(f"{revision}: {failed} was answered 404 (the server no longer knows the session). The "
+                          f"simulated client then sends {want}; after_404() said {got!r}.", R_404)
+
+
+_SERVER_OK = ("initialize without a session id", "request in the live session", "notification in the live session",
+              "session id header in lower case", "DELETE of the live session")
+_SERVER_BAD = ("initialize carrying a session id", "request without a session id", "request with an ended session id",
+               "request with an id never issued", "DELETE without a session id", "DELETE of an ended session")
+
+EXERCISE = Exercise(
+    id="ex06_legacy_sessions",
+    title="Legacy Streamable HTTP sessions, from both sides",
+    chapter="06",
+    summary="Sessions as 2025-03-26 … 2025-11-25 Streamable HTTP has them: which requests carry Mcp-Session-Id, "
+            "what 400 and 404 mean, DELETE, and how a client recovers from a 404.",
+    rules=(R_CARRY, R_400_404, R_DELETE, R_404),
+    functions=("server_status", "client_headers", "after_404"),
+    checks=(
+        Check("A live session's requests are served; DELETE ends it", R_DELETE, check_server, _SERVER_OK, seeds=1,
+              hint="Look the id up among the live sessions; header names ignore case."),
+        Check("No session id is 400; an unknown one is 404", R_400_404, check_server, _SERVER_BAD, seeds=1,
+              hint="initialize must come without an id; everything else needs one, and it must be live."),
+        Check("Every request after initialize carries the session id", R_CARRY, check_client_headers,
+              ("the first session", "after a 404"),
+              hint="initialize asks for a session, so it cannot carry one — not even an old one."),
+        Check("On 404 the client starts a new session", R_404, check_after_404, ("a 404 on a request", "a 200 needs nothing"),
+              hint="The old session is gone for good: initialize, initialized, then the request again."),
+    ),
+    hints=(
+        Hint("Server: initialize → it must have no Mcp-Session-Id (400 if it has one). Any other request → no id is "
+             "400, an id not in the live list is 404.", R_400_404),
+        Hint("Client: every request except initialize carries the id the initialize answer gave.", R_CARRY),
+        Hint("After a 404 forget the session id; the new initialize answer brings a new one.", R_404),
+    ),
+    forbidden=("mcp_sim.transports", "mcp_sim.bridge", "mcp_sim.roles"),
+)

@@ -1,0 +1,203 @@
+"""Exercise ex06_stdio_framer (chapter 06): newline framing of a stdio byte stream.
+
+The learner writes the reading half of the stdio transport, sans-IO: ``feed(pending, chunk)`` takes
+the bytes left over from the previous reads and the bytes of one new read, and returns the complete
+messages that now end in a newline (decoded text) and the unfinished rest. The grader plays the pipe:
+it records a real simulated stdio session with the notes server (:mod:`mcp_sim.scenarios.stdio_pitfalls`:
+notes with accented letters, symbols, emoji and a Unicode line separator inside a JSON string), cuts
+one of its pipes into reads the way an operating system might, and checks after every read that
+exactly the messages completed so far came out. Every seed tries every kind of cutting; the seed
+picks the revision, the pipe, the notes and where the cuts fall.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
+from mcp_sim.scenarios.stdio_pitfalls import notes_session
+
+R_FRAME = ("stdio: a pipe is a byte stream, not a sequence of messages. A read may hold part of a message, several "
+           "messages, or the end of one and the start of the next; a message is complete when its newline "
+           "arrives, so keep what follows the last newline for the next read.")
+R_NEWLINE = ("stdio: messages are delimited by newlines (\\n) and MUST NOT contain embedded newlines. Only the "
+             "byte \\n ends a message — not U+2028, U+2029 or NEL inside a JSON string — and an empty line "
+             "(\\n or \\r\\n alone) is no message.")
+R_UTF8 = ("stdio: the pipes carry UTF-8. A read can end in the middle of a multibyte character, so join the bytes "
+          "first and decode a complete line, never a single read.")
+R_TAIL = ("stdio: a message without its newline is not finished (the writer may still be writing, or died "
+          "mid-line): hand it out only when its newline arrives, and keep its bytes, unchanged, until then.")
+
+_REVISIONS = ("2025-06-18", "2025-11-25", "2026-07-28")
+_SEPARATORS = ("\u2028", "\u2029", "\x85")
+
+
+def _stream(ctx: CheckContext) -> list[str]:
+    """The lines of one pipe of a recorded notes session (every one a message)."""
+    revision = ctx.rng.choice(_REVISIONS)
+    pipe = ctx.rng.choice(("stdout", "stdin"))
+    lines = notes_session(ctx.rng.randrange(6), revision)
+    return [line.text for line in lines if line.stream == pipe]
+
+
+def _multibyte_cuts(data: bytes) -> list[int]:
+    """Offsets that fall inside a multibyte UTF-8 character (between its lead and continuation bytes)."""
+    return [i for i in range(1, len(data)) if 0x80 <= data[i] < 0xC0]
+
+
+def _chunks(ctx: CheckContext, kind: str, lines: list[str]) -> tuple[list[bytes], list[str], bytes]:
+    """The reads for ``kind``; the messages they complete; the bytes left unfinished at the end."""
+    rng = ctx.rng
+    ending = b"\r\n" if kind == "CRLF line endings" else b"\n"
+    frames = [line.encode("utf-8") + ending for line in lines]
+    if kind == "blank lines":
+        padded: list[bytes] = []
+        for frame in frames:
+            padded += [rng.choice((b"\n", b"\r\n", b"\n\n"))] * rng.randint(0, 2) + [frame]
+        frames = [*padded, b"\n"]
+    tail = b""
+    if kind == "stream cut mid-message":
+        last = lines[-1].encode("utf-8")
+        tail = last[:rng.randint(1, len(last) - 1)]
+        frames, lines = [*frames[:-1], tail], lines[:-1]
+    data = b"".join(frames)
+    if kind in ("one message per read", "CRLF line endings", "blank lines", "stream cut mid-message"):
+        return [f for f in frames if f], lines, tail
+    if kind == "newline in the next read":
+        out: list[bytes] = []
+        for frame in frames:
+            out += [frame[:-1], frame[-1:]]
+        return out, lines, tail
+    if kind == "several messages per read" or kind == "line separator in a string":
+        out, i = [], 0
+        while i < len(frames):
+            step = rng.randint(2, 4)
+            out.append(b"".join(frames[i:i + step]))
+            i += step
+        return out, lines, tail
+    if kind == "a character split across reads":
+        inside = _multibyte_cuts(data)
+        cuts = sorted(set(rng.sample(inside, min(len(inside), 12))))
+    elif kind == "a message split across reads":
+        ends = {i + 1 for i, b in enumerate(data) if b == 0x0A}
+        cuts = sorted({rng.randrange(1, len(data)) for _ in range(len(frames) * 2)} - ends)
+    else:  # random read sizes
+        cuts, at = [], 0
+        while True:
+            at += rng.randint(1, 300)
+            if at >= len(data):
+                break
+            cuts.append(at)
+    bounds = [0, *cuts, len(data)]
+    return [data[a:b] for a, b in itertools.pairwise(bounds) if b > a], lines, tail
+
+
+def _same(frame: Any, line: str) -> bool:
+    if not isinstance(frame, str):
+        return False
+    try:
+        return bool(json.loads(frame) == json.loads(line))
+    except ValueError:
+        return False
+
+
+def _explain(frame: Any, line: str | None, early: str | None, read: bytes, kind: str) -> CheckFailed:
+    """Why a frame is not the message that should have come out: name the mistake it looks like."""
+    shown = repr(frame)[:160]
+    if not isinstance(frame, str):
+        return CheckFailed(f"feed() must return frames as str (decoded UTF-8 text); got {shown}.", R_UTF8)
+    if frame.strip() == "":
+        return CheckFailed(f"feed() returned the blank frame {shown}. A blank line between messages carries "
+                           "nothing: skip it.", R_NEWLINE)
+    if "\ufffd" in frame or (kind == "a character split across reads" and line is not None and frame != line):
+        return CheckFailed(f"A frame came out as {shown}: a multibyte character was cut between two reads and "
+                           "decoded in halves.", R_UTF8)
+    if line is not None and frame and frame != line and frame in line:
+        at = line.find(frame)
+        before, after = line[at - 1:at], line[at + len(frame):at + len(frame) + 1]
+        separator = next((s for s in _SEPARATORS if s in (before, after)), None)
+        if separator is not None:
+            return CheckFailed(f"The message {line[:100]!r}… came out in pieces, e.g. {shown}: it was split at "
+                               f"{separator!r} inside a JSON string. Only the byte \\n ends a message "
+                               "(str.splitlines() splits at more than that).", R_NEWLINE)
+        return CheckFailed(f"Only part of a message came out: {shown}. The read {read[:80]!r}… ended in the middle "
+                           "of it; keep the unfinished bytes until its newline arrives.", R_FRAME)
+    if line is None and early is not None and (_same(frame, early) or (frame and frame in early)):
+        return CheckFailed(f"feed() handed out {shown} before its newline arrived (the read was {read[-60:]!r}). "
+                           "Until the newline comes, it is pending, however complete it looks.", R_TAIL)
+    want = "nothing" if line is None else repr(line[:120])
+    return CheckFailed(f"After the read {read[:80]!r}… feed() returned the frame {shown}; the next message to "
+                       f"complete is {want}.", R_FRAME)
+
+
+def drive(ctx: CheckContext, kind: str) -> None:
+    """Feed the reads one by one; after each, exactly the messages completed so far must have come out."""
+    lines = _stream(ctx)
+    reads, messages, tail = _chunks(ctx, kind, lines)
+    feed = ctx.function("feed")
+    pending, data, done = b"", b"", 0
+    for read in reads:
+        got = feed(pending, read)
+        if not isinstance(got, (list, tuple)) or len(got) != 2 or not isinstance(got[0], (list, tuple)):
+            raise CheckFailed(f"feed() must return [frames, pending] (a list of str and the bytes kept); got "
+                              f"{got!r:.200}.", R_FRAME)
+        frames, pending = list(got[0]), got[1]
+        data += read
+        complete = [ln for ln in data.split(b"\n")[:-1] if ln.strip()]
+        should = len(complete) - done  # how many messages this read completed
+        for number, frame in enumerate(frames):
+            line = messages[done + number] if done + number < len(messages) and number < should else None
+            if line is None or not _same(frame, line):
+                early = messages[done + number] if done + number < len(messages) else None
+                raise _explain(frame, line, early, read, kind)
+        if len(frames) < should:
+            missing = messages[done + len(frames)]
+            late = (" It ended with its newline in this read, so it is complete now." if kind != "newline in the "
+                    "next read" else " Its newline just arrived.")
+            raise CheckFailed(f"The read {read[-80:]!r} completed the message {missing[:100]!r}… but feed() did "
+                              f"not return it.{late}", R_FRAME)
+        done += len(frames)
+        rest = data[data.rfind(b"\n") + 1:]
+        if pending != rest:
+            rule = R_UTF8 if isinstance(pending, str) else R_TAIL
+            raise CheckFailed(f"After the read {read[-60:]!r} the unfinished bytes are {rest[:80]!r}…, but feed() "
+                              f"kept {pending!r:.100}. Keep exactly the bytes after the last newline.", rule)
+    if tail and pending != tail:
+        raise CheckFailed(f"The writer stopped in the middle of a message; {tail[:60]!r}… is all that arrived of it. "
+                          f"It is no message, and it must still be pending (got {pending!r:.80}).", R_TAIL)
+
+
+_FRAMING = ("one message per read", "several messages per read", "a message split across reads",
+            "random read sizes")
+
+EXERCISE = Exercise(
+    id="ex06_stdio_framer",
+    title="Newline framing of a stdio byte stream",
+    chapter="06",
+    summary="Turn the reads of a stdio pipe into messages: join the bytes, split only at \\n, decode complete lines, "
+            "skip blank lines, and keep the unfinished tail for the next read.",
+    rules=(R_FRAME, R_NEWLINE, R_UTF8, R_TAIL),
+    functions=("feed",),
+    checks=(
+        Check("Every message comes out once, whole, when its newline arrives", R_FRAME, drive, _FRAMING,
+              hint="Add the new read to the pending bytes first; then every \\n ends one message."),
+        Check("Multibyte characters survive a cut between reads", R_UTF8, drive, ("a character split across reads",),
+              hint="Decode a line only after you have cut it out of the joined bytes."),
+        Check("Only \\n ends a message; blank lines are skipped", R_NEWLINE, drive,
+              ("line separator in a string", "CRLF line endings", "blank lines"),
+              hint="Split bytes at b'\\n' (not str.splitlines); ignore a line that is empty or only whitespace."),
+        Check("An unfinished message waits, unchanged, for its newline", R_TAIL, drive,
+              ("newline in the next read", "stream cut mid-message"),
+              hint="What follows the last newline is pending: return it as it is, never as a message."),
+    ),
+    hints=(
+        Hint("A read is just some bytes of the stream. Join pending + chunk, and only then look for newlines.", R_FRAME),
+        Hint("bytes.split(b'\\n') gives the finished lines and, last, the unfinished rest; decode each finished line "
+             "with UTF-8 and keep the rest as bytes.", R_UTF8),
+        Hint("A finished line that is empty (or just '\\r') is no message; a JSON string may legally contain U+2028, "
+             "which str.splitlines() would treat as a line break.", R_NEWLINE),
+    ),
+    forbidden=("mcp_sim.transports", "mcp_sim.wire", "mcp_sim.bridge"),
+)
