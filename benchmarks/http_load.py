@@ -5,14 +5,16 @@ object. Every client connects at the same moment and makes its calls one after t
 ``initialize`` first, so each client holds a session; 2026-07-28: one POST per call, no session), then
 hangs up. For each era and size the report gives:
 
-- ``wall_seconds``: wall time of the whole run, with ``tracemalloc`` off (it slows Python down);
+- ``wall_seconds``: wall time of the whole run, with ``tracemalloc`` off (it slows Python down), and
+  ``cpu_seconds``, the processor time the run's process used (less disturbed by other programs on a
+  busy machine);
 - ``peak_bytes`` and ``peak_bytes_per_client``: the peak of the traced Python heap in a second run of
   the same size with ``tracemalloc`` on;
 - ``retained_bytes_per_client``: what is still on the heap once every client has hung up (should be
   close to nothing: a closed client must leave nothing behind);
 - ``per_client_cost_ratio_5000_vs_1000``: wall time per client at the largest size over that at
-  1,000 (or at the smallest size, when 1,000 is not run). Simulated load should scale linearly: close
-  to 1.
+  1,000 (or at the smallest size, when 1,000 is not run), and ``per_client_cpu_cost_ratio_…`` the same
+  for processor time. Simulated load should scale linearly: close to 1.
 
 Each measurement runs in a fresh Python process, so one size's heap never slows the next. The recorder
 is off: this measures the transport, not the trace. Wall-clock time is used on purpose: this measures
@@ -80,9 +82,10 @@ def run(era: str, clients: int, calls: int, *, trace_memory: bool) -> dict[str, 
         out["peak_bytes"] = tracemalloc.get_traced_memory()[1] - out.pop("start_bytes")
         tracemalloc.stop()
     else:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         sim.run(main)
         out["wall_seconds"] = time.perf_counter() - started
+        out["cpu_seconds"] = time.process_time() - cpu
     return out
 
 
@@ -100,13 +103,16 @@ def report(sizes: list[int], calls: int) -> dict[str, Any]:
     for era in ("legacy", "modern"):
         rows: dict[str, Any] = {}
         timed_per_client: dict[int, float] = {}
+        cpu_per_client: dict[int, float] = {}
         for clients in sizes:
             timed = measure(era, clients, calls, trace_memory=False)
             timed_per_client[clients] = timed["wall_seconds"] / clients
+            cpu_per_client[clients] = timed["cpu_seconds"] / clients
             memory = measure(era, clients, calls, trace_memory=True)
             rows[str(clients)] = {
                 "wall_seconds": round(timed["wall_seconds"], 3),
                 "wall_ms_per_client": round(1000 * timed["wall_seconds"] / clients, 3),
+                "cpu_seconds": round(timed["cpu_seconds"], 3),
                 "peak_bytes": round(memory["peak_bytes"]),
                 "peak_bytes_per_client": round(memory["peak_bytes"] / clients),
                 "retained_bytes_per_client": round(memory["retained_bytes"] / clients),
@@ -117,6 +123,8 @@ def report(sizes: list[int], calls: int) -> dict[str, Any]:
         if big > base:
             entry[f"per_client_cost_ratio_{big}_vs_{base}"] = round(
                 timed_per_client[big] / timed_per_client[base], 3)
+            entry[f"per_client_cpu_cost_ratio_{big}_vs_{base}"] = round(
+                cpu_per_client[big] / cpu_per_client[base], 3)
         out[era] = entry
     return out
 

@@ -1,4 +1,4 @@
-"""The bridge: the simulator on a real wire (course chapter 10, "The real wire").
+"""The bridge: the simulator on a real wire (course chapter 12, "The real wire").
 
 The simulated Client and Server speak to real MCP peers through real transports that implement the
 same :class:`~mcp_sim.transports.base.MessageStream` interface as the simulated ones, on a real event

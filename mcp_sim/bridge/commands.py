@@ -1,4 +1,4 @@
-"""``mcp-sim serve`` and ``mcp-sim connect``: the simulator on a real wire (course chapter 10).
+"""``mcp-sim serve`` and ``mcp-sim connect``: the simulator on a real wire (course chapter 12).
 
 ``mcp-sim serve SERVER`` runs a simulated server as a real MCP server any client can use — Claude
 Desktop, the MCP Inspector, the official SDKs::

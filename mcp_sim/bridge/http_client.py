@@ -1,4 +1,4 @@
-"""The client's end of real Streamable HTTP, over httpx (course chapter 10).
+"""The client's end of real Streamable HTTP, over httpx (course chapter 12).
 
 :func:`open_http` yields an :class:`HttpClientStream`, a :class:`~mcp_sim.transports.base.MessageStream`
 the simulator's :class:`~mcp_sim.roles.client.Client` uses unchanged. Each message it is given

@@ -1,4 +1,4 @@
-"""A real Streamable HTTP endpoint on 127.0.0.1, for both eras (course chapter 10).
+"""A real Streamable HTTP endpoint on 127.0.0.1, for both eras (course chapter 12).
 
 :class:`StreamableHTTPEndpoint` is an ASGI application (served by uvicorn through
 :func:`serve_http`) that turns HTTP exchanges into :class:`~mcp_sim.transports.base.MessageStream`

@@ -1,5 +1,5 @@
 """The server's end of one real HTTP conversation, as a message stream, and its SSE writing (course
-chapter 10).
+chapter 12).
 
 :class:`HttpServerStream` is what :class:`~mcp_sim.bridge.http_server.StreamableHTTPEndpoint` hands
 to the simulator's server session: a legacy session (many POSTs, one stream) or one modern POST.

@@ -1,4 +1,4 @@
-"""The simulator's client against a *real* MCP server (course chapter 10, "The real wire").
+"""The simulator's client against a *real* MCP server (course chapter 12, "The real wire").
 
 Everything the simulated :class:`~mcp_sim.roles.client.Client` does — era detection, the legacy
 handshake or per-request ``_meta``, the MRTR loop, capability checks — runs unchanged over a real

@@ -1,4 +1,4 @@
-"""The real stdio transport: newline-delimited JSON over a process's stdin and stdout (course chapter 10).
+"""The real stdio transport: newline-delimited JSON over a process's stdin and stdout (course chapter 12).
 
 The rules (all revisions):
 

@@ -36,7 +36,11 @@ CHAPTERS: Final = (
     Chapter("07", "Change and caching", "list_changed, subscriptions/listen, caching with ttlMs/cacheScope", "written",
             "07_change_and_caching"),
     Chapter("08", "Tasks", "long-running work: 2025-11-25 tasks and the 2026-07-28 extension", "written", "08_tasks"),
-    Chapter("09", "Security boundaries", "the security lab: attacks and fixes", "planned", "09_security_boundaries"),
-    Chapter("10", "The real wire", "real MCP clients and servers, the official SDK", "planned", "10_the_real_wire"),
+    Chapter("09", "The complete call", "one request through the three layers and both eras; who decides what",
+            "planned", "09_the_complete_call"),
+    Chapter("10", "Security boundaries", "the security lab: attacks and fixes", "planned", "10_security_boundaries"),
+    Chapter("11", "Authorization", "OAuth 2.1 for MCP: discovery, PKCE, audiences, token passthrough", "planned",
+            "11_authorization"),
+    Chapter("12", "The real wire", "real MCP clients and servers, the official SDK", "planned", "12_the_real_wire"),
 )
 """The chapters in order."""

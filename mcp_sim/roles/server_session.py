@@ -1,5 +1,5 @@
 """One connection to a :class:`~mcp_sim.roles.server.Server`: reading requests, answering them, and
-everything a connection remembers (course chapters 03–09).
+everything a connection remembers (course chapters 03–10).
 
 ``serve(server, stream)`` reads messages until the client closes the stream. Each request is answered
 by the era it speaks:

@@ -1,5 +1,5 @@
 """The topology diagram: one host, its clients, their servers, and the boundaries between them
-(course chapter 01, roles; chapter 09, security boundaries).
+(course chapter 01, roles; chapter 10, security boundaries).
 
 MCP's architecture in one picture: the user talks to a **host**; the host owns one **client** per
 **server** (1:1); each client reaches its server over a **transport**. The enclosures are the

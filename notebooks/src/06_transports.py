@@ -103,7 +103,7 @@ for fixed in (False, True):
 # With the bug, the debug text arrives on stdout as a frame of its own, and the client reports that it
 # *could not read a frame*. Here the client survives: it skips the line and the real response follows.
 # Now imagine the printed text happened to be a line of valid JSON-RPC — a logged value an attacker
-# chose, for instance. The client would take it for the server's answer. Chapter 09's lab
+# chose, for instance. The client would take it for the server's answer. Chapter 10's lab
 # `stdio-stdout-contamination` plays exactly that. With the fix, the line goes to stderr, is recorded
 # as a `log` event, and stdout carries only messages. A client should not treat stderr output as an
 # error: servers log there routinely.
@@ -366,7 +366,7 @@ side_by_side(play(over_stdio_run, runner=rerun, options={"revision": "2026-07-28
 print(answers[-1].line())
 
 # %% [markdown]
-# Chapter 09 (security) attacks a server that forgot the check, in the lab `dns-rebinding`.
+# Chapter 10 (security) attacks a server that forgot the check, in the lab `dns-rebinding`.
 
 # %% [markdown]
 # # Part E · The fault lab

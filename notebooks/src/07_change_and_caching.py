@@ -130,7 +130,7 @@ Prediction(
 #    while the new list is on its way;
 # 2. it **lists the server's tools again** — every page — and, if the Host reviews tool definitions,
 #    the new ones are reviewed like the first ones were (a definition that *changed* is reviewed
-#    again: chapter 09 shows why that matters).
+#    again: chapter 10 shows why that matters).
 #
 # The Client itself drops its cached copy of that list (`mcp_sim/roles/cache.py`, `on_notification`):
 # `tools/list_changed` invalidates `tools/list`, `resources/list_changed` invalidates both
