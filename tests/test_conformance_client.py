@@ -17,6 +17,7 @@ fixes the scenarios led to, in-process and over a scripted loopback server, with
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -63,9 +64,9 @@ NOT_ASSERTED = {
 AUTH_PREFIX = "auth/"
 """Authorization scenarios: scored by the authorization tests, not here."""
 
-SCENARIO_RUN_S = 120
-CLIENT_TIMEOUT_MS = 30000
-PARALLEL = 4
+SCENARIO_RUN_S = 180
+CLIENT_TIMEOUT_MS = 60000
+PARALLEL = max(2, min(4, os.cpu_count() or 2))
 
 
 def client_command() -> str:

@@ -12,10 +12,16 @@ ending with the response — is read by a task of the stream's own task group an
   simulated client uses too;
 * in a legacy session, the ``Mcp-Session-Id`` the server returned with ``InitializeResult`` and the
   negotiated ``MCP-Protocol-Version`` go on every later POST; after ``notifications/initialized``
-  a GET stream is opened for server messages unrelated to any request, and leaving the block ends
-  the session with DELETE;
-* a legacy response stream that breaks after an event with an id is asked for again with ``GET`` and
-  ``Last-Event-ID`` (a few times at most), and the messages it missed arrive as if nothing happened;
+  a GET stream is opened for server messages unrelated to any request (the client goes on once the
+  server has answered that GET, so no later request overtakes it), and leaving the block ends the
+  session with DELETE;
+* a legacy response stream that breaks after an event with an id, or that the server closes before
+  the response (2025-11-25 lets it, and has the client poll), is asked for again with ``GET`` and
+  ``Last-Event-ID`` after the ``retry`` milliseconds the stream asked for (a few times at most), and
+  the messages it missed arrive as if nothing happened; a stream that ends unanswered with nothing to
+  resume fails its request at once (instead of leaving it to time out);
+* a modern ``tools/call`` mirrors the arguments the tool's listing annotated with ``x-mcp-header``
+  into ``Mcp-Param-*`` headers (:mod:`mcp_sim.roles.client.param_headers`);
 * a modern ``notifications/cancelled`` is not POSTed: the client hangs up that request's POST, since
   in 2026-07-28 closing the response stream is the cancellation (this ends a ``subscriptions/listen``).
 
@@ -194,7 +200,9 @@ class HttpClientStream:
         if isinstance(message, JSONRPCNotification) and message.method == "notifications/initialized" \
                 and not self._get_stream_started:
             self._get_stream_started = True
-            self._tg.start_soon(self._listen)
+            # Wait until the server has answered the GET (or refused it): from then on nothing it sends
+            # outside a request can be missed, and a later request cannot overtake the GET on the way.
+            await self._tg.start(self._listen)
 
     # -- receiving -------------------------------------------------------------------------------
     def _record_in(self, raw: str, status: int, content_type: str, sse: bool = False) -> None:
@@ -395,9 +403,11 @@ class HttpClientStream:
         if request is not None:
             await self._refuse(request, "the server closed the stream and never sent the response", None)
 
-    async def _listen(self) -> None:
-        """The legacy GET stream: server messages that belong to no request."""
+    async def _listen(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """The legacy GET stream: server messages that belong to no request. ``task_status`` is
+        told once the server has answered the GET (or refused it, or could not be reached)."""
         if self.session_id is None:
+            task_status.started()
             return
         headers = {"Accept": H.EVENT_STREAM, H.MCP_SESSION_ID: self.session_id, **self._headers}
         if self.negotiated_version and H.MCP_PROTOCOL_VERSION in revision_at(self.negotiated_version).http_headers:
@@ -405,6 +415,7 @@ class HttpClientStream:
         try:
             async with self._http.stream("GET", self.url, headers=headers,
                                          timeout=httpx.Timeout(10, read=None)) as response:
+                task_status.started()
                 if response.status_code != 200:
                     return  # 405: this server offers no GET stream, which is allowed
                 parser = SseParser()
@@ -415,6 +426,11 @@ class HttpClientStream:
                         await self._deliver(event.data, None)
         except httpx.HTTPError as exc:
             logger.info("the GET stream ended: %s", exc)
+        finally:
+            try:
+                task_status.started()
+            except RuntimeError:
+                pass  # already told
 
     async def receive(self) -> JSONRPCMessage | InvalidMessage:
         try:
