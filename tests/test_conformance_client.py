@@ -59,7 +59,7 @@ NOT_ASSERTED = {
     "sep-2640-client-verify-size": SKILLS,
     "sep-2640-client-verify-frontmatter": SKILLS,
 }
-"""Client scenarios that are run (their outcome is shown) but not asserted, each with its reason."""
+"""Client scenarios that cannot pass, each with its reason: not run (they would only add minutes)."""
 
 AUTH_PREFIX = "auth/"
 """Authorization scenarios: scored by the authorization tests, not here."""
@@ -108,22 +108,22 @@ def test_official_client_scenarios_pass(tmp_path: Path, capsys: pytest.CaptureFi
 
     started = time.monotonic()
     with ThreadPoolExecutor(PARALLEL) as pool:
-        runs = dict(zip(ours, pool.map(lambda n: run_client_scenario(n, tmp_path), ours), strict=True))
+        runs = dict(zip(ASSERTED, pool.map(lambda n: run_client_scenario(n, tmp_path), ASSERTED), strict=True))
     took = time.monotonic() - started
 
     def mark(name: str) -> str:
         code, checks, _ = runs[name]
-        ok = checks and not failures(checks) and not failures(checks, "WARNING") and code == 0
+        ok = any(c.get("status") == "SUCCESS" for c in checks) and not failures(checks) \
+            and not failures(checks, "WARNING") and code == 0
         return ("✓" if ok else "✗") + "\u00a0" + name
 
     passed = [n for n in ASSERTED if mark(n)[0] == "✓"]
     lines = [f"conformance client: {len(passed)}/{len(ASSERTED)} scenarios pass ({took:.0f} s, "
              f"{sum(1 for n in listed if n.startswith(AUTH_PREFIX))} auth/ scenarios left to the authorization tests)"]
     lines += _wrap([mark(n) for n in ASSERTED], "  ")
-    lines.append("  not asserted (run, shown):")
-    lines += _wrap([mark(n) for n in NOT_ASSERTED], "    ")
-    lines += [f"    {', '.join(sorted({n for n, r in NOT_ASSERTED.items() if r == reason}))}: {reason}"
-              for reason in dict.fromkeys(NOT_ASSERTED.values())]
+    for reason in dict.fromkeys(NOT_ASSERTED.values()):
+        names = sorted(n for n, r in NOT_ASSERTED.items() if r == reason)
+        lines += _wrap([f"not run: {', '.join(names)}: {reason}"], "  ")
     with capsys.disabled():
         sys.stdout.write("\n" + "\n".join(lines) + "\n")
 
