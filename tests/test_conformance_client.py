@@ -157,6 +157,13 @@ def test_the_scripted_user_fills_required_arguments_and_follows_the_suites_plan(
     assert [name for name, _ in planned_calls("tools_call", tools, None)] == [t["name"] for t in tools]
 
 
+def test_a_conformance_scenario_needs_a_url(capsys: pytest.CaptureFixture[str]) -> None:
+    from mcp_sim.bridge.commands import connect_command
+
+    assert connect_command(["--conformance-scenario", "tools_call", "--", sys.executable, "-c", "pass"]) == 1
+    assert "--conformance-scenario needs --url" in capsys.readouterr().err
+
+
 # --- x-mcp-header: the rules, and the real client keeping them ------------------------------------------
 
 

@@ -19,6 +19,7 @@ prints what it offers and what the calls returned, and saves the real traffic as
     mcp-sim connect --trace weather.jsonl -- mcp-sim serve weather
     mcp-sim connect --era legacy --call add --args '{"a": 1, "b": 2}' -- python server.py
     mcp-sim connect --url http://127.0.0.1:8000/mcp
+    mcp-sim connect --conformance-scenario tools_call --url URL   # what the official suite runs
 
 These functions are the only ones in the bridge that print to stdout, and never while serving stdio.
 """
