@@ -19,6 +19,7 @@ prints what it offers and what the calls returned, and saves the real traffic as
     mcp-sim connect --trace weather.jsonl -- mcp-sim serve weather
     mcp-sim connect --era legacy --call add --args '{"a": 1, "b": 2}' -- python server.py
     mcp-sim connect --url http://127.0.0.1:8000/mcp
+    mcp-sim connect --conformance-scenario tools_call --url URL   # what the official suite runs
 
 These functions are the only ones in the bridge that print to stdout, and never while serving stdio.
 """
@@ -230,6 +231,9 @@ def connect_parser() -> argparse.ArgumentParser:
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per request")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument("--log-level", default="warning")
+    parser.add_argument("--conformance-scenario", metavar="NAME",
+                        help="act as the official conformance suite's client scenario NAME expects (with --url; "
+                             "the revision comes from MCP_CONFORMANCE_PROTOCOL_VERSION)")
     return parser
 
 
@@ -306,6 +310,19 @@ async def run_connect(command: Sequence[str] | str, args: argparse.Namespace,
     return summary
 
 
+async def _run_conformance(target: Sequence[str] | str, args: argparse.Namespace,
+                           recorder: Recorder) -> dict[str, Any]:
+    import os
+
+    from mcp_sim.bridge.conformance_client import run_scenario
+
+    if not isinstance(target, str):
+        raise ValueError("--conformance-scenario needs --url (the suite's test servers speak HTTP)")
+    context = _json_arg(os.environ.get("MCP_CONFORMANCE_CONTEXT"), "MCP_CONFORMANCE_CONTEXT")
+    return await run_scenario(args.conformance_scenario, target, recorder=recorder, timeout=args.timeout,
+                              version=os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION"), context=context)
+
+
 def format_summary(summary: dict[str, Any], recorder: Recorder) -> str:
     """The readable report ``mcp-sim connect`` prints."""
     info = summary.get("server") or {}
@@ -353,7 +370,10 @@ def connect_command(argv: Sequence[str]) -> int:
     recorder = WallClockRecorder()
     target: Sequence[str] | str = args.url or command
     try:
-        summary = anyio.run(run_connect, target, args, recorder)
+        if args.conformance_scenario:
+            summary = anyio.run(_run_conformance, target, args, recorder)
+        else:
+            summary = anyio.run(run_connect, target, args, recorder)
     except (McpError, OSError, ValueError, TimeoutError, RequestRefused) as exc:
         sys.stderr.write(f"mcp-sim connect: {type(exc).__name__}: {exc}\n")
         _save_trace(recorder, args.trace)
@@ -364,7 +384,7 @@ def connect_command(argv: Sequence[str]) -> int:
         _save_trace(recorder, args.trace)
         return 1
     _save_trace(recorder, args.trace)
-    if args.json:
+    if args.json or args.conformance_scenario:
         sys.stdout.write(json.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n")
     else:
         sys.stdout.write(format_summary(summary, recorder) + "\n")

@@ -12,10 +12,16 @@ ending with the response — is read by a task of the stream's own task group an
   simulated client uses too;
 * in a legacy session, the ``Mcp-Session-Id`` the server returned with ``InitializeResult`` and the
   negotiated ``MCP-Protocol-Version`` go on every later POST; after ``notifications/initialized``
-  a GET stream is opened for server messages unrelated to any request, and leaving the block ends
-  the session with DELETE;
-* a legacy response stream that breaks after an event with an id is asked for again with ``GET`` and
-  ``Last-Event-ID`` (a few times at most), and the messages it missed arrive as if nothing happened;
+  a GET stream is opened for server messages unrelated to any request (the client goes on once the
+  server has answered that GET, so no later request overtakes it), and leaving the block ends the
+  session with DELETE;
+* a legacy response stream that breaks after an event with an id, or that the server closes before
+  the response (2025-11-25 lets it, and has the client poll), is asked for again with ``GET`` and
+  ``Last-Event-ID`` after the ``retry`` milliseconds the stream asked for (a few times at most), and
+  the messages it missed arrive as if nothing happened; a stream that ends unanswered with nothing to
+  resume fails its request at once (instead of leaving it to time out);
+* a modern ``tools/call`` mirrors the arguments the tool's listing annotated with ``x-mcp-header``
+  into ``Mcp-Param-*`` headers (:mod:`mcp_sim.roles.client.param_headers`);
 * a modern ``notifications/cancelled`` is not POSTed: the client hangs up that request's POST, since
   in 2026-07-28 closing the response stream is the cancellation (this ends a ``subscriptions/listen``).
 
@@ -41,6 +47,7 @@ import logging
 import math
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -50,6 +57,7 @@ import httpx
 from mcp_sim.bridge.recording import WallClockRecorder, stamp
 from mcp_sim.protocol.errors import INVALID_REQUEST
 from mcp_sim.protocol.revisions import REVISIONS, revision_at
+from mcp_sim.roles.client.param_headers import header_names, param_headers
 from mcp_sim.security.identity import AuthInfo
 from mcp_sim.trace.recorder import Recorder
 from mcp_sim.transports import http as H
@@ -75,6 +83,17 @@ Received = JSONRPCMessage | InvalidMessage | SessionExpired | RequestRefused
 
 MAX_RESUMES = 3
 """How many times in a row a broken legacy stream is asked for again with ``Last-Event-ID``."""
+
+@dataclass
+class StreamPosition:
+    """How far a client has read one SSE stream: what a resumption needs."""
+
+    last_id: str | None = None
+    retry_ms: int | None = None
+    """The last ``retry`` field: milliseconds to wait before reconnecting."""
+    answered: bool = False
+    """The request the stream belongs to has had its response."""
+
 
 REFUSING_STATUSES = frozenset({401, 403})
 """Statuses that refuse a request outright (plus every ``5xx``): no era, no retry, no answer."""
@@ -132,6 +151,8 @@ class HttpClientStream:
         self._initialize_ids: set[RequestId] = set()
         self._get_stream_started = False
         self._closed = False
+        self._param_names: dict[str, dict[str, str]] = {}
+        """Per listed tool, ``{argument: header name}`` from its ``x-mcp-header`` annotations."""
         self._open: dict[RequestId, anyio.CancelScope] = {}
         """The cancel scope of each request's POST while its response is read (closing one cancels it)."""
 
@@ -143,6 +164,10 @@ class HttpClientStream:
         if isinstance(message, (JSONRPCRequest, JSONRPCNotification)) and H.is_modern_version(version):
             assert version is not None
             headers.update(H.modern_request_headers(message, version))
+            if isinstance(message, JSONRPCRequest) and message.method == "tools/call":
+                params = message.params or {}
+                names = self._param_names.get(str(params.get("name")), {})
+                headers.update(param_headers(names, params.get("arguments")))
             return headers
         if self.session_id is not None:
             headers[H.MCP_SESSION_ID] = self.session_id
@@ -175,7 +200,9 @@ class HttpClientStream:
         if isinstance(message, JSONRPCNotification) and message.method == "notifications/initialized" \
                 and not self._get_stream_started:
             self._get_stream_started = True
-            self._tg.start_soon(self._listen)
+            # Wait until the server has answered the GET (or refused it): from then on nothing it sends
+            # outside a request can be missed, and a later request cannot overtake the GET on the way.
+            await self._tg.start(self._listen)
 
     # -- receiving -------------------------------------------------------------------------------
     def _record_in(self, raw: str, status: int, content_type: str, sse: bool = False) -> None:
@@ -188,26 +215,40 @@ class HttpClientStream:
                                      raw=raw, transport="http", revision=self.revision, framing=framing,
                                      t_ms=stamp(self.recorder))
 
-    async def _deliver(self, raw: str, request: JSONRPCMessage | None) -> None:
+    async def _deliver(self, raw: str, request: JSONRPCMessage | None) -> bool:
+        """Queue the message(s) in ``raw``; ``True`` when one of them answered ``request``."""
         decoded = decode(raw)
         if isinstance(decoded, Batch):
             rev = REVISIONS.get(self.revision or "")
             if rev is not None and rev.batching:  # 2025-03-26 allowed batches: read the items one by one
+                answered = False
                 for item in decoded.items:
-                    await self._deliver_one(item, request)
-                return
+                    answered = await self._deliver_one(item, request) or answered
+                return answered
             decoded = InvalidMessage(raw, JSONRPCErrorResponse(None, error_object(INVALID_REQUEST)),
                                      "a batch in a response body", False)
-        await self._deliver_one(decoded, request)
+        return await self._deliver_one(decoded, request)
 
-    async def _deliver_one(self, decoded: JSONRPCMessage | InvalidMessage, request: JSONRPCMessage | None) -> None:
+    async def _deliver_one(self, decoded: JSONRPCMessage | InvalidMessage, request: JSONRPCMessage | None) -> bool:
         if isinstance(decoded, JSONRPCErrorResponse) and decoded.id is None and isinstance(request, JSONRPCRequest):
             # An HTTP-level rejection (bad header, bad session …) names no id: it answers our POST.
             decoded = JSONRPCErrorResponse(request.id, decoded.error)
         if isinstance(decoded, JSONRPCResultResponse) and decoded.id in self._initialize_ids:
             version = decoded.result.get("protocolVersion")
             self.negotiated_version = version if isinstance(version, str) else None
+        answered = isinstance(request, JSONRPCRequest) \
+            and isinstance(decoded, (JSONRPCResultResponse, JSONRPCErrorResponse)) and decoded.id == request.id
+        if answered and isinstance(request, JSONRPCRequest) and request.method == "tools/list" \
+                and isinstance(decoded, JSONRPCResultResponse):
+            self._learn_param_headers(decoded.result)
         await self._inbox_send.send(decoded)
+        return answered
+
+    def _learn_param_headers(self, result: Mapping[str, Any]) -> None:
+        """Remember which arguments of each listed tool go into ``Mcp-Param-*`` headers (2026-07-28)."""
+        for tool in result.get("tools") or ():
+            if isinstance(tool, Mapping) and isinstance(tool.get("name"), str):
+                self._param_names[tool["name"]] = header_names(tool.get("inputSchema"))
 
     def _cancel_by_closing(self, notification: JSONRPCNotification) -> None:
         """2026-07-28 over HTTP: closing a request's response stream *is* its cancellation, so the
@@ -269,13 +310,20 @@ class HttpClientStream:
                                        framing={"http": {"response": {"status": 202}}})
             return
         if content_type == H.EVENT_STREAM and status == 200:
-            last_id: list[str | None] = [None]
+            position = StreamPosition()
             try:
-                await self._read_events(response, request, last_id)
+                await self._read_events(response, request, position)
             except httpx.HTTPError as cut:
-                if last_id[0] is None or self.session_id is None:
+                if position.last_id is None or self.session_id is None:
                     raise  # nothing to resume from: the request fails with the cut
-                await self._resume(request, last_id, cut)
+                await self._resume(request, position, cut)
+                return
+            if request is None or position.answered:
+                return
+            if position.last_id is not None and self.session_id is not None:
+                await self._resume(request, position, None)  # closed before the answer: poll for it
+            else:
+                await self._refuse(request, "the response stream ended without a response", None)
             return
         body = (await response.aread()).decode("utf-8", errors="replace")
         if status == 404 and sent_session is not None:
@@ -301,45 +349,65 @@ class HttpClientStream:
             await self._fail(request, H.error_code_for_status(status), text, status)
 
     async def _read_events(self, response: httpx.Response, request: JSONRPCRequest | None,
-                           last_id: list[str | None]) -> None:
-        """Deliver an SSE body's messages as they come, noting the last event id seen."""
+                           position: StreamPosition) -> None:
+        """Deliver an SSE body's messages as they come, noting the last event id and ``retry`` seen;
+        stop once ``request`` is answered (its response is the last thing its stream carries)."""
         parser = SseParser()
         async for line in response.aiter_lines():
             event = parser.feed_line(line.rstrip("\r"))
             if event is None:
                 continue
             if event.id:
-                last_id[0] = event.id
+                position.last_id = event.id
+            if event.retry is not None:
+                position.retry_ms = event.retry
             if event.event == "message" and event.data.strip():
                 self._record_in(event.data, response.status_code, H.EVENT_STREAM, sse=True)
-                await self._deliver(event.data, request)
+                if await self._deliver(event.data, request) and request is not None:
+                    position.answered = True
+                    return
 
-    async def _resume(self, request: JSONRPCRequest | None, last_id: list[str | None], cut: httpx.HTTPError) -> None:
-        """Legacy resumption: the stream broke after event ``last_id``; ``GET`` it again with
-        ``Last-Event-ID`` (at most :data:`MAX_RESUMES` times) and read on from where it stopped."""
+    async def _resume(self, request: JSONRPCRequest | None, position: StreamPosition,
+                      cut: httpx.HTTPError | None) -> None:
+        """Legacy resumption: the stream broke (``cut``), or the server closed it before answering
+        (``None``: 2025-11-25 lets a server do that and have the client poll), after event
+        ``position.last_id``. Wait the ``retry`` the server asked for, then ``GET`` with
+        ``Last-Event-ID`` (at most :data:`MAX_RESUMES` times in a row) and read on from there."""
         for _ in range(MAX_RESUMES):
+            if position.retry_ms:
+                await anyio.sleep(position.retry_ms / 1000)
             headers = {"Accept": H.EVENT_STREAM, H.MCP_SESSION_ID: self.session_id or "",
-                       H.LAST_EVENT_ID: last_id[0] or "", **self._headers}
+                       H.LAST_EVENT_ID: position.last_id or "", **self._headers}
             if self.negotiated_version:
                 headers[H.MCP_PROTOCOL_VERSION] = self.negotiated_version
+            why = f"the stream broke ({type(cut).__name__})" if cut is not None else \
+                "the server closed the stream before answering"
+            waited = f" after the {position.retry_ms} ms retry" if position.retry_ms else ""
             self.recorder.record_event(kind="transport", link=self.info.name, sender=self.info.client,
                                        receiver=self.info.server, transport="http",
-                                       text=f"the stream broke ({type(cut).__name__}); GET with Last-Event-ID: "
-                                            f"{last_id[0]}", marks=("resume",))
+                                       text=f"{why}; GET{waited} with Last-Event-ID: {position.last_id}",
+                                       marks=("resume",))
             try:
                 async with self._http.stream("GET", self.url, headers=headers,
                                              timeout=httpx.Timeout(10, read=None)) as response:
                     if response.status_code != 200:
-                        break  # the server cannot resume it: the request fails with the cut
-                    await self._read_events(response, request, last_id)
-                    return
+                        break  # the server cannot resume it: the request fails
+                    await self._read_events(response, request, position)
+                    if request is None or position.answered:
+                        return
+                    cut = None  # closed again before the answer: poll again
             except httpx.HTTPError as again:
                 cut = again
-        raise cut
+        if cut is not None:
+            raise cut
+        if request is not None:
+            await self._refuse(request, "the server closed the stream and never sent the response", None)
 
-    async def _listen(self) -> None:
-        """The legacy GET stream: server messages that belong to no request."""
+    async def _listen(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """The legacy GET stream: server messages that belong to no request. ``task_status`` is
+        told once the server has answered the GET (or refused it, or could not be reached)."""
         if self.session_id is None:
+            task_status.started()
             return
         headers = {"Accept": H.EVENT_STREAM, H.MCP_SESSION_ID: self.session_id, **self._headers}
         if self.negotiated_version and H.MCP_PROTOCOL_VERSION in revision_at(self.negotiated_version).http_headers:
@@ -347,6 +415,7 @@ class HttpClientStream:
         try:
             async with self._http.stream("GET", self.url, headers=headers,
                                          timeout=httpx.Timeout(10, read=None)) as response:
+                task_status.started()
                 if response.status_code != 200:
                     return  # 405: this server offers no GET stream, which is allowed
                 parser = SseParser()
@@ -357,6 +426,11 @@ class HttpClientStream:
                         await self._deliver(event.data, None)
         except httpx.HTTPError as exc:
             logger.info("the GET stream ended: %s", exc)
+        finally:
+            try:
+                task_status.started()
+            except RuntimeError:
+                pass  # already told
 
     async def receive(self) -> JSONRPCMessage | InvalidMessage:
         try:

@@ -19,34 +19,43 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from datetime import date, datetime
-from typing import Any, Final
+from functools import cache
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
-
-from jsonschema import Draft202012Validator, FormatChecker
 
 _EMAIL: Final = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s.]+$")
 _DATE: Final = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _DATE_TIME: Final = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 _SCHEME: Final = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
-FORMATS: Final = FormatChecker(formats=())
-"""The four formats elicitation schemas may name, checked here (not by optional packages), so an
-answer is judged the same everywhere."""
+if TYPE_CHECKING:
+    from jsonschema import FormatChecker
 
 
-@FORMATS.checks("email")
+@cache
+def format_checker() -> FormatChecker:
+    """The four formats elicitation schemas may name, checked here (not by optional packages), so an
+    answer is judged the same everywhere. Built on first use: importing ``jsonschema`` costs seconds
+    (its optional format packages compile grammars), which a client that is never asked for input,
+    such as a short ``mcp-sim connect``, need not pay at start-up."""
+    from jsonschema import FormatChecker
+
+    checker = FormatChecker(formats=())
+    for name, check in (("email", _is_email), ("uri", _is_uri), ("date", _is_date), ("date-time", _is_date_time)):
+        checker.checks(name)(check)
+    return checker
+
+
 def _is_email(value: object) -> bool:
     return not isinstance(value, str) or bool(_EMAIL.match(value))
 
 
-@FORMATS.checks("uri")
 def _is_uri(value: object) -> bool:
     if not isinstance(value, str):
         return True
     return bool(_SCHEME.match(value)) and not any(c.isspace() for c in value) and bool(urlsplit(value).scheme)
 
 
-@FORMATS.checks("date")
 def _is_date(value: object) -> bool:
     if not isinstance(value, str):
         return True
@@ -56,7 +65,6 @@ def _is_date(value: object) -> bool:
         return False
 
 
-@FORMATS.checks("date-time")
 def _is_date_time(value: object) -> bool:
     if not isinstance(value, str):
         return True
@@ -75,7 +83,9 @@ def content_errors(schema: Mapping[str, Any] | None, content: Any) -> list[str]:
     if not isinstance(schema, Mapping):
         return []
     try:
-        validator = Draft202012Validator(dict(schema), format_checker=FORMATS)
+        from jsonschema import Draft202012Validator
+
+        validator = Draft202012Validator(dict(schema), format_checker=format_checker())
         found = sorted(validator.iter_errors(dict(content)), key=lambda e: list(e.path))
     except Exception as exc:  # a schema the validator cannot read: judge nothing rather than crash
         return [f"the requested schema cannot be checked: {exc}"]

@@ -26,6 +26,7 @@ import anyio
 
 from mcp_sim import accelerated
 from mcp_sim.protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
+from mcp_sim.protocol.revisions import REVISIONS
 from mcp_sim.roles.cache import AuthorizationContext, ListCache
 from mcp_sim.roles.client.callbacks import ClientCallbacks
 from mcp_sim.roles.client.client_accelerated import AcceleratedParts
@@ -33,6 +34,7 @@ from mcp_sim.roles.client.client_input import MAX_INPUT_ROUNDS
 from mcp_sim.roles.client.connection import DEFAULT_TIMEOUT
 from mcp_sim.roles.client.errors import ConnectionLost, RequestTimeout
 from mcp_sim.roles.client.opening import CLIENT_VERSIONS, PROBE_TIMEOUT, ClientEra
+from mcp_sim.roles.client.param_headers import annotation_problem
 from mcp_sim.roles.client.subscriptions import Subscription
 from mcp_sim.roles.client.tasks import TaskCalls
 from mcp_sim.security.identity import AuthInfo
@@ -117,11 +119,30 @@ class Client(TaskCalls):
         if cursor is not None:
             body[key_field] = cursor
         result, mrtr_retry = await self._request(method, body, timeout=None, on_progress=None, capabilities=None)
+        if method == "tools/list":
+            result = self._without_unusable_tools(result)
         if self.cache is not None:
             self.cache.put(server, ctx, method, cursor, result, mrtr_retry=mrtr_retry)
         if method == "tools/list":
             self._learn_tools(result)
         return result
+
+    def _without_unusable_tools(self, result: dict[str, Any]) -> dict[str, Any]:
+        """2026-07-28: a tool whose ``x-mcp-header`` annotations break the rules is left out, with a note
+        (:mod:`.param_headers`); the other tools stay usable."""
+        tools = result.get("tools")
+        rev = REVISIONS.get(self.protocol_version or "")
+        if not isinstance(tools, list) or rev is None or not rev.is_modern:
+            return result
+        kept = []
+        for tool in tools:
+            problem = annotation_problem(tool.get("inputSchema")) if isinstance(tool, Mapping) else None
+            if problem is None:
+                kept.append(tool)
+            else:
+                self._note("transport", f"{self.participant} leaves out tool {tool.get('name')!r}: {problem}",
+                           marks=("excluded",))
+        return result if len(kept) == len(tools) else {**result, "tools": kept}
 
     async def _all_pages(self, method: str, field_name: str, limit: int = 100) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
