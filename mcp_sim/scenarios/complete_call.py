@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Final, Literal
 import mcp_sim.scenarios.issues as issues
 from mcp_sim.protocol.errors import McpError
 from mcp_sim.protocol.revisions import LATEST, REVISIONS
-from mcp_sim.roles.host import Host
+from mcp_sim.roles.host import Host, ModelApi
 from mcp_sim.roles.model import ScriptedModel
 from mcp_sim.roles.user import ScriptedUser
 from mcp_sim.scenarios.stories import ISSUE_RULES
@@ -54,7 +54,8 @@ class Outcome:
     explanation: str
 
 
-FILE_BUG = "File a bug for me: the login page crashes on Safari"
+FILE_BUG = "File a bug for me: {title}"
+TITLE = "the login page crashes on Safari"
 DELETE_MISSING = "Please delete issue #{number}"
 
 OUTCOMES: Final[Mapping[str, Outcome]] = MappingProxyType({o.name: o for o in (
@@ -136,32 +137,34 @@ def _tools_call_frame(revision: str) -> int:
     return 4 if REVISIONS[revision].era == "legacy" else 3
 
 
-def run_complete_call(outcome: str = "answered", *, revision: str = LATEST, seed: int = 0,
-                      number: int = 99) -> CallRun:
+def run_complete_call(outcome: str = "answered", *, revision: str = LATEST, seed: int = 0, number: int = 99,
+                      title: str = TITLE, server: str = "issues", model_api: ModelApi = "openai") -> CallRun:
     """Play the complete call with the setting :data:`OUTCOMES` ``[outcome]`` names, in ``revision``.
 
     ``number`` is the issue the user asks to delete in the ``policy-hides`` and ``tool-fails`` runs
-    (the tracker holds issues 1 and 2, so 99 does not exist)."""
+    (the tracker holds issues 1 and 2, so 99 does not exist); ``title`` is the bug the user files in
+    the others. ``server`` is the name the Host gives the issue tracker (the prefix of the names the
+    model sees), ``model_api`` the format the Host speaks to its model (``openai`` or ``anthropic``)."""
     if outcome not in OUTCOMES:
         raise KeyError(f"unknown outcome {outcome!r}; known: {', '.join(OUTCOMES)}")
     spec = OUTCOMES[outcome]
     sim = Simulation(seed)
     answer: list[str] = []
-    request = spec.request.format(number=number)
+    request = spec.request.format(number=number, title=title)
 
     async def main() -> None:
         user = ScriptedUser(approvals=[outcome != "user-denies"])
         policy = ToolPolicy() if outcome == "tool-fails" else ToolPolicy(deny=("*__delete_*",))
-        server = issues.build()
+        tracker = issues.build()
         if outcome == "version-mismatch":
             other = "2025-11-25" if REVISIONS[revision].era == "modern" else "2026-07-28"
-            server.supported_versions = (other,)
+            tracker.supported_versions = (other,)
         faults = (LinkFaults(to_server=Faults(drop_at=(_tools_call_frame(revision),)))
                   if outcome == "timeout" else None)
         async with Host(model=ScriptedModel(ISSUE_RULES), user=user, tool_policy=policy,
-                        timeout=CALL_TIMEOUT) as host:
+                        timeout=CALL_TIMEOUT, model_api=model_api) as host:
             try:
-                await host.add_server("issues", server, revision=revision, faults=faults)
+                await host.add_server(server, tracker, revision=revision, faults=faults)
             except McpError:
                 pass  # the trace holds the refused opening; the Host carries on without this server
             await host.list_tools()
