@@ -105,12 +105,13 @@ def build_case(rng: Any, kind: str) -> tuple[str, dict[str, Any], Any]:
 
 
 def _normal(value: Any) -> Any:
-    """OpenAI's tool-call arguments are a JSON string: compare what it says, not its spacing."""
+    """OpenAI's tool-call arguments are a JSON string: compare what it says, not its spacing (an object
+    where the string belongs stays an object, and does not compare equal)."""
     if isinstance(value, dict):
         out = {k: _normal(v) for k, v in value.items()}
         if isinstance(out.get("function"), dict) and isinstance(out["function"].get("arguments"), str):
             try:
-                out["function"] = {**out["function"], "arguments": json.loads(out["function"]["arguments"])}
+                out["function"] = {**out["function"], "arguments": ("json", json.loads(out["function"]["arguments"]))}
             except ValueError:
                 pass
         return out
