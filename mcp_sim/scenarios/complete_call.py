@@ -15,7 +15,7 @@ simulator's Host, Client and Server.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Final, Literal
@@ -114,8 +114,8 @@ def decisive_event(events: list[TraceEvent], outcome: str) -> TraceEvent | None:
     * ``tool-fails`` — the server's ``tools/call`` result with ``isError: true``;
     * ``timeout`` — the ``tools/call`` frame the wire marked ``dropped``;
     * ``version-mismatch`` — the server's error answer to the opening request."""
-    def first(pred: object) -> TraceEvent | None:
-        return next((e for e in events if pred(e)), None)  # type: ignore[operator]
+    def first(pred: Callable[[TraceEvent], bool]) -> TraceEvent | None:
+        return next((e for e in events if pred(e)), None)
 
     if outcome == "user-denies":
         return first(lambda e: e.kind == "app" and e.sender == "user" and e.text == "deny")
