@@ -382,8 +382,11 @@ Prediction(
 # | the request is lost | transports | the client (its timeout) | the `tools/call` frame marked `dropped` |
 # | no shared version | capabilities (lifecycle) | the server refusing the opening request | the error answer to `initialize` / `server/discover` |
 #
-# In every case the model is told in words, and in every case but the hidden tool the answer
-# explains *why* — because each layer reports its decision upward rather than swallowing it.
+# In every case the model is told in words. When the call was refused, failed or was lost, the
+# answer says why, because each layer reports its decision upward instead of swallowing it. When
+# the tool was hidden or the server never connected, the model had nothing to call and can only
+# say it cannot help. For the server that never connected, the Host's own record (the
+# `client → host` row saying the server is unavailable) is where a person would look.
 
 # %% [markdown]
 # ## Recap
