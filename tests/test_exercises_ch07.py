@@ -98,7 +98,17 @@ WRONG: list[tuple[str, str, Any, str]] = [
        "    if ttl == 0:\n        ttl = 10**12\n    if isinstance(ttl, bool) or not isinstance(ttl, int) or ttl <= 0:")],
      "ttlMs 0 or absent: never served"),
     ("ex07_cache", "private entries keyed by tenant only",
-     [("[caller.get(\"subject\"), caller.get(\"tenant\")]", "[caller.get(\"tenant\")]")],
+     [("[caller.get(\"subject\"), caller.get(\"tenant\"), caller.get(\"client_id\"),\n"
+       "                                       sorted(set(caller.get(\"scopes\") or ()))]", "[caller.get(\"tenant\")]")],
+     "A private entry goes only to its own caller"),
+    ("ex07_cache", "private entries keyed by user and tenant only (another client or scope set shares them)",
+     [("[caller.get(\"subject\"), caller.get(\"tenant\"), caller.get(\"client_id\"),\n"
+       "                                       sorted(set(caller.get(\"scopes\") or ()))]",
+       "[caller.get(\"subject\"), caller.get(\"tenant\")]")],
+     "A private entry goes only to its own caller"),
+    ("ex07_cache", "private entries keyed without the scopes",
+     [("caller.get(\"client_id\"),\n                                       sorted(set(caller.get(\"scopes\") or ()))]",
+       "caller.get(\"client_id\")]")],
      "A private entry goes only to its own caller"),
     ("ex07_cache", "cacheScope ignored: everything shared",
      [("public = result.get(\"cacheScope\") == \"public\"", "public = True")],

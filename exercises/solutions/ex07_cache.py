@@ -6,14 +6,16 @@ import json
 from typing import Any
 
 
-def _key(method: str, cursor: str | None, caller: dict[str, str] | None) -> str:
+def _key(method: str, cursor: str | None, caller: dict[str, Any] | None) -> str:
     # A JSON list as the key: the cache itself must stay JSON data. None (public) is shared by everyone;
-    # a private entry is filed under the caller's whole authorization context, subject and tenant.
-    who = None if caller is None else [caller.get("subject"), caller.get("tenant")]
+    # a private entry is filed under the caller's whole authorization context: subject, tenant, client
+    # and scopes (in a fixed order, so the same grant always gives the same key).
+    who = None if caller is None else [caller.get("subject"), caller.get("tenant"), caller.get("client_id"),
+                                       sorted(set(caller.get("scopes") or ()))]
     return json.dumps([method, cursor, who])
 
 
-def cache_store(cache: dict[str, Any], now_ms: int, caller: dict[str, str], method: str, cursor: str | None,
+def cache_store(cache: dict[str, Any], now_ms: int, caller: dict[str, Any], method: str, cursor: str | None,
                 result: dict[str, Any]) -> dict[str, Any]:
     """The cache after ``result`` arrived at ``now_ms`` for ``caller``'s ``method``/``cursor`` request."""
     ttl = result.get("ttlMs")
@@ -25,7 +27,7 @@ def cache_store(cache: dict[str, Any], now_ms: int, caller: dict[str, str], meth
     return cache
 
 
-def cache_lookup(cache: dict[str, Any], now_ms: int, caller: dict[str, str], method: str,
+def cache_lookup(cache: dict[str, Any], now_ms: int, caller: dict[str, Any], method: str,
                  cursor: str | None) -> dict[str, Any] | None:
     """A result still fresh at ``now_ms`` that ``caller`` may see, or None."""
     for who in (caller, None):  # the caller's own private entry first, then a public one

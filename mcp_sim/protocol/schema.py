@@ -15,10 +15,10 @@ import json
 import os
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
-from jsonschema import Draft7Validator, Draft202012Validator
+if TYPE_CHECKING:
+    import jsonschema
 
 _PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -65,6 +65,8 @@ def _validator(revision: str, definition: str) -> jsonschema.protocols.Validator
     key = definitions_key(revision)
     if definition not in schema[key]:
         raise KeyError(f"{definition!r} is not defined in the {revision} schema")
+    from jsonschema import Draft7Validator, Draft202012Validator  # slow to import: only when validating
+
     cls = Draft202012Validator if key == "$defs" else Draft7Validator
     root = {k: v for k, v in schema.items() if k not in ("$ref", "anyOf", "oneOf")}
     root["$ref"] = f"#/{key}/{definition}"

@@ -7,8 +7,9 @@ In 2026-07-28 every list result (``tools/list``, ``prompts/list``, ``resources/l
   an absent value (an older server) or a negative one is treated as ``0``, i.e. not cached at all.
 * ``cacheScope`` — ``"public"`` (the same for every caller) or ``"private"`` (depends on who asks).
   A private entry MUST NOT be served to another authorization context, so this cache keys every
-  private entry by the caller's :class:`AuthorizationContext` (subject, tenant and scopes): one
-  tenant's tool list is never shown to another tenant, nor a read-write token's list to a read-only one.
+  private entry by the caller's :class:`AuthorizationContext` (subject, tenant, scopes, client id and
+  audience): one tenant's tool list is never shown to another tenant, nor a read-write token's list
+  to a read-only one, nor one client's list to another client of the same user.
 
 Two more rules from the spec: a relevant ``list_changed``/``updated`` notification invalidates the
 entry, and the results of Multi Round-Trip retries (requests carrying ``inputResponses`` or
@@ -37,30 +38,39 @@ INVALIDATES: Final[Mapping[str, tuple[str, ...]]] = {
 
 @dataclass(frozen=True)
 class AuthorizationContext:
-    """Whose view of the server a result is: the subject and tenant the token was issued to, and the
-    scopes it grants.
+    """Whose view of the server a result is: **everything** in the authorization that may change what
+    the server answers — the subject and tenant the token was issued to, the scopes it grants, the
+    client it was issued to and its audience.
 
     Two callers with different contexts may legitimately see different tool lists (the spec lets a
-    tool set vary "according to the authorization supplied with the current request"). The scopes
-    belong to the context too: the same user with a read-only token and with a read-write token may
-    be shown different tools, so the two must not share a private entry."""
+    tool set vary "according to the authorization supplied with the current request"). Keying on
+    less — the user alone, say — would let the same user's read-only token, or a narrowly scoped
+    third-party app the user authorised, be served the list made for the user's fully scoped IDE."""
 
     subject: str | None = None
     tenant: str | None = None
     scopes: tuple[str, ...] = ()
     """Sorted, without repeats: the same grant always files under the same key."""
+    client_id: str | None = None
+    audience: str | None = None
 
     @classmethod
     def of(cls, auth: AuthInfo | None) -> AuthorizationContext:
         if auth is None:
             return ANONYMOUS
-        return cls(auth.subject, auth.tenant, tuple(sorted(set(auth.scopes))))
+        return cls(auth.subject, auth.tenant, tuple(sorted(set(auth.scopes))), auth.client_id, auth.audience)
 
     def __str__(self) -> str:
-        if self.subject is None and self.tenant is None and not self.scopes:
+        if self.subject is None and self.tenant is None and not self.scopes and self.client_id is None:
             return "anonymous"
-        who = f"{self.subject or '?'}@{self.tenant or '-'}"
-        return f"{who} [{' '.join(self.scopes)}]" if self.scopes else who
+        text = f"{self.subject or '?'}@{self.tenant or '-'}"
+        if self.client_id:
+            text += f" via {self.client_id}"
+        if self.scopes:
+            text += f" [{' '.join(self.scopes)}]"
+        if self.audience:
+            text += f" for {self.audience}"
+        return text
 
 
 ANONYMOUS: Final = AuthorizationContext()

@@ -50,7 +50,7 @@ from mcp_sim.roles.host_tools import (
     qualify,
     result_text,
 )
-from mcp_sim.roles.model import ChatMessage, Model, ModelTurn, ToolCall, count_tokens, sampled_text
+from mcp_sim.roles.model import ChatMessage, Model, ModelTurn, ToolCall, sampled_text
 from mcp_sim.roles.user import AlwaysApprove, ApprovalRequest, Approver, ElicitationPrompt, User
 from mcp_sim.security.host_policy import (
     ApprovalPolicy,
@@ -483,21 +483,20 @@ class Host:
     async def _sample(self, server: str, params: dict[str, Any]) -> dict[str, Any]:
         """A server asks the Host's model for a completion, within the sampling budget."""
         assert self.model is not None
-        budget = self.sampling_budget
-        if budget.calls >= budget.max_calls or budget.remaining_tokens() <= 0:
+        budget, now = self.sampling_budget, self.sim.now()
+        if not budget.admit(server, now):
             self.say(HOST, f"client/{server}", f"refuse sampling for {server}: budget exhausted")
             raise McpError(SAMPLING_REFUSED, "Sampling refused: the Host's sampling budget is exhausted",
                            rule="A Host supporting sampling must constrain models, budgets and visible context.")
-        asked = params.get("maxTokens")
-        limit = min(asked if isinstance(asked, int) and asked > 0 else budget.remaining_tokens(),
-                    budget.remaining_tokens())
-        bounded = {**params, "maxTokens": limit}
+        bounded = {**params, "maxTokens": budget.limit(server, params.get("maxTokens"), now)}
         self.say(HOST, MODEL, f"sampling for {server}: {sampled_text(params)[:60]}", data={"sampling": bounded})
         result = await self.model.sample(bounded)
         content = result.get("content") or {}
         text = content.get("text", "") if isinstance(content, Mapping) else ""
-        budget.calls += 1
-        budget.tokens += count_tokens(text)
+        granted = budget.charge(server, text, now)  # per server, in characters, trimmed to what was left
+        if granted != text:
+            result = {**result, "content": {**content, "text": granted}, "stopReason": "maxTokens"}
+        text = granted
         self.say(MODEL, HOST, text)
         return result
 

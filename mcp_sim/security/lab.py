@@ -1,11 +1,25 @@
 """The security lab: scripted attacks against a ``vulnerable`` and a ``fixed`` configuration.
 
-A lab is data plus one scripted story. The data (:class:`LabFacts`) names the attacker, the mistake
-the vulnerable configuration makes, the boundary that fixes it and the rule behind it. The story
-(``Lab.run``) builds a small world on the simulation — the simulator's own Hosts, Clients and
+A lab is data plus one scripted story. The data (:class:`LabFacts`) names the attacker, what they
+control, the mistake the vulnerable configuration makes, the boundary that fixes it, the rule behind
+it and what the fix does not cover. The story (``Lab.run``) builds a small world on the simulation — the simulator's own Hosts, Clients and
 :class:`~mcp_sim.roles.server.Server` objects (the ready-made ones where they fit), tokens, a shared
 machine — runs the attack with names, amounts and paths drawn from the seeded generator, and reports
 an :class:`Outcome`: did it work, and what did the attacker get (data read, money moved …).
+
+**The two configurations differ only in the defence.** A lab declares its defence as a value
+(``Lab.defences["vulnerable"]`` and ``Lab.defences["fixed"]``: a reviewer, a cache, a sandbox
+policy, a codec …) and the story receives only that value: it never learns which configuration it
+runs in (:class:`LabContext` has no ``config``). The model, the users, the servers and the attack
+script are the same in both; the outcome is read from what the attacker obtained or what happened
+(a payment, a file sent away), never from a branch on the configuration. The defence is handed to
+the simulator's components (``Host(tool_review=defence.reviewer)``), which apply it.
+
+A lab may also name **variants** of its attack (``Lab.variants``): the same lesson through another
+field, another name, another client of the same user, a replay of the whole flow — the cases a fix
+narrower than the lesson would miss. ``run_lab(name, config, seed, variant=…)`` runs one; the story
+reads ``ctx.variant``. Every story also runs a legitimate piece of work and reports in
+``Outcome.legitimate`` whether it still succeeded: a fix that stops everything is not a fix.
 
 :func:`mcp_sim.scenarios.security.run_lab` runs one lab and returns a :class:`LabResult` whose ``trace`` is the recorder of the
 run, with the attack's messages marked ``"attack"``, and whose ``explanation`` paragraph is composed
@@ -21,7 +35,7 @@ from the lab's facts and the outcome's data — nothing in it is written per run
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -45,13 +59,15 @@ CONFIGS: tuple[Config, ...] = ("vulnerable", "fixed")
 ATTACK = "attack"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LabFacts:
     """What a lab teaches, declared once. The explanation paragraph is composed from these."""
 
     title: str
     attacker: str
     """Who attacks, as a noun phrase: "a malicious third-party server"."""
+    controls: str
+    """What the attacker controls, as a clause: "the text of its own tool definitions"."""
     goal: str
     """What the attacker is after: "another server's credentials"."""
     mistake: str
@@ -62,6 +78,8 @@ class LabFacts:
     """What the fixed configuration does, as a clause."""
     rule: str
     """The spec or course rule, quoted or paraphrased."""
+    not_covered: str
+    """What the fix does not cover, as a clause: the threat that needs another boundary."""
     revision: str = LATEST
     roles: str = ""
     """Which parts run on the simulator's real roles and which are modelled inside the lab."""
@@ -74,6 +92,8 @@ class Outcome:
 
     succeeded: bool
     evidence: dict[str, Any]
+    legitimate: bool
+    """Whether the legitimate piece of work in the story (the user's own call) still succeeded."""
     obtained: str
     """What the attacker got or caused, when it worked (a clause)."""
     stopped_by: str = ""
@@ -92,6 +112,9 @@ class LabResult:
     trace: Recorder
     explanation: str
     facts: LabFacts
+    variant: str = "main"
+    legitimate: bool = True
+    """Whether the legitimate work in the same run still succeeded."""
 
     def attack_events(self) -> list[TraceEvent]:
         """The trace events marked ``"attack"``."""
@@ -106,17 +129,20 @@ class LabResult:
 
 
 def explain(facts: LabFacts, config: Config, outcome: Outcome) -> str:
-    """One paragraph from the lab's facts and the run's outcome: what went wrong (or what held), and
-    which boundary fixes it."""
+    """One paragraph from the lab's facts and the run's outcome: who attacked with what, what went
+    wrong (or what held), which boundary fixes it and what that boundary does not cover."""
+    threat = f"The attacker is {facts.attacker}, who controls {facts.controls}. "
+    limits = f" The fix does not cover {facts.not_covered}."
     if outcome.succeeded:
         text = (f"In the {config} configuration the attack succeeded: {facts.attacker} {outcome.obtained}. "
-                f"It worked because {facts.mistake}. ")
+                f"{threat}It worked because {facts.mistake}. ")
         if config == "fixed":
             text += "The fix did not hold here, so the boundary is incomplete. "
-        return text + (f"The boundary that stops it is {facts.boundary}: {facts.fix}. Rule: {facts.rule}")
-    return (f"In the {config} configuration the attack on {facts.goal} failed: {outcome.stopped_by}. "
+        return text + (f"The boundary that stops it is {facts.boundary}: {facts.fix}. Rule: {facts.rule}"
+                       + limits)
+    return (f"In the {config} configuration the attack on {facts.goal} failed: {outcome.stopped_by}. {threat}"
             f"The boundary that held is {facts.boundary}: {facts.fix}. Without it, {facts.mistake}. "
-            f"Rule: {facts.rule}")
+            f"Rule: {facts.rule}" + limits)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -125,17 +151,14 @@ def explain(facts: LabFacts, config: Config, outcome: Outcome) -> str:
 
 @dataclass
 class LabContext:
-    """The story's toolbox: the simulation, the configuration, a task group for servers and clients,
-    and helpers that connect a bare Client or mark the attack's messages."""
+    """The story's toolbox: the simulation, the attack variant, a task group for servers and clients,
+    and helpers that connect a bare Client or mark the attack's messages. It deliberately does not
+    say which configuration runs: the story sees the defence (its second argument) and nothing else."""
 
     sim: Simulation
-    config: Config
     tg: TaskGroup
+    variant: str = "main"
     _predicates: list[Callable[[TraceEvent], bool]] = field(default_factory=list)
-
-    @property
-    def fixed(self) -> bool:
-        return self.config == "fixed"
 
     @property
     def rng(self) -> Any:
@@ -208,31 +231,50 @@ def server_main(server: Server | ServerMain) -> ServerMain:
     return server
 
 
-Story = Callable[[LabContext], Awaitable[Outcome]]
+Story = Callable[[LabContext, Any], Awaitable[Outcome]]
+"""``async def story(ctx, defence) -> Outcome``: the world, the legitimate work and the attack."""
 
 
 @dataclass(frozen=True)
 class Lab:
-    """One lab: its name, its facts and its story. The labs themselves are written in
+    """One lab: its name, its facts, its story, the two values of its defence, and the variants of its
+    attack (each a short description). The labs themselves are written in
     :mod:`mcp_sim.scenarios.security`, which also holds the one table of them all (``LABS``)."""
 
     name: str
     facts: LabFacts
     story: Story
+    defences: Mapping[Config, Any]
+    """The defence the story receives in each configuration — the only thing that differs."""
+    variants: Mapping[str, str] = field(default_factory=dict)
+    """Other attacks on the same lesson (name → what it changes); ``"main"`` is always there."""
 
-    def run(self, config: Config = "vulnerable", seed: int = 0) -> LabResult:
+    def __post_init__(self) -> None:
+        if set(self.defences) != set(CONFIGS):
+            raise ValueError(f"lab {self.name!r} must declare a defence for each of {CONFIGS}")
+        if type(self.defences["vulnerable"]) is not type(self.defences["fixed"]):
+            raise TypeError(f"lab {self.name!r}: both configurations must give the same kind of defence")
+
+    def run(self, config: Config = "vulnerable", seed: int = 0, variant: str = "main") -> LabResult:
         if config not in CONFIGS:
             raise ValueError(f"config must be one of {CONFIGS}, not {config!r}")
+        if variant != "main" and variant not in self.variants:
+            raise KeyError(f"lab {self.name!r} has no variant {variant!r}; it has: main, {', '.join(self.variants)}")
+        return self.run_with(self.defences[config], config, seed, variant)
+
+    def run_with(self, defence: Any, config: Config, seed: int, variant: str = "main") -> LabResult:
+        """Run the story with any ``defence`` value (a test may try a deliberately narrow one);
+        ``config`` only labels the result."""
         sim = Simulation(seed)
 
         async def main() -> Outcome:
             async with anyio.create_task_group() as tg:
-                ctx = LabContext(sim, config, tg)
+                ctx = LabContext(sim, tg, variant)
                 sim.recorder.subscribe(ctx._on_event)
-                outcome = await self.story(ctx)
+                outcome = await self.story(ctx, defence)
                 tg.cancel_scope.cancel()
             return outcome
 
         outcome = sim.run(main)
         return LabResult(self.name, config, seed, outcome.succeeded, outcome.evidence, sim.recorder,
-                         explain(self.facts, config, outcome), self.facts)
+                         explain(self.facts, config, outcome), self.facts, variant, outcome.legitimate)

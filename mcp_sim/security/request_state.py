@@ -14,11 +14,13 @@ The Server does that through ``Server(state_codec=…)``: :class:`~mcp_sim.capab
 the two things the security lab adds around them: :func:`tamper`, what a component on the path does to
 a state, and :class:`IdempotencyLedger`.
 
-Sealing stops *forgery*; it does not stop the *same* caller re-sending the *same* valid retry. A
-retried network request is normal (a lost response is retried), so a side effect — a payment, an
-e-mail — must happen at most once per **idempotency key**: :class:`IdempotencyLedger` remembers the
-first outcome per key and returns it again instead of acting twice. The sealed state's ``nonce`` is a
-natural key: one confirmation, one effect (a handler finds it in ``ctx.request_state_nonce``).
+Sealing stops *forgery*; it does not stop the *same* caller re-sending the *same* valid retry, nor
+running the whole flow again. A retried network request is normal (a lost response is retried), so a
+side effect — a payment, an e-mail — must happen at most once per **idempotency key**:
+:class:`IdempotencyLedger` remembers the first outcome per key and returns it again instead of acting
+twice. The key names the **business operation** ("this payer pays this invoice"), not the round
+trip: the sealed state's ``nonce`` (``ctx.request_state_nonce``) changes with every new flow, so a
+ledger keyed by it still pays twice when the user — or anyone driving their client — starts again.
 """
 
 from __future__ import annotations

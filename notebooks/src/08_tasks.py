@@ -434,10 +434,10 @@ side_by_side(play(cancel_legacy, runner=rerun, options={"revision": "2025-11-25"
 #
 # **Exercises:**
 #
-# - **ex08_task_polling** — write a client's polling loop that honours `pollInterval` and cancels at a
+# - `ex08_task_polling` — write a client's polling loop that honours `pollInterval` and cancels at a
 #   deadline, in both eras;
-# - **ex08_next_message** — play the next message of a task conversation, in the right shape for its era;
-# - **ex08_diagnose** — find what is wrong in a broken tasks trace.
+# - `ex08_next_message` — play the next message of a task conversation, in the right shape for its era;
+# - `ex08_diagnose` — find what is wrong in a broken tasks trace.
 #
 # The input flow of a 2026-07-28 task uses the same `inputRequests`/`inputResponses` shapes as chapter
 # 04's multi round-trip requests; `ex04_mrtr_loop` is a good warm-up if they are hazy.

@@ -43,7 +43,8 @@ R_EXPIRY = ("Caching: the instant received + ttlMs is already stale, and so is e
 R_ZERO = ("Caching: ttlMs 0 means stale at once; a result without ttlMs (from a 2025 server) or with a negative "
           "one is treated as 0 — it is never served from the cache.")
 R_PRIVATE = ("Caching: cacheScope \"private\" means the result depends on who asked; it MUST NOT be served to "
-             "another authorization context — not to another tenant, not to another user of the same tenant.")
+             "another authorization context — not to another tenant, not to another user of the same tenant, "
+             "not to the same user through another client or with other scopes.")
 R_PUBLIC = ("Caching: cacheScope \"public\" means the result is the same for every caller, so the Host's shared "
             "cache serves it to any caller while it is fresh.")
 R_KEY = ("Caching: an entry is keyed by the method and the params that shape the result — each page (cursor) of "
@@ -53,13 +54,16 @@ TTLS = (1000, 1500, 5000, 30_000, 60_000, 90_000)
 """ttlMs values the cases use: whole eighths of a second, so the simulator's clock in seconds is exact."""
 STEP = 125
 
+CLIENTS = ("desk-ide", "mail-agent", "cli-helper", "notes-app")
+"""Client ids a caller's token may have been issued to."""
 
 @dataclass
 class World:
-    """Who asks (three callers: the first and the third share a tenant) and what the server answered."""
+    """Who asks and what the server answered. Five callers: 0 and 2 share a tenant; 3 is caller 0's user
+    through another client, 4 the same user and client as 0 with another set of scopes."""
 
     revision: str
-    callers: list[dict[str, str]]
+    callers: list[dict[str, Any]]
     results: dict[tuple[int, str, str | None], dict[str, Any]]
     cursors: dict[str, list[str | None]] = field(default_factory=dict)
     """Each list's cursors in page order (``None`` first)."""
@@ -80,14 +84,21 @@ def _world(seed: int, revision: str, ttl_ms: int | None, private: bool) -> World
     rng = random.Random(f"ex07_cache|{seed}")
     subjects = rng.sample(SUBJECTS, 3)
     tenants = rng.sample(TENANTS, 2)
-    callers = [{"subject": subjects[0], "tenant": tenants[0]}, {"subject": subjects[1], "tenant": tenants[1]},
-               {"subject": subjects[2], "tenant": tenants[0]}]
+    ide, app = rng.sample(CLIENTS, 2)
+    full, narrow = ["catalog:read", "catalog:write"], ["catalog:read"]
+
+    def caller(subject: str, tenant: str, client_id: str, scopes: list[str]) -> dict[str, Any]:
+        return {"subject": subject, "tenant": tenant, "client_id": client_id, "scopes": scopes}
+
+    callers = [caller(subjects[0], tenants[0], ide, full), caller(subjects[1], tenants[1], ide, full),
+               caller(subjects[2], tenants[0], ide, full), caller(subjects[0], tenants[0], app, full),
+               caller(subjects[0], tenants[0], ide, narrow)]
     ttl = rng.choice(TTLS) if ttl_ms is None else ttl_ms
     server = catalog(rng, page_size=2, tenants=tuple(tenants) if private else (), ttl_ms=ttl)
 
     async def story(connect: Connect, srv: Server) -> None:
         for caller in callers:
-            client = await connect(AuthInfo(subject=caller["subject"], tenant=caller["tenant"]))
+            client = await connect(_auth(caller))
             await list_everything(client, ("tools/list", "prompts/list"))
 
     world = World(revision, callers, {})
@@ -100,8 +111,13 @@ def _world(seed: int, revision: str, ttl_ms: int | None, private: bool) -> World
     return world
 
 
-def _who(caller: dict[str, str]) -> str:
-    return f"{caller['subject']}@{caller['tenant']}"
+def _auth(caller: dict[str, Any]) -> AuthInfo:
+    return AuthInfo(subject=caller["subject"], tenant=caller["tenant"], scopes=tuple(caller["scopes"]),
+                    client_id=caller["client_id"])
+
+
+def _who(caller: dict[str, Any]) -> str:
+    return f"{caller['subject']}@{caller['tenant']} via {caller['client_id']} [{' '.join(caller['scopes'])}]"
 
 
 def _page(world: World, method: str, cursor: str | None) -> str:
@@ -126,8 +142,7 @@ class Script:
         self.history: list[str] = []
 
     def _context(self, who: int) -> AuthorizationContext:
-        caller = self.world.callers[who]
-        return AuthorizationContext(caller["subject"], caller["tenant"])
+        return AuthorizationContext.of(_auth(self.world.callers[who]))
 
     def store(self, at_ms: int, who: int, method: str, cursor: str | None = None) -> None:
         result = self.world.results[(who, method, cursor)]
@@ -227,6 +242,10 @@ def check_private(ctx: CheckContext, kind: str) -> None:
         script.lookup(t0 + STEP, 1, "tools/list", stale_rule=R_PRIVATE)
     elif kind == "same tenant, another user":
         script.lookup(t0 + STEP, 2, "tools/list", stale_rule=R_PRIVATE)
+    elif kind == "same user, another client":
+        script.lookup(t0 + STEP, 3, "tools/list", stale_rule=R_PRIVATE)
+    elif kind == "same user, other scopes":
+        script.lookup(t0 + STEP, 4, "tools/list", stale_rule=R_PRIVATE)
     else:
         script.store(t0 + STEP, 1, "tools/list")
         script.lookup(t0 + 2 * STEP, 0, "tools/list", stale_rule=R_PRIVATE)
@@ -283,8 +302,10 @@ EXERCISE = Exercise(
               ("ttlMs 0", "no ttlMs 2025-11-25", "no ttlMs 2025-06-18"),
               hint="Read a missing ttlMs as 0, and a ttlMs of 0 as 'do not keep this'."),
         Check("A private entry goes only to its own caller", R_PRIVATE, check_private,
-              ("another tenant", "same tenant, another user", "each caller their own"),
-              hint="File a private entry under the caller's subject and tenant together; look it up the same way."),
+              ("another tenant", "same tenant, another user", "same user, another client", "same user, other scopes",
+               "each caller their own"),
+              hint="File a private entry under the caller's whole authorization context — subject, tenant, client "
+                   "and scopes together; look it up the same way."),
         Check("A public entry serves every caller", R_PUBLIC, check_public,
               ("another tenant", "same tenant, another user", "public prompts beside private tools"),
               hint="The scope belongs to each result: a public result is filed where every caller finds it."),
@@ -293,7 +314,8 @@ EXERCISE = Exercise(
               hint="The key includes the method and the cursor (None for the first page)."),
     ),
     hints=(
-        Hint("Key each entry by (method, cursor) — plus, for a private result, the caller's subject and tenant. "
+        Hint("Key each entry by (method, cursor) — plus, for a private result, everything in the caller's "
+             "authorization (subject, tenant, client, scopes). "
              "Keep the result, and the instant it stops being fresh: now_ms + ttlMs.", R_KEY),
         Hint("A result is fresh while now_ms < expiry; at expiry it is stale. A ttlMs of 0, or none at all, "
              "means: do not keep it.", R_ZERO),

@@ -7,6 +7,11 @@ table is built here, in one place, from the modules that write them::
 
     from mcp_sim.scenarios.security import LABS, run_lab
     result = run_lab("separate-connections", config="vulnerable", seed=3)
+    run_lab("tool-poisoning", "fixed", seed=3, variant="parameter-description")  # LABS[name].variants
+
+In every lab the two configurations run the same story with the same model, users, servers and attack;
+only the declared defence (``LABS[name].defences``) differs.  (``tool-shadowing`` now shows one server's
+text steering another server's tool; the name clash it used to show is ``name-collision``.)
 """
 
 from __future__ import annotations
@@ -16,7 +21,10 @@ from types import MappingProxyType
 from typing import Final
 
 import mcp_sim.scenarios.security.client_features as client_features
+import mcp_sim.scenarios.security.injection as injection
+import mcp_sim.scenarios.security.local_install as local_install
 import mcp_sim.scenarios.security.payments as payments
+import mcp_sim.scenarios.security.phishing as phishing
 import mcp_sim.scenarios.security.shared_machine as shared_machine
 import mcp_sim.scenarios.security.tenants as tenants
 import mcp_sim.scenarios.security.tool_definitions as tool_definitions
@@ -34,17 +42,19 @@ def _table(*labs: Lab) -> Mapping[str, Lab]:
 
 
 LABS: Final = _table(*client_features.LABS, *payments.LABS, *shared_machine.LABS, *tenants.LABS,
-                     *tool_definitions.LABS, *transports_labs.LABS)
+                     *tool_definitions.LABS, *transports_labs.LABS, *local_install.LABS,
+                     *phishing.LABS, *injection.LABS)
 """Every lab by name (read-only)."""
 
 
-def run_lab(name: str, config: Config = "vulnerable", seed: int = 0) -> LabResult:
-    """Run lab ``name`` in ``config`` (``"vulnerable"`` or ``"fixed"``) with ``seed``."""
+def run_lab(name: str, config: Config = "vulnerable", seed: int = 0, variant: str = "main") -> LabResult:
+    """Run lab ``name`` in ``config`` (``"vulnerable"`` or ``"fixed"``) with ``seed``; ``variant`` picks
+    another attack on the same lesson (``LABS[name].variants``)."""
     try:
         lab = LABS[name]
     except KeyError:
         raise KeyError(f"no lab named {name!r}; the labs are: {', '.join(sorted(LABS))}") from None
-    return lab.run(config, seed)
+    return lab.run(config, seed, variant)
 
 
 __all__ = ["LABS", "LabResult", "run_lab"]

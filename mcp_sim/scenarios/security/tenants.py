@@ -2,8 +2,9 @@
 
 * ``host-approval-not-authorization`` — the Server trusts that a Host asked its user; another caller
   never asks anybody and reads another tenant's statement (course 5.2.3);
-* ``list-cache-shared`` — a gateway's list cache serves tenant B the tool list made for tenant A
-  (spec 2026-07-28 caching: ``cacheScope: "private"`` MUST NOT be shared across authorization contexts);
+* ``list-cache-shared`` — a gateway's list cache serves one authorization context the tool list made
+  for another: the same user's narrowly scoped client gets the list of the fully scoped one (spec
+  2026-07-28 caching: ``cacheScope: "private"`` MUST NOT be shared across authorization contexts);
 * ``state-handle-hijacking`` — a guessable, unbound state handle lets one user read another's draft
   (Security Best Practices, State Handle Hijacking);
 * ``token-passthrough`` — a Server accepts a token issued for a different Server (audience) and acts
@@ -12,23 +13,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Final, TypedDict
 
-import mcp_sim.scenarios.finance as finance
 from mcp_sim.capabilities.context import Context
 from mcp_sim.protocol.errors import McpError
 from mcp_sim.protocol.revisions import LATEST
-from mcp_sim.roles.cache import ANONYMOUS, AuthorizationContext, ListCache
+from mcp_sim.roles.cache import AuthorizationContext, ListCache
 from mcp_sim.roles.client import Client
 from mcp_sim.roles.host import Host
 from mcp_sim.roles.model import ScriptedModel, ToolRule
 from mcp_sim.roles.server import Server
 from mcp_sim.roles.user import ScriptedUser
-from mcp_sim.security.authorization import authorize
+from mcp_sim.security.authorization import AccessDenied, authorize
 from mcp_sim.security.host_policy import ApprovalPolicy
-from mcp_sim.security.identity import AuthInfo, Directory, pick_name
+from mcp_sim.security.identity import AuthInfo, Directory, User, pick_name
 from mcp_sim.security.lab import Lab, LabContext, LabFacts, Outcome, server_main
 from mcp_sim.security.tokens import AuthorizationServer, TokenRejected
+from mcp_sim.sim.world import Simulation
 from mcp_sim.transports.base import TransportClosed
 from mcp_sim.transports.http_server import SimulatedHttpServer
 
@@ -36,166 +39,239 @@ from mcp_sim.transports.http_server import SimulatedHttpServer
 class DraftHandle(TypedDict):
     handle: str
 
+
+class Balance(TypedDict):
+    account: str
+    balance: int
+    currency: str
+
 # --------------------------------------------------------------------------------------------------
 # Host approval is not Server authorization
 # --------------------------------------------------------------------------------------------------
 
+
+@dataclass(frozen=True)
+class Account:
+    """One account in the finance Server's books: whose it is and what is on it."""
+
+    number: str
+    tenant: str
+    owner: str
+    entries: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ServerChecks:
+    """What the Server checks on every call before it touches an account (raises :class:`AccessDenied`)."""
+
+    check: Callable[[AuthInfo | None, Account], None]
+
+
+def check_nothing(auth: AuthInfo | None, account: Account) -> None:
+    """The mistake: "the Host asked its user", so the Server checks nothing itself."""
+
+
+def check_everything(auth: AuthInfo | None, account: Account) -> None:
+    """The fix: identity, scope, tenant and ownership, from the caller's authenticated identity."""
+    authorize(auth, "get_balance", scopes=("finance:read",), tenant=account.tenant, owner=account.owner)
+
+
 APPROVAL = LabFacts(
     title="Host approval mistaken for Server authorization",
-    attacker="a user of another tenant calling the Server through their own client",
-    goal="another tenant's account statement",
+    attacker="another caller of the same finance Server, through a client of their own",
+    controls="their own valid token (their tenant, their scopes) and every argument they send; no Host, no dialog",
+    goal="another user's account statement",
     mistake=("the Server assumed every call had been confirmed by a user in a Host, so it checked nothing "
              "itself; a caller that is not that Host never shows anybody a confirmation dialog"),
     boundary="the Server's per-operation authorization (identity, scope, tenant, object ownership)",
-    fix=("the Server derives the tenant from the caller's authenticated identity (ctx.auth, set by the transport) "
-         "on every call and looks accounts up only inside that tenant's books, whatever the arguments say"),
+    fix=("on every call the Server takes the caller from ctx.auth (set by the transport) and checks the token's "
+         "scope (finance:read), the account's tenant and the account's owner before reading anything, whatever "
+         "the arguments say"),
     rule=("Host confirmation cannot replace Server permission checks: the Server should verify identity, "
           "scopes, tenant and object ownership for each operation (course 5.2.3)."),
-    roles="Host, Client, ScriptedModel and ScriptedUser are the simulator's own; the fixed finance Server is the "
-          "ready-made one (mcp_sim.scenarios.finance, tenant from ctx.auth); the vulnerable one is the same tools "
-          "written on the simulator's Server without the checks.",
+    not_covered="a stolen token of the account's owner (that is the authorization server's and the client's "
+                "problem) and what the owner's own Host lets its model do",
+    roles="Host, Client, ScriptedModel and ScriptedUser are the simulator's own, and so is the finance Server; "
+          "the defence is the check its handler runs (mcp_sim.security.authorization.authorize).",
 )
 
 
-def trusting_finance(ledgers: dict[str, dict[str, list[int]]]) -> Server:
-    """The mistake: the finance tools written as if "the Host asked its user" — an account is looked up
-    in every tenant's books, and nothing asks who is calling."""
+def finance_server(books: dict[str, Account], checks: ServerChecks) -> Server:
     server = Server("finance", version="1.0.0", title="Finance", per_caller=True)
 
     @server.tool(annotations={"readOnlyHint": True})
-    def get_balance(account: str) -> finance.Balance:
+    def get_balance(account: str, call: Context) -> Balance:
         """The balance of one account."""
-        for accounts in ledgers.values():
-            if account in accounts:
-                return {"account": account, "balance": sum(accounts[account]), "currency": "EUR"}
-        raise KeyError(f"no account {account}")
+        record = books.get(account)
+        if record is None:
+            raise KeyError(f"no account {account}")
+        checks.check(call.auth, record)
+        return {"account": account, "balance": sum(record.entries), "currency": "EUR"}
 
     return server
 
 
-async def approval_story(ctx: LabContext) -> Outcome:
+async def approval_story(ctx: LabContext, defence: ServerChecks) -> Outcome:
     rng = ctx.rng
-    directory = Directory.random(rng, tenants=2)
-    victim, attacker = list(directory.users.values())
-    ledgers: dict[str, dict[str, list[int]]] = {}
-    for owner in (victim, attacker):
-        account = f"{owner.tenant.split('-')[0].upper()}-{rng.randint(100, 999)}"
-        ledgers[owner.tenant] = {account: [rng.randint(1_000, 90_000), -rng.randint(10, 900)]}
-    victim_acct = next(iter(ledgers[victim.tenant]))
-    balance = sum(ledgers[victim.tenant][victim_acct])
-    server = finance.build(ledgers) if ctx.fixed else trusting_finance(ledgers)
-
-    def identity(user: Any) -> AuthInfo:
-        return AuthInfo(subject=user.subject, tenant=user.tenant, scopes=("finance:read",))
+    directory = Directory.random(rng, tenants=2, users_per_tenant=2)
+    users = list(directory.users.values())
+    victim = users[0]
+    books: dict[str, Account] = {}
+    for owner in users:
+        number = f"{owner.tenant.split('-')[0].upper()}-{rng.randint(100, 999)}"
+        books[number] = Account(number, owner.tenant, owner.subject,
+                                (rng.randint(1_000, 90_000), -rng.randint(10, 900)))
+    victim_acct = next(n for n, a in books.items() if a.owner == victim.subject)
+    balance = sum(books[victim_acct].entries)
+    server = finance_server(books, defence)
+    # main: a user of another tenant; same-tenant: a colleague of the victim; missing-scope: a client the
+    # victim authorised for their profile only, holding the victim's own identity.
+    callers = {"main": AuthInfo(users[2].subject, users[2].tenant, scopes=("finance:read",)),
+               "same-tenant": AuthInfo(users[1].subject, users[1].tenant, scopes=("finance:read",)),
+               "missing-scope": AuthInfo(victim.subject, victim.tenant, scopes=("profile",), client_id="app")}
+    attacker = callers[ctx.variant]
 
     # The victim, the legitimate way: through a Host that asks its user first.
     model = ScriptedModel([ToolRule(r"balance of (?P<acct>[A-Z]+-\d+)", "get_balance", {"account": "{acct}"})])
     host = Host(model=model, user=ScriptedUser(approvals=[True]), approval_policy=ApprovalPolicy("always"),
                 sim=ctx.sim)
     async with host:
-        await host.add_server("finance", server, revision=LATEST, auth=identity(victim))
+        await host.add_server("finance", server, revision=LATEST,
+                              auth=AuthInfo(victim.subject, victim.tenant, scopes=("finance:read",)))
         own = await host.chat(f"What is the balance of {victim_acct}?")
 
-    # The attacker: their own client, a valid token of their own tenant, no Host, no dialog.
     with ctx.attack(links=("finance-direct",)):
-        async with ctx.client("finance-direct", server, auth=identity(attacker)) as client:
+        async with ctx.client("finance-direct", server, auth=attacker) as client:
             result = await client.call_tool("get_balance", {"account": victim_acct})
     obtained = result.get("structuredContent") if not result.get("isError") else None
     refusal = result["content"][0]["text"] if result.get("isError") else ""
     return Outcome(
         succeeded=obtained is not None and obtained.get("balance") == balance,
         evidence={"victim": victim.subject, "victim_tenant": victim.tenant, "attacker": attacker.subject,
-                  "attacker_tenant": attacker.tenant, "account": victim_acct, "victim_saw": own,
-                  "attacker_got": obtained, "refusal": refusal},
-        obtained=(f"({attacker.subject} of {attacker.tenant}) read account {victim_acct} of {victim.tenant}: "
-                  f"balance {balance} EUR"),
-        stopped_by=(f"the finance Server looked {victim_acct} up in {attacker.tenant}'s books only (the tenant of "
-                    f"the caller's token) and answered: {refusal}"),
+                  "attacker_tenant": attacker.tenant, "attacker_scopes": list(attacker.scopes), "account": victim_acct,
+                  "victim_saw": own, "attacker_got": obtained, "refusal": refusal, "variant": ctx.variant},
+        legitimate=str(balance) in own,
+        obtained=(f"({attacker.subject} of {attacker.tenant}, scopes {' '.join(attacker.scopes)}) read account "
+                  f"{victim_acct} of {victim.subject}: balance {balance} EUR"),
+        stopped_by=f"the finance Server checked the caller's token against the account and answered: {refusal}",
     )
 
 
 # --------------------------------------------------------------------------------------------------
-# A list cache shared across tenants
+# A list cache shared across authorization contexts
 # --------------------------------------------------------------------------------------------------
 
-CACHE = LabFacts(
-    title="List cache shared across tenants",
-    attacker="a user of another tenant on the same gateway Host",
-    goal="the tool list made for another tenant",
-    mistake=("the gateway's cache keyed tools/list by server and method only, and the Server labelled a "
-             "tenant-specific list cacheScope \"public\", so the first tenant's list was served to the next"),
-    boundary="the cache key: the authorization context, honoured for every \"private\" entry",
-    fix=("the Server marks a list that depends on the caller cacheScope \"private\", and the cache keys such "
-         "entries by the caller's subject and tenant, so each tenant only ever sees its own list"),
-    rule=("Caches must be isolated by authorization context: \"private\" caches MUST NOT be shared across "
-          "authorization contexts (spec 2026-07-28, caching; course 5.3.1)."),
-    roles="Two real Clients sharing one ListCache (the simulator's own, mcp_sim.roles.cache) and the simulator's "
-          "Server with per-tenant tools (visible=); the vulnerable cache is a ListCache subclass that ignores the "
-          "context, and the vulnerable Server a Server subclass that says its tool list is the same for everyone.",
-)
+@dataclass(frozen=True)
+class CacheKeying:
+    """The gateway's list cache, built on the virtual clock."""
+
+    cache: Callable[[Callable[[], float]], ListCache]
 
 
-class ContextBlindCache(ListCache):
-    """The mistake: a cache that files every entry under one key for everybody."""
+class UserKeyedCache(ListCache):
+    """The narrow key: private entries filed by subject and tenant only, so every client and every grant
+    of the same user shares them."""
+
+    @staticmethod
+    def _narrow(auth: AuthorizationContext) -> AuthorizationContext:
+        return AuthorizationContext(auth.subject, auth.tenant)
 
     def get(self, server: str, auth: AuthorizationContext, method: str, key: str | None) -> dict[str, Any] | None:
-        return super().get(server, ANONYMOUS, method, key)
+        return super().get(server, self._narrow(auth), method, key)
 
     def put(self, server: str, auth: AuthorizationContext, method: str, key: str | None,
             result: dict[str, Any], *, mrtr_retry: bool = False) -> bool:
-        return super().put(server, ANONYMOUS, method, key, result, mrtr_retry=mrtr_retry)
+        return super().put(server, self._narrow(auth), method, key, result, mrtr_retry=mrtr_retry)
 
 
-class MislabelledServer(Server):
-    """The mistake on the server side: its tool list depends on the tenant, but it says otherwise, so
-    ``tools/list`` goes out with ``cacheScope: "public"``."""
+class GrantKeyedCache(UserKeyedCache):
+    """A less narrow key that is still too narrow: subject, tenant and scopes, but not the client or
+    the audience."""
 
-    def tools_depend_on_caller(self) -> bool:
-        return False
+    @staticmethod
+    def _narrow(auth: AuthorizationContext) -> AuthorizationContext:
+        return AuthorizationContext(auth.subject, auth.tenant, auth.scopes)
 
 
-async def cache_story(ctx: LabContext) -> Outcome:
+CACHE = LabFacts(
+    title="List cache shared across authorization contexts",
+    attacker="a third-party app the user authorised with a narrow grant, sharing the user's gateway",
+    controls="its own client id and its own (narrow) token; it asks the gateway for the tool list",
+    goal="the tool list — and the data in it — made for the user's fully privileged client",
+    mistake=("the gateway keyed private cache entries by user and tenant only, so a list made for one client and "
+             "grant of the user was served to another client or grant of the same user"),
+    boundary="the cache key: the whole authorization context of every private entry",
+    fix=("private entries are keyed by subject, tenant, client id, scopes and audience together "
+         "(AuthorizationContext.of), so a list is only ever served to the exact grant it was made for"),
+    rule=("Caches must be isolated by authorization context: \"private\" caches MUST NOT be shared across "
+          "authorization contexts (spec 2026-07-28, caching; course 5.3.1)."),
+    not_covered=("a server that labels a caller-dependent list \"public\" (its own bug), and calls: the Server must "
+                 "still check scopes on tools/call whatever list a client saw"),
+    roles="Real Clients sharing one ListCache (the simulator's own, mcp_sim.roles.cache) and the simulator's Server "
+          "with grant-dependent tools (visible=); the narrow cache is a ListCache subclass.",
+)
+
+
+async def cache_story(ctx: LabContext, defence: CacheKeying) -> Outcome:
     rng = ctx.rng
     directory = Directory.random(rng, tenants=2)
-    first, second = list(directory.users.values())
-    payroll = {u.tenant: f"DE{rng.randint(10**15, 10**16 - 1)}" for u in (first, second)}
-
-    hr = Server("hr", version="1.0.0") if ctx.fixed else MislabelledServer("hr", version="1.0.0")
+    user, outsider = list(directory.users.values())
+    account = f"DE{rng.randint(10**15, 10**16 - 1)}"
+    hr = Server("hr", version="1.0.0")
 
     @hr.tool(annotations={"readOnlyHint": True})
     def list_employees() -> list[str]:
         """Employees of your organisation."""
         return []
 
-    for tenant, account in payroll.items():
-        def export(tenant: str = tenant) -> str:
-            return f"exported {tenant}'s payroll"
+    def export() -> str:
+        return "exported"
 
-        hr.add_tool(export, name=f"export_payroll_{tenant.replace('-', '_')}",
-                    description=f"Export {tenant}'s payroll to account {account}.",
-                    visible=lambda auth, t=tenant: auth is not None and auth.tenant == t)
-    cache = ListCache(ctx.sim.now) if ctx.fixed else ContextBlindCache(ctx.sim.now)
-    seen: dict[str, list[str]] = {}
-    for i, user in enumerate((first, second)):
-        auth = AuthInfo(subject=user.subject, tenant=user.tenant, scopes=("hr:read",))
+    hr_uri = "https://hr.example/mcp"
+
+    def may_export(auth: AuthInfo | None) -> bool:
+        """The admin tool is offered to the tenant's admins, through the first-party IDE, with a token for
+        this server — the list depends on every part of the grant."""
+        return auth is not None and auth.tenant == user.tenant and "hr:admin" in auth.scopes \
+            and auth.client_id == "ide" and auth.audience == hr_uri
+
+    hr.add_tool(export, name="export_payroll", description=f"Export {user.tenant}'s payroll to account {account}.",
+                visible=may_export)
+    full = AuthInfo(user.subject, user.tenant, scopes=("hr:read", "hr:admin"), client_id="ide", audience=hr_uri)
+    second = {"main": AuthInfo(user.subject, user.tenant, scopes=("hr:read",), client_id="calendar-app",
+                               audience=hr_uri),
+              "other-scopes": AuthInfo(user.subject, user.tenant, scopes=("hr:read",), client_id="ide",
+                                       audience=hr_uri),
+              "other-client": AuthInfo(user.subject, user.tenant, scopes=full.scopes, client_id="calendar-app",
+                                       audience=hr_uri),
+              "other-audience": AuthInfo(user.subject, user.tenant, scopes=full.scopes, client_id="ide",
+                                         audience="https://reports.example/mcp"),
+              "other-tenant": AuthInfo(outsider.subject, outsider.tenant, scopes=("hr:read",),
+                                       client_id="calendar-app", audience=hr_uri)}[ctx.variant]
+    cache = defence.cache(ctx.sim.now)
+    seen: list[list[str]] = []
+    for i, auth in enumerate((full, second)):
         stream = ctx.serve("hr", hr, auth=auth)
         client = Client("gateway", era="modern", versions=(LATEST,), cache=cache, auth=auth, sim=ctx.sim)
         await client.connect(stream, ctx.tg)
         hits = cache.hits
         with ctx.attack(links=("hr",)) if i == 1 else _nothing():
-            seen[user.tenant] = [t["name"] + ": " + t.get("description", "") for t in await client.list_all_tools()]
+            seen.append([t["name"] + ": " + t.get("description", "") for t in await client.list_all_tools()])
             if i == 1 and cache.hits > hits:
-                ctx.note("client/hr", "host", f"tools/list for {user.subject}@{user.tenant} answered from the cache "
-                         f"entry stored for {first.subject}@{first.tenant}", attack=True)
+                ctx.note("client/hr", "host", f"tools/list for {AuthorizationContext.of(auth)} answered from the "
+                         f"cache entry stored for {AuthorizationContext.of(full)}", attack=True)
         await client.close()
-    leaked = [t for t in seen[second.tenant] if payroll[first.tenant] in t]
+    leaked = [t for t in seen[1] if account in t]
     return Outcome(
         succeeded=bool(leaked),
-        evidence={"first_tenant": first.tenant, "second_tenant": second.tenant, "second_saw": seen[second.tenant],
-                  "leaked": leaked, "cache_keys": [str(k[1]) for k in cache.keys()]},
-        obtained=f"({second.tenant}) was shown {first.tenant}'s payroll tool and account {payroll[first.tenant]}",
+        evidence={"first": str(AuthorizationContext.of(full)), "second": str(AuthorizationContext.of(second)),
+                  "second_saw": seen[1], "leaked": leaked, "cache_keys": [str(k[1]) for k in cache.keys()],
+                  "variant": ctx.variant},
+        legitimate=any(account in t for t in seen[0]),
+        obtained=(f"({AuthorizationContext.of(second)}) was shown the export_payroll tool and account {account}, "
+                  f"made for {AuthorizationContext.of(full)}"),
         stopped_by=(f"the cache held {len(cache.keys())} separate entries "
-                    f"({', '.join(str(k[1]) for k in cache.keys())}), and {second.tenant} was sent its own list"),
+                    f"({'; '.join(str(k[1]) for k in cache.keys())}), and the second caller was sent its own list"),
     )
 
 
@@ -211,60 +287,117 @@ class _nothing:
 # State handle hijacking (2026-07-28)
 # --------------------------------------------------------------------------------------------------
 
+@dataclass
+class HandleRecord:
+    text: str
+    principal: tuple[str | None, str | None, str | None]
+    """(subject, tenant, client id) of the caller that created it."""
+    expires: float
+
+
+class HandlePolicy:
+    """How the drafts Server mints handles and decides who may use one."""
+
+    def mint(self, sim: Simulation) -> str:
+        raise NotImplementedError
+
+    def check(self, auth: AuthInfo | None, record: HandleRecord, now: float) -> None:
+        raise NotImplementedError
+
+
+class SequentialHandles(HandlePolicy):
+    """The mistake: handles count up, and holding one is permission to use it."""
+
+    def mint(self, sim: Simulation) -> str:
+        return f"draft-{sim.next_number('draft')}"
+
+    def check(self, auth: AuthInfo | None, record: HandleRecord, now: float) -> None:
+        return None
+
+
+def principal_of(auth: AuthInfo | None) -> tuple[str | None, str | None, str | None]:
+    return (auth.subject, auth.tenant, auth.client_id) if auth else (None, None, None)
+
+
+class BoundHandles(HandlePolicy):
+    """The fix: long random handles, an expiry, and every use checked against the full principal that
+    created the handle — subject, tenant and client."""
+
+    def mint(self, sim: Simulation) -> str:
+        return f"draft_{sim.token(16)}"
+
+    def check(self, auth: AuthInfo | None, record: HandleRecord, now: float) -> None:
+        subject, tenant, client_id = record.principal
+        authorize(auth, "read_draft", tenant=tenant, owner=subject)
+        if principal_of(auth) != record.principal:
+            raise AccessDenied("ownership", f"the handle was issued to client {client_id!r}, not to this one")
+        if now >= record.expires:
+            raise PermissionError("this handle has expired")
+
+
+@dataclass(frozen=True)
+class Handles:
+    policy: HandlePolicy
+
+
 HANDLES = LabFacts(
     title="State-handle hijacking",
-    attacker="another user of the same Server",
+    attacker="another caller of the same Server — a neighbour in the tenant, or another client holding a handle",
+    controls="their own valid token, and any handle they can guess or find (a log line, a shared link)",
     goal="a draft another user stored behind a state handle",
     mistake=("the Server minted sequential state handles and treated possession of a handle as permission, "
-             "so a neighbour's handle could be guessed and used by anybody"),
-    boundary="the Server's binding of each state handle to the authenticated user who created it",
-    fix=("handles are long random strings with an expiry, and every use checks that the caller is the "
-         "user the handle was minted for"),
+             "so a neighbour's handle could be guessed, and a leaked one used by anybody"),
+    boundary="the Server's binding of each state handle to the full principal that created it",
+    fix=("handles are long random strings with an expiry, and every use checks that the caller is the principal "
+         "the handle was minted for: the same subject, tenant and client"),
     rule=("Possession of a state handle is not authentication: use random handles, expire them, and bind "
-          "them to the authenticated user (Security Best Practices, State Handle Hijacking, 2026-07-28)."),
+          "them to the authenticated principal (Security Best Practices, State Handle Hijacking, 2026-07-28)."),
+    not_covered="the owner's own client being compromised (it is the principal), and handles that are meant to "
+                "be shared (they need an explicit grant)",
     roles="Real Clients and the simulator's own Server (ctx.auth); state handles are passed as tool arguments.",
 )
 
 
-async def handle_story(ctx: LabContext) -> Outcome:
+async def handle_story(ctx: LabContext, defence: Handles) -> Outcome:
     rng = ctx.rng
-    directory = Directory.random(rng, tenants=1, users_per_tenant=2)
-    victim, attacker = list(directory.users.values())
+    directory = Directory.random(rng, tenants=2, users_per_tenant=2)
+    users = list(directory.users.values())
+    victim = users[0]
     secret = f"merger with {pick_name(rng, 'tenant')} at {rng.randint(20, 90)} EUR/share"
-    drafts: dict[str, dict[str, Any]] = {}
+    drafts: dict[str, HandleRecord] = {}
     for _ in range(rng.randint(0, 4)):  # other users' drafts before ours
         ctx.sim.next_number("draft")
-
+    policy = defence.policy
     server = Server("drafts", version="1.0.0", per_caller=True)
 
     @server.tool()
     def create_draft(text: str, call: Context) -> DraftHandle:
         """Store a draft; returns its handle."""
-        handle = f"draft_{ctx.sim.token(16)}" if ctx.fixed else f"draft-{ctx.sim.next_number('draft')}"
-        owner = call.auth.subject if call.auth else None
-        drafts[handle] = {"text": text, "owner": owner, "expires": call.now() + 600}
+        handle = policy.mint(ctx.sim)
+        drafts[handle] = HandleRecord(text, principal_of(call.auth), call.now() + 600)
         return {"handle": handle}
 
     @server.tool(annotations={"readOnlyHint": True})
     def read_draft(handle: str, call: Context) -> str:
         """Read a draft by its handle."""
-        draft = drafts.get(handle)
-        if draft is None:
+        record = drafts.get(handle)
+        if record is None:
             raise KeyError("no such draft")
-        if ctx.fixed:
-            authorize(call.auth, "read_draft", owner=draft["owner"])
-            if call.now() >= draft["expires"]:
-                raise PermissionError("this handle has expired")
-        return str(draft["text"])
+        policy.check(call.auth, record, call.now())
+        return record.text
 
-    async with ctx.client("drafts", server, auth=AuthInfo(victim.subject, victim.tenant)) as mine:
+    victim_auth = AuthInfo(victim.subject, victim.tenant, client_id="editor")
+    async with ctx.client("drafts", server, auth=victim_auth) as mine:
         victim_handle = (await mine.call_tool("create_draft", {"text": secret}))["structuredContent"]["handle"]
+        reread = (await mine.call_tool("read_draft", {"handle": victim_handle}))["content"][0]["text"]
+    attacker = {"main": AuthInfo(users[1].subject, users[1].tenant, client_id="editor"),
+                "other-client": AuthInfo(victim.subject, victim.tenant, client_id="browser-extension"),
+                "other-tenant": AuthInfo(victim.subject, users[2].tenant, client_id="editor")}[ctx.variant]
     stolen: list[str] = []
     refusals: list[str] = []
-    async with ctx.client("drafts-attacker", server, auth=AuthInfo(attacker.subject, attacker.tenant)) as theirs:
+    async with ctx.client("drafts-attacker", server, auth=attacker) as theirs:
         own = (await theirs.call_tool("create_draft", {"text": "hello"}))["structuredContent"]["handle"]
-        # Guess the neighbours of our own handle, then try a handle leaked in a shared log line.
-        guesses = []
+        # Guess the neighbours of our own handle (the format says how), then try the leaked handle.
         if own.startswith("draft-"):
             n = int(own.split("-")[1])
             guesses = [f"draft-{i}" for i in range(max(1, n - 3), n)]
@@ -277,9 +410,11 @@ async def handle_story(ctx: LabContext) -> Outcome:
                 (refusals if result.get("isError") else stolen).append(text)
     return Outcome(
         succeeded=secret in stolen,
-        evidence={"victim": victim.subject, "attacker": attacker.subject, "victim_handle": victim_handle,
-                  "guesses": guesses, "stolen": stolen, "refusals": refusals},
-        obtained=f"({attacker.subject}) read {victim.subject}'s draft \"{secret}\"",
+        evidence={"victim": str(AuthorizationContext.of(victim_auth)), "attacker": str(AuthorizationContext.of(attacker)),
+                  "victim_handle": victim_handle, "guesses": guesses, "stolen": stolen, "refusals": refusals,
+                  "variant": ctx.variant},
+        legitimate=reread == secret,
+        obtained=f"({AuthorizationContext.of(attacker)}) read {victim.subject}'s draft \"{secret}\"",
         stopped_by=f"{len(refusals)} attempts were refused: " + "; ".join(sorted(set(refusals))),
     )
 
@@ -288,27 +423,40 @@ async def handle_story(ctx: LabContext) -> Outcome:
 # Token passthrough / audience validation
 # --------------------------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class AudienceCheck:
+    """Whether the resource server checks that a token was issued for it."""
+
+    check_audience: bool
+
+
 PASSTHROUGH = LabFacts(
     title="Token passthrough (audience not validated)",
     attacker="a malicious MCP server the victim also uses",
+    controls="every token the victim's client sends it, and its own MCP client to other servers",
     goal="the victim's private issues on another MCP server",
     mistake=("the issues Server checked that the bearer token was genuine and unexpired but not that it was "
              "issued for the issues Server, so a token the victim sent to a different Server worked there too"),
     boundary="audience validation at the resource server (the MCP Server's HTTP layer)",
-    fix="the issues Server accepts only tokens whose audience is its own canonical URI and answers 401 otherwise",
+    fix=("the issues Server accepts only tokens whose audience is exactly its own canonical URI (no prefix or "
+         "host-only match) and answers 401 otherwise"),
     rule=("MCP servers MUST NOT accept any tokens that were not explicitly issued for the MCP server "
           "(Security Best Practices, Token Passthrough)."),
+    not_covered="a token stolen for the issues Server itself, and a client that sends tokens to the wrong server "
+                "(the client must bind each token to its resource, RFC 8707)",
     roles="A real Client over the simulator's Streamable HTTP transport, whose token_validator is "
           "mcp_sim.security.tokens; the issues Server is the simulator's own.",
 )
 
 
-async def passthrough_story(ctx: LabContext) -> Outcome:
+async def passthrough_story(ctx: LabContext, defence: AudienceCheck) -> Outcome:
     rng = ctx.rng
     directory = Directory.random(rng, tenants=1)
-    victim = next(iter(directory.users.values()))
+    victim: User = next(iter(directory.users.values()))
     evil = pick_name(rng, "server")
-    issues_uri, evil_uri = "https://issues.example/mcp", f"https://{evil}.example/mcp"
+    issues_uri = "https://issues.example/mcp"
+    evil_uri = {"main": f"https://{evil}.example/mcp", "prefix-audience": f"{issues_uri}.{evil}.example/mcp",
+                "sibling-path": "https://issues.example/mcp-uploads"}[ctx.variant]
     auth_server = AuthorizationServer("https://login.example", lambda: ctx.sim.token(16), ctx.sim.now_ms)
     private = [f"SEC-{rng.randint(100, 999)}: {pick_name(rng, 'server')} credentials rotated" for _ in range(2)]
 
@@ -326,7 +474,7 @@ async def passthrough_story(ctx: LabContext) -> Outcome:
     def validate(value: str) -> AuthInfo | None:
         """The resource server's token check, in the HTTP layer in front of the MCP Server."""
         try:
-            return auth_server.validate(value, audience=issues_uri, check_audience=ctx.fixed)
+            return auth_server.validate(value, audience=issues_uri, check_audience=defence.check_audience)
         except TokenRejected as exc:
             rejections.append(f"HTTP {exc.status}: {exc.reason}")
             return None
@@ -334,36 +482,55 @@ async def passthrough_story(ctx: LabContext) -> Outcome:
     http = SimulatedHttpServer(ctx.sim, ctx.tg, "issues", server_main(issues), versions=[LATEST],
                                token_validator=validate, resource_metadata=f"{issues_uri}/.well-known")
 
+    async def list_with(token: str, link: str, name: str) -> tuple[list[str], str]:
+        client = Client(name, era="modern", versions=(LATEST,), sim=ctx.sim, timeout=5.0)
+        try:
+            await client.connect(http.connect(link, token=token, revision=LATEST), ctx.tg)
+            result = await client.call_tool("list_issues", {})
+            return [line for line in result["content"][0]["text"].splitlines() if line.startswith("SEC-")], ""
+        except (McpError, TransportClosed) as exc:
+            return [], "; ".join(rejections) or str(exc)
+        finally:
+            await client.close()
+
+    # The victim's own client, with a token issued for the issues server: the legitimate use.
+    own = auth_server.issue(victim, client_id="victim-host", audience=issues_uri, scopes=("issues:read",))
+    mine, _ = await list_with(own.value, "issues-victim", "victim-host")
     # The victim's Host obtained a token for the other server and sent it there, as it should.
-    token = auth_server.issue(victim, client_id="victim-host", audience=evil_uri,
-                              scopes=("issues:read", "profile"))
+    token = auth_server.issue(victim, client_id="victim-host", audience=evil_uri, scopes=("issues:read", "profile"))
     ctx.note(f"client/{evil}", f"server/{evil}", f"POST {evil_uri} with Authorization: Bearer {token.value[:10]}…")
     # The malicious server replays it against the issues server, as an MCP client of its own.
-    got: list[str] = []
-    rejected = ""
     with ctx.attack(links=("issues",)):
         ctx.note(f"server/{evil}", "server/issues", f"POST {issues_uri} with the victim's bearer token", attack=True)
-        client = Client(evil, era="modern", versions=(LATEST,), sim=ctx.sim, timeout=5.0)
-        try:
-            await client.connect(http.connect("issues", token=token.value, revision=LATEST), ctx.tg)
-            result = await client.call_tool("list_issues", {})
-            got = [line for line in result["content"][0]["text"].splitlines() if line.startswith("SEC-")]
-        except (McpError, TransportClosed) as exc:
-            rejected = "; ".join(rejections) or str(exc)
-        await client.close()
+        got, rejected = await list_with(token.value, "issues", evil)
     return Outcome(
         succeeded=bool(got) and set(got) == set(private),
         evidence={"victim": victim.subject, "token_audience": token.audience, "presented_to": issues_uri,
-                  "obtained": got, "rejected": rejected},
+                  "obtained": got, "rejected": rejected, "variant": ctx.variant},
+        legitimate=set(mine) == set(private),
         obtained=f"replayed a token issued for {evil_uri} at {issues_uri} and read {len(got)} private issue(s)",
         stopped_by=f"the issues Server answered {rejected}",
     )
 
 
 LABS: Final = (
-    Lab("host-approval-not-authorization", APPROVAL, approval_story),
-    Lab("list-cache-shared", CACHE, cache_story),
-    Lab("state-handle-hijacking", HANDLES, handle_story),
-    Lab("token-passthrough", PASSTHROUGH, passthrough_story),
+    Lab("host-approval-not-authorization", APPROVAL, approval_story,
+        {"vulnerable": ServerChecks(check_nothing), "fixed": ServerChecks(check_everything)},
+        {"same-tenant": "a colleague in the victim's own tenant asks for the victim's account",
+         "missing-scope": "a client the victim authorised for their profile only asks, with the victim's identity"}),
+    Lab("list-cache-shared", CACHE, cache_story,
+        {"vulnerable": CacheKeying(UserKeyedCache), "fixed": CacheKeying(ListCache)},
+        {"other-scopes": "the same client of the same user, with a narrower grant",
+         "other-client": "the same user and the same scopes, through another client",
+         "other-audience": "the same user, client and scopes, with a token for another resource",
+         "other-tenant": "a user of another tenant on the same gateway"}),
+    Lab("state-handle-hijacking", HANDLES, handle_story,
+        {"vulnerable": Handles(SequentialHandles()), "fixed": Handles(BoundHandles())},
+        {"other-client": "the victim's own identity through another client (a browser extension)",
+         "other-tenant": "a user with the victim's subject name in another tenant"}),
+    Lab("token-passthrough", PASSTHROUGH, passthrough_story,
+        {"vulnerable": AudienceCheck(False), "fixed": AudienceCheck(True)},
+        {"prefix-audience": "the token's audience starts with the issues server's URI",
+         "sibling-path": "the token is for another resource on the same host"}),
 )
 """The labs of this module, in the order the course presents them."""
