@@ -27,7 +27,10 @@
 # starts with `delete_`, and its `ApprovalPolicy` asks the user before every call.
 #
 # The ready-made scenario `complete-call` plays it (`mcp-sim run complete-call` in a terminal does the
-# same). The diagram is drawn from the trace the run left behind.
+# same): it connects the server, lists its tools, and hands the user's sentence to `Host.chat`, the
+# loop that offers tools to the model, runs the calls it proposes (each through `Host.call_tool`)
+# and feeds the results back until the model answers. The diagram is drawn from the trace the run
+# left behind.
 
 # %%
 import json
