@@ -37,7 +37,7 @@ CHAPTERS: Final = (
             "07_change_and_caching"),
     Chapter("08", "Tasks", "long-running work: 2025-11-25 tasks and the 2026-07-28 extension", "written", "08_tasks"),
     Chapter("09", "The complete call", "one request through the three layers and both eras; who decides what",
-            "planned", "09_the_complete_call"),
+            "written", "09_the_complete_call"),
     Chapter("10", "Security boundaries", "the security lab: attacks and fixes", "planned", "10_security_boundaries"),
     Chapter("11", "Authorization", "OAuth 2.1 for MCP: discovery, PKCE, audiences, token passthrough", "planned",
             "11_authorization"),

@@ -35,6 +35,9 @@ from mcp_sim.grading.exercises import (
     ex08_diagnose,
     ex08_next_message,
     ex08_task_polling,
+    ex09_host_policy,
+    ex09_next_step,
+    ex09_who_decides,
 )
 from mcp_sim.grading.model import Exercise
 
@@ -46,7 +49,8 @@ EXERCISES: Final[Mapping[str, Exercise]] = MappingProxyType({
               ex06_stdio_framer, ex06_http_answers, ex06_legacy_sessions, ex06_drops_duplicates,
               ex06_diagnose_stdout,
               ex07_list_changed, ex07_cache, ex07_next_message,
-              ex08_task_polling, ex08_next_message, ex08_diagnose)
+              ex08_task_polling, ex08_next_message, ex08_diagnose,
+              ex09_who_decides, ex09_host_policy, ex09_next_step)
 })
 """Every exercise, in course order."""
 
