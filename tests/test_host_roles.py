@@ -265,3 +265,15 @@ def test_each_client_runs_in_its_own_task() -> None:
             return sim.now() - start
 
     assert sim.run(main) == pytest.approx(3.0)
+
+
+def test_a_server_whose_connection_never_opened_is_not_asked_anything() -> None:
+    """A modern-only client meets a legacy-only server: ``server/discover`` fails, the connection never
+    opens, and the Host reports the server unavailable without sending it ``tools/list`` (a request on a
+    connection that never opened is refused by the server's lifecycle)."""
+    from mcp_sim.scenarios.complete_call import run_complete_call
+
+    run = run_complete_call("version-mismatch", revision="2026-07-28")
+    sent = [e.method for e in run.recorder.events if e.kind == "request"]
+    assert sent == ["server/discover"]
+    assert any("is unavailable" in (e.text or "") for e in run.recorder.events)

@@ -87,6 +87,9 @@ class ServerEntry:
     transport: str
     trusted: bool = False
     error: str | None = None
+    opened: bool = False
+    """The client's connection opened (``initialize`` or ``server/discover`` succeeded). A server whose
+    connection never opened is not asked anything: the Host reports it unavailable instead."""
     tools: list[HostTool] = field(default_factory=list)
     definitions: list[dict[str, Any]] = field(default_factory=list)
     """The definitions of its last listing that passed review (what :attr:`tools` is built from)."""
@@ -235,6 +238,7 @@ class Host:
         except BaseException as exc:
             entry.error = f"{type(exc).__name__}: {exc}"
             raise
+        entry.opened = True
         return client
 
     async def _open_link(self, name: str, server: Any, *, transport: str, revision: str | None, faults: Any,
@@ -299,6 +303,9 @@ class Host:
 
         async def fetch(entry: ServerEntry) -> None:
             client = entry.client
+            if not entry.opened:  # nothing can be sent on a connection that never opened
+                self.say(f"client/{entry.name}", HOST, f"{entry.name} is unavailable: {entry.error}")
+                return
             try:
                 if client.server_capabilities is not None and "tools" not in client.server_capabilities:
                     pages[entry.name] = []
