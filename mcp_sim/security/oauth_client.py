@@ -40,7 +40,7 @@ from mcp_sim.security.oauth import AS_METADATA_PATH, FORM, OIDC_METADATA_PATH, P
 from mcp_sim.security.oauth_web import SimulatedWeb
 from mcp_sim.transports.http import HttpResponse, HttpStatusError
 
-__all__ = ["OAuthClient", "OAuthFailed", "TokenSet", "parse_www_authenticate", "with_authorization"]
+__all__ = ["OAuthClient", "OAuthFailed", "TokenSet", "metadata_urls", "parse_www_authenticate", "with_authorization"]
 
 T = TypeVar("T")
 

@@ -34,7 +34,8 @@ SECRET_FIELDS = frozenset({"access_token", "refresh_token", "client_secret"})
 
 
 def _mask(value: str) -> str:
-    return f"{value[:3]}…(redacted)"
+    """``at_9f…`` → ``at_REDACTED``: the kind of secret stays visible, its value does not."""
+    return f"{value[:3]}REDACTED"
 
 
 def redact(text: str | None, content_type: str | None = None) -> str | None:
