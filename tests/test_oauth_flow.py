@@ -14,6 +14,7 @@ import anyio
 import pytest
 
 from mcp_sim.protocol.revisions import LATEST, LATEST_LEGACY
+from mcp_sim.protocol.schema import find_spec_dir, schema_errors
 from mcp_sim.roles.client import Client
 from mcp_sim.roles.server import Server
 from mcp_sim.security.identity import AuthInfo, User
@@ -34,7 +35,7 @@ from mcp_sim.security.oauth_client import (
     parse_www_authenticate,
     with_authorization,
 )
-from mcp_sim.security.oauth_web import ResourceSite, SimulatedWeb, redact
+from mcp_sim.security.oauth_web import DocumentSite, ResourceSite, SimulatedWeb, redact
 from mcp_sim.security.tokens import AuthorizationServer, TokenRejected
 from mcp_sim.sim.world import Simulation
 from mcp_sim.transports.http import Headers, HttpRequest, HttpResponse, HttpStatusError
@@ -111,6 +112,10 @@ class World:
             client, self.stream.token = self.client, token
         result = await client.call_tool(name, {})
         return str(result["content"][0]["text"])
+
+    def oauth_exchanges_raw(self) -> list[tuple[str, str, int]]:
+        """(method, path without query, status) of every OAuth exchange."""
+        return [(q.method, q.path.partition("?")[0], r.status) for q, r in self.web.exchanges]
 
     def oauth_exchanges(self) -> list[tuple[str, str, int]]:
         return [(q.method, f"{_origin_of(self, q)}{q.path.partition('?')[0]}", r.status) for q, r in self.web.exchanges]
@@ -486,3 +491,77 @@ def test_dynamic_registration_validates_redirect_uris() -> None:
 
     _, statuses = play(LATEST, story)
     assert statuses == [400, 400, 400, 201]
+
+
+# -- Client ID Metadata Documents, state, and the MCP messages themselves ------------------------------
+
+CLIENT_DOC = "https://host.example/oauth/client.json"
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_client_id_metadata_document(era: str) -> None:
+    async def story(world: World) -> str:
+        world.web.add("https://host.example", DocumentSite("host app site", {"/oauth/client.json": {
+            "client_id": CLIENT_DOC, "client_name": "notes-host", "redirect_uris": [REDIRECT],
+            "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
+            "token_endpoint_auth_method": "none"}}))
+        world.auth_server.client_documents = lambda url: world.web.fetch_json_now(world.auth_server.participant, url)
+        world.oauth = world.new_oauth(metadata_document=CLIENT_DOC)
+        return await authorized_call(world)
+
+    world, text = play(era, story)
+    assert text == "buy milk"
+    assert world.oauth_exchanges_raw() == [
+        ("GET", "/.well-known/oauth-protected-resource/mcp", 200), ("GET", "/.well-known/oauth-authorization-server", 200),
+        ("GET", "/oauth/client.json", 200), ("GET", "/authorize", 302), ("POST", "/token", 200)]
+    assert world.oauth.client_id == CLIENT_DOC
+    assert world.oauth.steps[2] == "use the client's metadata document URL as its client_id"
+    fetched = [e for e in world.sim.recorder.events if "oauth" in e.marks][5:7]  # inside the browser's /authorize exchange
+    assert [(e.sender, e.receiver) for e in fetched] == [("authorization server (login.example)", "host app site"),
+                                                          ("host app site", "authorization server (login.example)")]
+
+
+def test_client_id_metadata_document_must_name_itself() -> None:
+    async def story(world: World) -> int:
+        world.web.add("https://host.example", DocumentSite("host app site", {"/oauth/client.json": {
+            "client_id": "https://elsewhere.example/client.json", "redirect_uris": [REDIRECT]}}))
+        world.auth_server.client_documents = lambda url: world.web.fetch_json_now(world.auth_server.participant, url)
+        return _serve(world, "GET", _authorize_query(CLIENT_DOC)).status
+
+    _, status = play(LATEST, story)
+    assert status == 400
+
+
+def test_a_redirect_with_another_state_is_rejected() -> None:
+    class Forger:
+        """An authorization response that does not belong to the client's request (CSRF)."""
+
+        def __init__(self, inner: OAuthAuthorizationServer) -> None:
+            self.inner, self.participant = inner, inner.participant
+
+        def serve(self, request: HttpRequest) -> HttpResponse:
+            response = self.inner.serve(request)
+            if response.status == 302:
+                response.headers["Location"] = response.headers["Location"].replace("state=", "state=x")
+            return response
+
+    async def story(world: World) -> str:
+        world.web.add(ISSUER, Forger(world.auth_server))
+        with pytest.raises(OAuthFailed) as failed:
+            await authorized_call(world)
+        return failed.value.rule
+
+    world, rule = play(LATEST, story)
+    assert "state" in rule
+    assert world.oauth.tokens is None and world.oauth_exchanges()[-1] == ("GET", f"{ISSUER}/authorize", 302)
+
+
+@pytest.mark.skipif(find_spec_dir() is None, reason="official MCP schemas not found")
+@pytest.mark.parametrize("era", ERAS)
+def test_mcp_messages_are_valid_for_their_revision(era: str) -> None:
+    async def story(world: World) -> list[str]:
+        return [await authorized_call(world, "read_notes"), await authorized_call(world, "write_note")]
+
+    world, _ = play(era, story)
+    mcp = [e for e in world.sim.recorder.events if e.kind in ("request", "response", "error", "notification")]
+    assert mcp and all(schema_errors(e.message, era, "JSONRPCMessage") == [] for e in mcp)

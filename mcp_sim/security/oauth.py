@@ -14,9 +14,11 @@ What it serves:
 * **metadata** — ``GET /.well-known/oauth-authorization-server`` (RFC 8414) and the OpenID Connect
   discovery document ``GET /.well-known/openid-configuration``. Which of the two an AS offers is its
   choice (``discovery``); a client tries them in the order the spec gives.
-* **client registration** — clients known in advance (``preregister``), and Dynamic Client
-  Registration (RFC 7591, ``POST /register``), which the 2026-07-28 revision deprecates in favour of
-  Client ID Metadata Documents.
+* **client registration** — clients known in advance (``preregister``); **Client ID Metadata
+  Documents** (2025-11-25 onward): the ``client_id`` *is* an https URL, and the AS fetches the JSON
+  document there to learn the client's name and redirect URIs (``client_documents``); and Dynamic
+  Client Registration (RFC 7591, ``POST /register``), which the 2026-07-28 revision deprecates in
+  favour of those documents.
 * **the authorization endpoint** — ``GET /authorize``: the user's browser arrives here. The AS
   checks the ``redirect_uri`` *exactly* against the registered ones (before anything else: an AS
   must never redirect to an unregistered address), demands PKCE with ``S256`` (``plain`` is
@@ -121,7 +123,7 @@ class RegisteredClient:
     client_id: str
     client_name: str
     redirect_uris: tuple[str, ...]
-    how: Literal["pre-registered", "dynamic"] = "pre-registered"
+    how: Literal["pre-registered", "dynamic", "metadata document"] = "pre-registered"
 
 
 @dataclass
@@ -167,14 +169,16 @@ class OAuthAuthorizationServer:
     dynamic_registration: bool = True
     access_ttl_ms: float = 3_600_000.0
     code_ttl_ms: float = 60_000.0
+    client_documents: Callable[[str], dict[str, Any] | None] | None = None
+    """Fetches a Client ID Metadata Document by its URL (``None``: such client ids are not accepted)."""
     clients: dict[str, RegisteredClient] = field(default_factory=dict)
     _codes: dict[str, _Grant] = field(default_factory=dict)
     _refresh: dict[str, _Grant] = field(default_factory=dict)
 
     @property
     def participant(self) -> str:
-        """How the trace names this AS: ``auth/<host>``."""
-        return f"auth/{urlsplit(self.issuer).netloc}"
+        """How the trace names this AS: ``authorization server (<host>)``."""
+        return f"authorization server ({urlsplit(self.issuer).netloc})"
 
     @property
     def _draw(self) -> Callable[[], str]:
@@ -191,6 +195,8 @@ class OAuthAuthorizationServer:
         }
         if self.dynamic_registration:
             document["registration_endpoint"] = f"{self.issuer}/register"
+        if self.client_documents is not None:
+            document["client_id_metadata_document_supported"] = True
         if self.scopes_supported:
             document["scopes_supported"] = list(self.scopes_supported)
         document.update({
@@ -249,12 +255,29 @@ class OAuthAuthorizationServer:
                                    "grant_types": ["authorization_code", "refresh_token"],
                                    "response_types": ["code"], "token_endpoint_auth_method": "none"})
 
+    # -- Client ID Metadata Documents ----------------------------------------------------------------
+    def _client(self, client_id: str) -> RegisteredClient | None:
+        """A known client, or — for an https ``client_id`` — the one its metadata document describes.
+        The document must name itself: its ``client_id`` equals the URL it was fetched from."""
+        if client_id in self.clients or self.client_documents is None:
+            return self.clients.get(client_id)
+        parts = urlsplit(client_id)
+        if parts.scheme != "https" or not parts.path.strip("/"):
+            return None
+        document = self.client_documents(client_id)
+        if not isinstance(document, dict) or document.get("client_id") != client_id:
+            return None
+        uris = document.get("redirect_uris")
+        if not isinstance(uris, list) or not all(isinstance(u, str) for u in uris):
+            return None
+        return RegisteredClient(client_id, str(document.get("client_name", "")), tuple(uris), how="metadata document")
+
     # -- the authorization endpoint ----------------------------------------------------------------
     def _authorize(self, q: dict[str, str]) -> HttpResponse:
         """Errors about the client or its redirect URI are shown to the user (400), never redirected:
         redirecting to an unverified address would hand the code to whoever owns it. Every later
         error goes back to the (now trusted) redirect URI as ``error=…``."""
-        client = self.clients.get(q.get("client_id", ""))
+        client = self._client(q.get("client_id", ""))
         if client is None:
             return _error(400, "invalid_client", "unknown client_id")
         redirect_uri = q.get("redirect_uri", "")
@@ -304,6 +327,9 @@ class OAuthAuthorizationServer:
             grant = self._refresh.pop(f.get("refresh_token", ""), None)  # rotated: the old one is spent
             if grant is None or f.get("client_id") != grant.client_id:
                 return _error(400, "invalid_grant", "unknown or already used refresh token")
+            asked = set(f.get("scope", "").split())
+            if asked - grant.scopes:
+                return _error(400, "invalid_scope", "a refresh cannot widen the scopes the user granted")
         else:
             return _error(400, "unsupported_grant_type", f"grant_type {grant_type!r} is not supported")
         if f.get("resource", grant.resource) != grant.resource:

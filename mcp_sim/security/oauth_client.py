@@ -11,8 +11,9 @@ the user for a password. It follows the trail the Server left:
 3. **discover the authorization server**: its RFC 8414 metadata, then the OpenID Connect discovery
    document, at the URIs the spec lists in that order; refuse an AS that does not advertise PKCE
    ``S256`` (without ``code_challenge_methods_supported`` the client cannot know PKCE is enforced);
-4. **register** — use a pre-registered ``client_id`` when there is one for this AS, else Dynamic
-   Client Registration;
+4. **register**, in the order the 2025-11-25 spec gives: a pre-registered ``client_id`` for this AS;
+   else the client's **metadata document** URL as its ``client_id``, when the AS advertises
+   ``client_id_metadata_document_supported``; else Dynamic Client Registration;
 5. **authorize** with PKCE (a fresh verifier, its ``S256`` challenge), a fresh ``state``, the
    ``resource`` parameter (RFC 8707) naming the Server, and the scopes the challenge asked for;
    check the redirect's ``state`` (and ``iss``) before using the code;
@@ -109,6 +110,10 @@ class OAuthClient:
     draw: Callable[[], str]
     clock_ms: Callable[[], float]
     preregistered: dict[str, str] = field(default_factory=dict)
+    metadata_document: str | None = None
+    """The https URL of this client's Client ID Metadata Document, if it publishes one."""
+    browser: str = "browser"
+    """The trace's name for the user's browser, which carries the authorization request."""
     tokens: TokenSet | None = None
     client_id: str | None = None
     as_metadata: dict[str, Any] | None = None
@@ -151,8 +156,8 @@ class OAuthClient:
         query = {"response_type": "code", "client_id": client_id, "redirect_uri": self.redirect_uri,
                  "code_challenge": s256(verifier), "code_challenge_method": "S256",
                  "resource": self.resource, "state": state, **({"scope": scope} if scope else {})}
-        browser = self.participant.replace("client/", "browser/", 1)
-        answer = await self.web.fetch(browser, "GET", f"{meta['authorization_endpoint']}?{urlencode(query)}")
+        # The user's browser carries this request (the client opens it, the user signs in there).
+        answer = await self.web.fetch(self.browser, "GET", f"{meta['authorization_endpoint']}?{urlencode(query)}")
         location = answer.headers.get("Location") if answer.status in (302, 303) else None
         if location is None:
             raise OAuthFailed(f"the authorization endpoint answered {answer.status_line()}: {answer.body}",
@@ -222,6 +227,10 @@ class OAuthClient:
         if issuer in self.preregistered:
             self.client_id = self.preregistered[issuer]
             self.steps.append("use the pre-registered client_id")
+            return self.client_id
+        if self.metadata_document is not None and meta.get("client_id_metadata_document_supported"):
+            self.client_id = self.metadata_document
+            self.steps.append("use the client's metadata document URL as its client_id")
             return self.client_id
         endpoint = meta.get("registration_endpoint")
         if not endpoint:

@@ -27,7 +27,7 @@ from mcp_sim.sim.world import Simulation
 from mcp_sim.transports.http import Headers, HttpRequest, HttpResponse
 from mcp_sim.transports.http_server import SimulatedHttpServer
 
-__all__ = ["ResourceSite", "SimulatedWeb", "Site", "redact"]
+__all__ = ["DocumentSite", "ResourceSite", "SimulatedWeb", "Site", "redact"]
 
 SECRET_FIELDS = frozenset({"access_token", "refresh_token", "client_secret"})
 """Fields whose values never appear in a trace."""
@@ -93,6 +93,23 @@ class ResourceSite:
 
 
 @dataclass
+class DocumentSite:
+    """A site that serves fixed JSON documents by path, e.g. a client's metadata document."""
+
+    participant: str
+    documents: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def serve(self, request: HttpRequest) -> HttpResponse:
+        document = self.documents.get(request.path) if request.method == "GET" else None
+        if document is None:
+            return HttpResponse(404)
+        return HttpResponse(200, Headers({"Content-Type": "application/json"}), json.dumps(document))
+
+
+_REASONS = {200: "OK", 201: "Created", 302: "Found", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found"}
+
+
+@dataclass
 class SimulatedWeb:
     """The simulated network for OAuth's exchanges: sites by origin (``https://host``), a one-way
     ``latency`` in seconds of virtual time, and the trace."""
@@ -126,6 +143,25 @@ class SimulatedWeb:
         self.exchanges.append((request, response))
         return response
 
+    def fetch_json_now(self, sender: str, url: str) -> dict[str, Any] | None:
+        """A ``GET`` a sans-IO site makes while serving a request (an authorization server fetching
+        a Client ID Metadata Document): recorded like any exchange, answered at once (its latency is
+        part of the request being served). The JSON object, or ``None``."""
+        parts = urlsplit(url)
+        origin = f"{parts.scheme}://{parts.netloc}"
+        request = HttpRequest("GET", parts.path, Headers({"Accept": "application/json"}))
+        site = self.sites.get(origin)
+        receiver = site.participant if site is not None else f"web/{parts.netloc}"
+        self._record(sender, receiver, request, None, origin)
+        response = site.serve(request) if site is not None else HttpResponse(404)
+        self._record(receiver, sender, request, response, origin)
+        self.exchanges.append((request, response))
+        try:
+            data = json.loads(response.body) if response.status == 200 and response.body else None
+        except ValueError:
+            return None
+        return data if isinstance(data, dict) else None
+
     def _record(self, sender: str, receiver: str, request: HttpRequest, response: HttpResponse | None,
                 origin: str) -> None:
         recorder = self.sim.recorder
@@ -139,9 +175,11 @@ class SimulatedWeb:
             text = f"{request.method} {origin}{shown_path}"
             body = redact(request.body, request.headers.get("Content-Type"))
         else:
-            framing["http"]["response"] = {"status": response.status, "reason": response.reason,
+            framing["http"]["response"] = {"status": response.status,
+                                           "reason": _REASONS.get(response.status, response.reason),
                                            "headers": _shown_headers(response.headers)}
-            text = f"{response.status_line()} (to {request.method} {origin}{shown_path.partition('?')[0]})"
+            status = f"HTTP {response.status} {_REASONS.get(response.status, response.reason)}".rstrip()
+            text = f"{status} (to {request.method} {origin}{shown_path.partition('?')[0]})"
             body = redact(response.body, response.content_type)
         if body:
             framing["body"] = body

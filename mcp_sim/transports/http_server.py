@@ -39,7 +39,14 @@ hands the JSON-RPC messages inside to the server program, ``main(stream)``, thro
 defence); with a ``token_validator``, a missing or invalid bearer token → ``401`` with
 ``WWW-Authenticate: Bearer resource_metadata="…"`` and a token without the ``required_scopes`` →
 ``403`` with ``WWW-Authenticate: Bearer error="insufficient_scope"…``. The validated
-:class:`~mcp_sim.transports.base.AuthInfo` is the server stream's ``auth``.
+:class:`~mcp_sim.transports.base.AuthInfo` is the server stream's ``auth``. With
+``protected_resource`` the endpoint publishes its Protected Resource Metadata (RFC 9728) at
+``/.well-known/oauth-protected-resource`` (and with its path appended), without a token: the
+document a client reads after a ``401`` to find the authorization server. ``challenge_scope`` adds
+``scope="…"`` to the ``401`` (what to ask for first); ``scopes_for(request)`` names the scopes one
+request needs (a tool that writes), answered ``403 insufficient_scope`` so the client steps up. The
+authorization server and the client's flow are in :mod:`mcp_sim.security.oauth` and
+:mod:`mcp_sim.security.oauth_client`.
 
 The rules themselves — header names, the header checks, content negotiation, the status table —
 live in :mod:`mcp_sim.transports.http`, shared with the real endpoint in :mod:`mcp_sim.bridge`.
