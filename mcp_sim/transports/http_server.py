@@ -39,7 +39,14 @@ hands the JSON-RPC messages inside to the server program, ``main(stream)``, thro
 defence); with a ``token_validator``, a missing or invalid bearer token → ``401`` with
 ``WWW-Authenticate: Bearer resource_metadata="…"`` and a token without the ``required_scopes`` →
 ``403`` with ``WWW-Authenticate: Bearer error="insufficient_scope"…``. The validated
-:class:`~mcp_sim.transports.base.AuthInfo` is the server stream's ``auth``.
+:class:`~mcp_sim.transports.base.AuthInfo` is the server stream's ``auth``. With
+``protected_resource`` the endpoint publishes its Protected Resource Metadata (RFC 9728) at
+``/.well-known/oauth-protected-resource`` (and with its path appended), without a token: the
+document a client reads after a ``401`` to find the authorization server. ``challenge_scope`` adds
+``scope="…"`` to the ``401`` (what to ask for first); ``scopes_for(request)`` names the scopes one
+request needs (a tool that writes), answered ``403 insufficient_scope`` so the client steps up. The
+authorization server and the client's flow are in :mod:`mcp_sim.security.oauth` and
+:mod:`mcp_sim.security.oauth_client`.
 
 The rules themselves — header names, the header checks, content negotiation, the status table —
 live in :mod:`mcp_sim.transports.http`, shared with the real endpoint in :mod:`mcp_sim.bridge`.
@@ -53,7 +60,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable, Collection
-from typing import Literal
+from typing import Any, Literal
 
 import anyio
 import anyio.lowlevel
@@ -73,6 +80,7 @@ from mcp_sim.transports.http import (
     MCP_SESSION_ID,
     Headers,
     HttpExchange,
+    HttpRequest,
     HttpResponse,
     check_modern_headers,
     is_modern_version,
@@ -139,7 +147,9 @@ class SimulatedHttpServer:
                  allowed_origins: Collection[str] | None = None, token_validator: TokenValidator | None = None,
                  required_scopes: tuple[str, ...] = (), resource_metadata: str | None = None,
                  response_mode: ResponseMode | None = None, get_stream: bool = True, allow_delete: bool = True,
-                 sse_retry_ms: int | None = None) -> None:
+                 sse_retry_ms: int | None = None, protected_resource: dict[str, Any] | None = None,
+                 challenge_scope: str | None = None,
+                 scopes_for: Callable[[HttpRequest], Collection[str]] | None = None) -> None:
         self.sim = sim
         self.task_group = task_group
         self.name = name
@@ -155,6 +165,14 @@ class SimulatedHttpServer:
         self.get_stream = get_stream
         self.allow_delete = allow_delete
         self.sse_retry_ms = sse_retry_ms
+        self.protected_resource = protected_resource
+        """Protected Resource Metadata (RFC 9728) served, without a token, at the well-known URIs
+        (see :meth:`serve_metadata`); ``None``: not served."""
+        self.challenge_scope = challenge_scope
+        """The ``scope`` a ``401`` names (the scopes a client should ask for first); ``None``: omitted."""
+        self.scopes_for = scopes_for
+        """Scopes one request needs beyond ``required_scopes`` (e.g. by tool name): a token without them
+        is answered ``403 insufficient_scope``, the client's cue to step up."""
         self.participant = f"server/{name}"
         self.sessions: dict[str, LegacySession] = {}
         self.calls: dict[ModernCall, None] = {}
@@ -208,7 +226,11 @@ class SimulatedHttpServer:
         origin = headers.get("Origin")
         if self.allowed_origins is not None and origin is not None and origin not in self.allowed_origins:
             return self._reply(exchange, 403, error_body(INVALID_REQUEST, f"Forbidden: Origin {origin} is not allowed"))
-        auth, rejection = self._authenticate(headers)
+        metadata = self.serve_metadata(request)
+        if metadata is not None:
+            exchange.respond(metadata)
+            return "answered"
+        auth, rejection = self._authenticate(headers, request)
         if rejection is not None:
             exchange.respond(rejection)
             return "answered"
@@ -230,11 +252,25 @@ class SimulatedHttpServer:
         exchange.respond(HttpResponse(status, head, body))
         return "answered"
 
-    def _authenticate(self, headers: Headers) -> tuple[AuthInfo | None, HttpResponse | None]:
+    def serve_metadata(self, request: HttpRequest) -> HttpResponse | None:
+        """``GET /.well-known/oauth-protected-resource`` (and its form with this endpoint's path
+        appended) → the Protected Resource Metadata, answered before any token check: a client reads
+        it precisely because it has no token yet. ``None`` for every other request."""
+        if self.protected_resource is None or request.method != "GET":
+            return None
+        well_known = "/.well-known/oauth-protected-resource"
+        if request.path not in (well_known, f"{well_known}{self.path}"):
+            return None
+        return HttpResponse(200, Headers({"Content-Type": JSON}), json.dumps(self.protected_resource))
+
+    def _authenticate(self, headers: Headers,
+                      request: HttpRequest | None = None) -> tuple[AuthInfo | None, HttpResponse | None]:
         """Bearer tokens (OAuth 2.1 resource server rules as MCP's authorization spec states them)."""
         if self.token_validator is None:
             return None, None
         metadata = f'resource_metadata="{self.resource_metadata}"'
+        if self.challenge_scope is not None:
+            metadata = f'{metadata}, scope="{self.challenge_scope}"'
         value = headers.get("Authorization")
         if value is None or not value.startswith("Bearer "):
             return None, HttpResponse(401, Headers({"WWW-Authenticate": f"Bearer {metadata}"}))
@@ -242,11 +278,19 @@ class SimulatedHttpServer:
         if auth is None:
             return None, HttpResponse(401, Headers(
                 {"WWW-Authenticate": f'Bearer error="invalid_token", {metadata}'}))
-        missing = [s for s in self.required_scopes if s not in auth.scopes]
+        needed = list(self.required_scopes)
+        if self.scopes_for is not None and request is not None:
+            needed += [s for s in self.scopes_for(request) if s not in needed]
+        missing = [s for s in needed if s not in auth.scopes]
         if missing:
-            scope = " ".join(self.required_scopes)
+            # The scopes the request needs, plus those the token already has, so that re-authorizing
+            # with exactly this list does not lose what the client could already do.
+            scope = " ".join(needed + sorted(s for s in auth.scopes if s not in needed))
+            if self.scopes_for is None:
+                scope = " ".join(self.required_scopes)
+            head = f'resource_metadata="{self.resource_metadata}"'
             return None, HttpResponse(403, Headers(
-                {"WWW-Authenticate": f'Bearer error="insufficient_scope", scope="{scope}", {metadata}'}))
+                {"WWW-Authenticate": f'Bearer error="insufficient_scope", scope="{scope}", {head}'}))
         return auth, None
 
     def _decode_post(self, exchange: HttpExchange) -> JSONRPCMessage | Verdict:

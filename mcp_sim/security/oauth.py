@@ -1,0 +1,349 @@
+"""A simulated OAuth 2.1 authorization server, as MCP's Authorization spec uses one (2025-11-25 and
+2026-07-28; the OAuth part is the same in both eras).
+
+An MCP Server reached over HTTP does not issue tokens itself: it points its clients at an
+**authorization server** (AS) and only checks the tokens that AS issued. This module is that AS,
+sans-IO: :meth:`OAuthAuthorizationServer.serve` takes one :class:`~mcp_sim.transports.http.HttpRequest`
+and returns one :class:`~mcp_sim.transports.http.HttpResponse`, on the simulation's virtual clock and
+seeded generator. Moving those objects between parties (and recording them) is
+:mod:`mcp_sim.security.oauth_web`'s job; the client's half of the dance is
+:mod:`mcp_sim.security.oauth_client`.
+
+What it serves:
+
+* **metadata** — ``GET /.well-known/oauth-authorization-server`` (RFC 8414) and the OpenID Connect
+  discovery document ``GET /.well-known/openid-configuration``. Which of the two an AS offers is its
+  choice (``discovery``); a client tries them in the order the spec gives.
+* **client registration** — clients known in advance (``preregister``); **Client ID Metadata
+  Documents** (2025-11-25 onward): the ``client_id`` *is* an https URL, and the AS fetches the JSON
+  document there to learn the client's name and redirect URIs (``client_documents``); and Dynamic
+  Client Registration (RFC 7591, ``POST /register``), which the 2026-07-28 revision deprecates in
+  favour of those documents.
+* **the authorization endpoint** — ``GET /authorize``: the user's browser arrives here. The AS
+  checks the ``redirect_uri`` *exactly* against the registered ones (before anything else: an AS
+  must never redirect to an unregistered address), demands PKCE with ``S256`` (``plain`` is
+  refused), asks the signed-in user (a scripted :class:`ScriptedUser`), and redirects back with a
+  one-time ``code``, the client's ``state`` and its own ``iss``.
+* **the token endpoint** — ``POST /token`` (form-encoded): ``authorization_code`` (the verifier must
+  hash to the challenge; the ``resource`` must be the one authorised) and ``refresh_token``
+  (rotated on every use). The ``resource`` parameter (RFC 8707) becomes the token's **audience**, so
+  the token works at that one MCP Server only.
+
+Tokens themselves are issued and validated by :class:`~mcp_sim.security.tokens.AuthorizationServer`
+(the token table), which this class wraps: a resource server calls ``tokens.validate``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+from mcp_sim.security.identity import User
+from mcp_sim.security.tokens import AuthorizationServer
+from mcp_sim.transports.http import JSON, Headers, HttpRequest, HttpResponse
+
+__all__ = [
+    "AS_METADATA_PATH",
+    "FORM",
+    "OIDC_METADATA_PATH",
+    "PRM_PATH",
+    "OAuthAuthorizationServer",
+    "RegisteredClient",
+    "ScriptedUser",
+    "form_body",
+    "json_response",
+    "protected_resource_metadata",
+    "read_form",
+    "s256",
+]
+
+AS_METADATA_PATH = "/.well-known/oauth-authorization-server"
+"""RFC 8414: where an authorization server publishes its metadata."""
+OIDC_METADATA_PATH = "/.well-known/openid-configuration"
+"""OpenID Connect Discovery 1.0: the same kind of document, under the OpenID name."""
+PRM_PATH = "/.well-known/oauth-protected-resource"
+"""RFC 9728: where a resource server (an MCP Server) publishes its Protected Resource Metadata."""
+FORM = "application/x-www-form-urlencoded"
+
+Discovery = Literal["oauth", "oidc"]
+
+
+def s256(verifier: str) -> str:
+    """The PKCE ``S256`` code challenge of ``verifier``: BASE64URL(SHA-256(verifier)), unpadded.
+
+    The client keeps the verifier and sends only this hash with the authorization request; at the
+    token endpoint it reveals the verifier. Someone who intercepted the code (but not the verifier)
+    cannot redeem it."""
+    digest = hashlib.sha256(verifier.encode("ascii")).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
+def form_body(fields: Mapping[str, str]) -> str:
+    """``application/x-www-form-urlencoded``, the body format of OAuth's token endpoint."""
+    return urlencode(dict(fields))
+
+
+def read_form(text: str) -> dict[str, str]:
+    """The fields of a form body or query string (one value per name; empty values kept)."""
+    return {name: values[0] for name, values in parse_qs(text, keep_blank_values=True).items()}
+
+
+def json_response(status: int, body: Mapping[str, Any], headers: Mapping[str, str] | None = None) -> HttpResponse:
+    """A JSON response; OAuth forbids caching anything that may carry a token."""
+    head = Headers({"Content-Type": JSON, "Cache-Control": "no-store"})
+    for name, value in (headers or {}).items():
+        head[name] = value
+    return HttpResponse(status, head, json.dumps(dict(body)))
+
+
+def protected_resource_metadata(resource: str, authorization_servers: Collection[str],
+                                scopes_supported: Collection[str] = ()) -> dict[str, Any]:
+    """An MCP Server's Protected Resource Metadata (RFC 9728): which resource it is (its canonical
+    URI, the audience its tokens must name) and which authorization servers issue those tokens."""
+    document: dict[str, Any] = {"resource": resource, "authorization_servers": list(authorization_servers)}
+    if scopes_supported:
+        document["scopes_supported"] = list(scopes_supported)
+    document["bearer_methods_supported"] = ["header"]
+    return document
+
+
+def _error(status: int, error: str, description: str) -> HttpResponse:
+    return json_response(status, {"error": error, "error_description": description})
+
+
+@dataclass(frozen=True)
+class RegisteredClient:
+    """A client the AS knows: its id, name and the redirect URIs it may use (matched exactly)."""
+
+    client_id: str
+    client_name: str
+    redirect_uris: tuple[str, ...]
+    how: Literal["pre-registered", "dynamic", "metadata document"] = "pre-registered"
+
+
+@dataclass
+class ScriptedUser:
+    """The person at the browser: who is signed in at the AS and what they answer on the consent
+    screen. ``refuses`` names the clients (by ``client_name``) this user will not authorise."""
+
+    user: User
+    refuses: frozenset[str] = frozenset()
+
+    def consents(self, client: RegisteredClient, scopes: Collection[str]) -> bool:
+        return client.client_name not in self.refuses
+
+
+@dataclass
+class _Grant:
+    """What a code or refresh token stands for: who authorised which client, for what and where."""
+
+    client_id: str
+    subject: User
+    scopes: frozenset[str]
+    resource: str
+    redirect_uri: str = ""
+    code_challenge: str = ""
+    expires_at_ms: float = 0.0
+
+
+@dataclass
+class OAuthAuthorizationServer:
+    """A simulated OAuth 2.1 authorization server at ``issuer`` (an https URL without a path).
+
+    ``tokens`` is the token table (it issues and validates access tokens); ``user`` is who signs in
+    at the browser; ``resources`` are the MCP Servers' canonical URIs this AS issues tokens for;
+    ``discovery`` the metadata documents it publishes; ``dynamic_registration`` whether
+    ``POST /register`` is open."""
+
+    issuer: str
+    tokens: AuthorizationServer
+    user: ScriptedUser
+    resources: tuple[str, ...]
+    scopes_supported: tuple[str, ...] = ()
+    discovery: tuple[Discovery, ...] = ("oauth", "oidc")
+    dynamic_registration: bool = True
+    access_ttl_ms: float = 3_600_000.0
+    code_ttl_ms: float = 60_000.0
+    client_documents: Callable[[str], dict[str, Any] | None] | None = None
+    """Fetches a Client ID Metadata Document by its URL (``None``: such client ids are not accepted)."""
+    clients: dict[str, RegisteredClient] = field(default_factory=dict)
+    _codes: dict[str, _Grant] = field(default_factory=dict)
+    _refresh: dict[str, _Grant] = field(default_factory=dict)
+
+    @property
+    def participant(self) -> str:
+        """How the trace names this AS: ``authorization server (<host>)``."""
+        return f"authorization server ({urlsplit(self.issuer).netloc})"
+
+    @property
+    def _draw(self) -> Callable[[], str]:
+        return self.tokens.rng_token
+
+    # -- what the AS publishes -------------------------------------------------------------------
+    def metadata(self) -> dict[str, Any]:
+        """The RFC 8414 document. ``code_challenge_methods_supported`` matters most to MCP: a client
+        MUST refuse to proceed when it is missing, because then it cannot know PKCE is enforced."""
+        document: dict[str, Any] = {
+            "issuer": self.issuer,
+            "authorization_endpoint": f"{self.issuer}/authorize",
+            "token_endpoint": f"{self.issuer}/token",
+        }
+        if self.dynamic_registration:
+            document["registration_endpoint"] = f"{self.issuer}/register"
+        if self.client_documents is not None:
+            document["client_id_metadata_document_supported"] = True
+        if self.scopes_supported:
+            document["scopes_supported"] = list(self.scopes_supported)
+        document.update({
+            "response_types_supported": ["code"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "token_endpoint_auth_methods_supported": ["none"],
+            "code_challenge_methods_supported": ["S256"],
+            "authorization_response_iss_parameter_supported": True,
+        })
+        return document
+
+    def preregister(self, client_name: str, redirect_uris: Collection[str]) -> RegisteredClient:
+        """Register a client out of band (by its developer, ahead of time)."""
+        client = RegisteredClient(f"client_{self._draw()[:12]}", client_name, tuple(redirect_uris))
+        self.clients[client.client_id] = client
+        return client
+
+    # -- the front door ----------------------------------------------------------------------------
+    def serve(self, request: HttpRequest) -> HttpResponse:
+        """Answer one HTTP request (sans-IO: no waiting, no network)."""
+        path, _, query = request.path.partition("?")
+        if request.method == "GET" and path == AS_METADATA_PATH and "oauth" in self.discovery:
+            return json_response(200, self.metadata())
+        if request.method == "GET" and path == OIDC_METADATA_PATH and "oidc" in self.discovery:
+            oidc = {**self.metadata(), "subject_types_supported": ["public"],
+                    "id_token_signing_alg_values_supported": ["RS256"]}
+            return json_response(200, oidc)
+        if request.method == "POST" and path == "/register" and self.dynamic_registration:
+            return self._register(request)
+        if request.method == "GET" and path == "/authorize":
+            return self._authorize(read_form(query))
+        if request.method == "POST" and path == "/token":
+            if not (request.headers.get("Content-Type") or "").startswith(FORM):
+                return _error(400, "invalid_request", f"the token endpoint reads {FORM} bodies")
+            return self._token(read_form(request.body))
+        return HttpResponse(404)
+
+    # -- Dynamic Client Registration (RFC 7591) ------------------------------------------------------
+    def _register(self, request: HttpRequest) -> HttpResponse:
+        try:
+            asked = json.loads(request.body or "{}")
+        except ValueError:
+            asked = None
+        uris = asked.get("redirect_uris") if isinstance(asked, dict) else None
+        if not isinstance(uris, list) or not uris or not all(isinstance(u, str) for u in uris):
+            return _error(400, "invalid_redirect_uri", "redirect_uris must be a non-empty list of URIs")
+        bad = [u for u in uris if not _acceptable_redirect(u)]
+        if bad:
+            return _error(400, "invalid_redirect_uri", f"{bad[0]} is neither https nor a localhost URL")
+        assert isinstance(asked, dict)
+        client = RegisteredClient(f"client_{self._draw()[:12]}", str(asked.get("client_name", "")),
+                                  tuple(uris), how="dynamic")
+        self.clients[client.client_id] = client
+        return json_response(201, {"client_id": client.client_id, "client_name": client.client_name,
+                                   "redirect_uris": list(client.redirect_uris),
+                                   "grant_types": ["authorization_code", "refresh_token"],
+                                   "response_types": ["code"], "token_endpoint_auth_method": "none"})
+
+    # -- Client ID Metadata Documents ----------------------------------------------------------------
+    def _client(self, client_id: str) -> RegisteredClient | None:
+        """A known client, or — for an https ``client_id`` — the one its metadata document describes.
+        The document must name itself: its ``client_id`` equals the URL it was fetched from."""
+        if client_id in self.clients or self.client_documents is None:
+            return self.clients.get(client_id)
+        parts = urlsplit(client_id)
+        if parts.scheme != "https" or not parts.path.strip("/"):
+            return None
+        document = self.client_documents(client_id)
+        if not isinstance(document, dict) or document.get("client_id") != client_id:
+            return None
+        uris = document.get("redirect_uris")
+        if not isinstance(uris, list) or not all(isinstance(u, str) for u in uris):
+            return None
+        return RegisteredClient(client_id, str(document.get("client_name", "")), tuple(uris), how="metadata document")
+
+    # -- the authorization endpoint ----------------------------------------------------------------
+    def _authorize(self, q: dict[str, str]) -> HttpResponse:
+        """Errors about the client or its redirect URI are shown to the user (400), never redirected:
+        redirecting to an unverified address would hand the code to whoever owns it. Every later
+        error goes back to the (now trusted) redirect URI as ``error=…``."""
+        client = self._client(q.get("client_id", ""))
+        if client is None:
+            return _error(400, "invalid_client", "unknown client_id")
+        redirect_uri = q.get("redirect_uri", "")
+        if redirect_uri not in client.redirect_uris:
+            return _error(400, "invalid_request",
+                          f"redirect_uri {redirect_uri!r} is not registered for this client (exact match)")
+        state = q.get("state")
+
+        def back(**fields: str) -> HttpResponse:
+            out = {**fields, **({"state": state} if state is not None else {}), "iss": self.issuer}
+            return HttpResponse(302, Headers({"Location": f"{redirect_uri}?{urlencode(out)}"}))
+
+        if q.get("response_type") != "code":
+            return back(error="unsupported_response_type", error_description="only response_type=code")
+        method, challenge = q.get("code_challenge_method"), q.get("code_challenge")
+        if not challenge:
+            return back(error="invalid_request", error_description="PKCE is required: send code_challenge")
+        if method != "S256":
+            return back(error="invalid_request",
+                        error_description=f"code_challenge_method {method or '(none)'} refused: only S256")
+        resource = q.get("resource", "")
+        if resource not in self.resources:
+            return back(error="invalid_target", error_description=f"unknown resource {resource!r}")
+        scopes = frozenset(q.get("scope", "").split())
+        unknown = sorted(scopes - set(self.scopes_supported)) if self.scopes_supported else []
+        if unknown:
+            return back(error="invalid_scope", error_description=f"unknown scope {' '.join(unknown)}")
+        if not self.user.consents(client, scopes):
+            return back(error="access_denied", error_description="the user refused the request")
+        code = f"code_{self._draw()}"
+        self._codes[code] = _Grant(client.client_id, self.user.user, scopes, resource, redirect_uri, challenge,
+                                   self.tokens.clock_ms() + self.code_ttl_ms)
+        return back(code=code)
+
+    # -- the token endpoint -------------------------------------------------------------------------
+    def _token(self, f: dict[str, str]) -> HttpResponse:
+        grant_type = f.get("grant_type")
+        if grant_type == "authorization_code":
+            grant = self._codes.pop(f.get("code", ""), None)  # one use only, even when it fails below
+            if grant is None or self.tokens.clock_ms() >= grant.expires_at_ms:
+                return _error(400, "invalid_grant", "unknown, used or expired authorization code")
+            if f.get("client_id") != grant.client_id or f.get("redirect_uri") != grant.redirect_uri:
+                return _error(400, "invalid_grant", "client_id or redirect_uri differ from the authorization request")
+            if s256(f.get("code_verifier", "")) != grant.code_challenge:
+                return _error(400, "invalid_grant", "code_verifier does not match the code_challenge (PKCE)")
+        elif grant_type == "refresh_token":
+            grant = self._refresh.pop(f.get("refresh_token", ""), None)  # rotated: the old one is spent
+            if grant is None or f.get("client_id") != grant.client_id:
+                return _error(400, "invalid_grant", "unknown or already used refresh token")
+            asked = set(f.get("scope", "").split())
+            if asked - grant.scopes:
+                return _error(400, "invalid_scope", "a refresh cannot widen the scopes the user granted")
+        else:
+            return _error(400, "unsupported_grant_type", f"grant_type {grant_type!r} is not supported")
+        if f.get("resource", grant.resource) != grant.resource:
+            return _error(400, "invalid_target", "resource differs from the one the user authorised")
+        token = self.tokens.issue(grant.subject, client_id=grant.client_id, audience=grant.resource,
+                                  scopes=grant.scopes, ttl_ms=self.access_ttl_ms)
+        refresh = f"rt_{self._draw()}"
+        self._refresh[refresh] = _Grant(grant.client_id, grant.subject, grant.scopes, grant.resource)
+        return json_response(200, {"access_token": token.value, "token_type": "Bearer",
+                                   "expires_in": int(self.access_ttl_ms // 1000),
+                                   "scope": " ".join(sorted(grant.scopes)), "refresh_token": refresh})
+
+
+def _acceptable_redirect(uri: str) -> bool:
+    """OAuth 2.1: redirect URIs are https, or http on a loopback host (a native app's local server)."""
+    parts = urlsplit(uri)
+    return parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in ("localhost", "127.0.0.1"))

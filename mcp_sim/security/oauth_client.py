@@ -1,0 +1,281 @@
+"""The client's half of MCP authorization: from a ``401`` to a token, and back to the MCP request.
+
+An MCP client that gets ``401 Unauthorized`` from a Server does not give up, and it does not ask
+the user for a password. It follows the trail the Server left:
+
+1. **read the challenge** — ``WWW-Authenticate: Bearer resource_metadata="…", scope="…"``
+   (:func:`parse_www_authenticate`);
+2. **fetch the Protected Resource Metadata** (RFC 9728) from that URL — or, when the header names
+   none, from the well-known URIs (with the endpoint's path first, then the root) — and check that
+   its ``resource`` is the Server it is talking to;
+3. **discover the authorization server**: its RFC 8414 metadata, then the OpenID Connect discovery
+   document, at the URIs the spec lists in that order; refuse an AS that does not advertise PKCE
+   ``S256`` (without ``code_challenge_methods_supported`` the client cannot know PKCE is enforced);
+4. **register**, in the order the 2025-11-25 spec gives: a pre-registered ``client_id`` for this AS;
+   else the client's **metadata document** URL as its ``client_id``, when the AS advertises
+   ``client_id_metadata_document_supported``; else Dynamic Client Registration;
+5. **authorize** with PKCE (a fresh verifier, its ``S256`` challenge), a fresh ``state``, the
+   ``resource`` parameter (RFC 8707) naming the Server, and the scopes the challenge asked for;
+   check the redirect's ``state`` (and ``iss``) before using the code;
+6. **exchange the code** at the token endpoint (with the verifier and the same ``resource``);
+7. retry the MCP request with ``Authorization: Bearer <token>``.
+
+Later, ``401 invalid_token`` on an expired token → the **refresh** grant (no user involved); ``403
+insufficient_scope`` → **step-up**: authorize again with the scopes the ``403`` names.
+
+:class:`OAuthClient` does all that over a :class:`~mcp_sim.security.oauth_web.SimulatedWeb`; the MCP
+request itself is the caller's (:func:`with_authorization` retries it). Failures raise
+:class:`OAuthFailed`, which names the rule that stopped the flow.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+from urllib.parse import urlencode, urlsplit
+
+from mcp_sim.security.oauth import AS_METADATA_PATH, FORM, OIDC_METADATA_PATH, PRM_PATH, read_form, s256
+from mcp_sim.security.oauth_web import SimulatedWeb
+from mcp_sim.transports.http import HttpResponse, HttpStatusError
+
+__all__ = ["OAuthClient", "OAuthFailed", "TokenSet", "metadata_urls", "parse_www_authenticate", "with_authorization"]
+
+T = TypeVar("T")
+
+_PARAM = re.compile(r'([A-Za-z_]+)=(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))')
+
+
+def parse_www_authenticate(value: str) -> dict[str, str]:
+    """The parameters of a ``Bearer`` challenge: ``{"resource_metadata": …, "scope": …, "error": …}``.
+    An empty dict for any other scheme."""
+    scheme, _, rest = value.strip().partition(" ")
+    if scheme.lower() != "bearer":
+        return {}
+    return {m.group(1): m.group(2) if m.group(2) is not None else m.group(3) for m in _PARAM.finditer(rest)}
+
+
+class OAuthFailed(Exception):
+    """The flow stopped; ``rule`` says which rule stopped it (for the learner and the tests)."""
+
+    def __init__(self, reason: str, rule: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.rule = rule
+
+
+@dataclass
+class TokenSet:
+    """What the token endpoint gave: the access token (sent to the Server), when it expires on the
+    virtual clock, its scopes, and the refresh token (sent only to the AS)."""
+
+    access_token: str
+    expires_at_ms: float
+    scopes: frozenset[str]
+    refresh_token: str | None = None
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def metadata_urls(issuer: str) -> list[str]:
+    """Where to look for an authorization server's metadata, in the order MCP's spec gives: RFC 8414
+    first, then OpenID Connect discovery (for an issuer with a path, both path-inserted forms and
+    the path-appended OIDC form)."""
+    origin, path = _origin(issuer), urlsplit(issuer).path.rstrip("/")
+    if not path:
+        return [f"{origin}{AS_METADATA_PATH}", f"{origin}{OIDC_METADATA_PATH}"]
+    return [f"{origin}{AS_METADATA_PATH}{path}", f"{origin}{OIDC_METADATA_PATH}{path}",
+            f"{origin}{path}{OIDC_METADATA_PATH}"]
+
+
+@dataclass
+class OAuthClient:
+    """One MCP client's OAuth state for one MCP Server (``resource``, its canonical URI).
+
+    ``participant`` names the client in the trace; ``redirect_uri`` is where the browser comes back
+    (a loopback URL for a native Host); ``preregistered`` maps an issuer to a ``client_id`` obtained
+    out of band. ``draw`` is the simulation's seeded generator of random hex (``Simulation.token``),
+    ``clock_ms`` its virtual clock."""
+
+    web: SimulatedWeb
+    participant: str
+    resource: str
+    client_name: str
+    redirect_uri: str
+    draw: Callable[[], str]
+    clock_ms: Callable[[], float]
+    preregistered: dict[str, str] = field(default_factory=dict)
+    metadata_document: str | None = None
+    """The https URL of this client's Client ID Metadata Document, if it publishes one."""
+    browser: str = "browser"
+    """The trace's name for the user's browser, which carries the authorization request."""
+    tokens: TokenSet | None = None
+    client_id: str | None = None
+    as_metadata: dict[str, Any] | None = None
+    steps: list[str] = field(default_factory=list)
+    """What the flow did, one line a step (for tests and notebooks)."""
+
+    # -- entry points ------------------------------------------------------------------------------
+    async def on_challenge(self, response: HttpResponse) -> str:
+        """React to a Server's ``401``/``403``: refresh, step up or authorize from scratch. Returns the
+        access token to retry with; raises :class:`OAuthFailed` when no token can be had."""
+        challenge = parse_www_authenticate(response.headers.get("WWW-Authenticate") or "")
+        scope = challenge.get("scope")
+        if response.status == 403 and challenge.get("error") == "insufficient_scope":
+            self.steps.append(f"step-up: the Server needs scope {scope!r}")
+            wanted = set((scope or "").split()) | (set(self.tokens.scopes) if self.tokens else set())
+            return await self.authorize(challenge, " ".join(sorted(wanted)))
+        if response.status != 401:
+            raise OAuthFailed(f"HTTP {response.status} is not an authorization challenge")
+        if self.tokens is not None and self.tokens.refresh_token is not None:
+            try:
+                return await self.refresh()
+            except OAuthFailed:
+                self.steps.append("refresh failed: authorize again")
+        return await self.authorize(challenge, scope)
+
+    async def authorize(self, challenge: dict[str, str], scope: str | None) -> str:
+        """Steps 2–6: discovery, registration, the code flow with PKCE, the token."""
+        prm = await self._resource_metadata(challenge.get("resource_metadata"))
+        servers = prm.get("authorization_servers") or []
+        if not servers:
+            raise OAuthFailed("the resource metadata names no authorization server",
+                              "Protected Resource Metadata MUST list authorization_servers.")
+        if scope is None and prm.get("scopes_supported"):
+            scope = " ".join(prm["scopes_supported"])  # no scope in the challenge: what the Server lists
+        issuer = str(servers[0])
+        meta = await self._as_metadata(issuer)
+        client_id = await self._client_id(issuer, meta)
+        verifier = self.draw() + self.draw()  # 64 hex characters: within PKCE's 43–128
+        state = self.draw()[:16]
+        query = {"response_type": "code", "client_id": client_id, "redirect_uri": self.redirect_uri,
+                 "code_challenge": s256(verifier), "code_challenge_method": "S256",
+                 "resource": self.resource, "state": state, **({"scope": scope} if scope else {})}
+        # The user's browser carries this request (the client opens it, the user signs in there).
+        answer = await self.web.fetch(self.browser, "GET", f"{meta['authorization_endpoint']}?{urlencode(query)}")
+        location = answer.headers.get("Location") if answer.status in (302, 303) else None
+        if location is None:
+            raise OAuthFailed(f"the authorization endpoint answered {answer.status_line()}: {answer.body}",
+                              "An authorization server never redirects to an unregistered redirect URI.")
+        back = read_form(urlsplit(location).query)
+        if back.get("state") != state:
+            raise OAuthFailed("the redirect's state differs from the one sent",
+                              "Clients MUST check state to bind the response to their request.")
+        if "iss" in back and back["iss"] != meta["issuer"]:
+            raise OAuthFailed("the redirect came from another issuer", "Check iss (RFC 9207) against mix-up.")
+        if "error" in back:
+            raise OAuthFailed(f"{back['error']}: {back.get('error_description', '')}",
+                              "The user or the authorization server refused the request.")
+        self.steps.append("the user authorised; the browser brings the code back")
+        return await self._token_request({"grant_type": "authorization_code", "code": back["code"],
+                                          "redirect_uri": self.redirect_uri, "client_id": client_id,
+                                          "code_verifier": verifier, "resource": self.resource})
+
+    async def refresh(self) -> str:
+        """The refresh grant: a new access token without the user (the refresh token is rotated)."""
+        if self.tokens is None or self.tokens.refresh_token is None or self.client_id is None:
+            raise OAuthFailed("no refresh token")
+        self.steps.append("the token expired: refresh it")
+        return await self._token_request({"grant_type": "refresh_token", "refresh_token": self.tokens.refresh_token,
+                                          "client_id": self.client_id, "resource": self.resource})
+
+    # -- the steps ---------------------------------------------------------------------------------
+    async def _get_json(self, url: str) -> dict[str, Any] | None:
+        response = await self.web.fetch(self.participant, "GET", url, headers={"Accept": "application/json"})
+        if response.status != 200 or not response.body:
+            return None
+        data = json.loads(response.body)
+        return data if isinstance(data, dict) else None
+
+    async def _resource_metadata(self, url: str | None) -> dict[str, Any]:
+        origin, path = _origin(self.resource), urlsplit(self.resource).path.rstrip("/")
+        candidates = [url] if url else [f"{origin}{PRM_PATH}{path}", f"{origin}{PRM_PATH}"]
+        for candidate in candidates:
+            document = await self._get_json(candidate)
+            if document is not None:
+                if document.get("resource") != self.resource:
+                    raise OAuthFailed(f"the metadata is for {document.get('resource')!r}, not {self.resource!r}",
+                                      "The resource in Protected Resource Metadata MUST match the server's URI.")
+                self.steps.append("read the Protected Resource Metadata")
+                return document
+        raise OAuthFailed("no Protected Resource Metadata found", "MCP servers MUST publish RFC 9728 metadata.")
+
+    async def _as_metadata(self, issuer: str) -> dict[str, Any]:
+        for url in metadata_urls(issuer):
+            document = await self._get_json(url)
+            if document is None:
+                continue
+            if document.get("issuer") != issuer:
+                raise OAuthFailed("the metadata names another issuer", "RFC 8414: issuer MUST match.")
+            if "S256" not in (document.get("code_challenge_methods_supported") or []):
+                raise OAuthFailed("the authorization server does not advertise PKCE S256",
+                                  "Clients MUST refuse to proceed without code_challenge_methods_supported "
+                                  "including S256.")
+            self.as_metadata = document
+            self.steps.append(f"discovered the authorization server at {url}")
+            return document
+        raise OAuthFailed(f"no authorization server metadata for {issuer}", "RFC 8414 / OIDC discovery.")
+
+    async def _client_id(self, issuer: str, meta: dict[str, Any]) -> str:
+        if self.client_id is not None:
+            return self.client_id
+        if issuer in self.preregistered:
+            self.client_id = self.preregistered[issuer]
+            self.steps.append("use the pre-registered client_id")
+            return self.client_id
+        if self.metadata_document is not None and meta.get("client_id_metadata_document_supported"):
+            self.client_id = self.metadata_document
+            self.steps.append("use the client's metadata document URL as its client_id")
+            return self.client_id
+        endpoint = meta.get("registration_endpoint")
+        if not endpoint:
+            raise OAuthFailed("not registered, and the server offers no registration endpoint",
+                              "Without a client_id the flow cannot start.")
+        body = json.dumps({"client_name": self.client_name, "redirect_uris": [self.redirect_uri],
+                           "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
+                           "token_endpoint_auth_method": "none"})
+        answer = await self.web.fetch(self.participant, "POST", str(endpoint),
+                                      headers={"Content-Type": "application/json"}, body=body)
+        if answer.status != 201:
+            raise OAuthFailed(f"registration refused: {answer.body}", "RFC 7591.")
+        self.client_id = str(json.loads(answer.body or "{}")["client_id"])
+        self.steps.append("registered dynamically (RFC 7591)")
+        return self.client_id
+
+    async def _token_request(self, fields: dict[str, str]) -> str:
+        assert self.as_metadata is not None or self.tokens is not None
+        endpoint = (self.as_metadata or {}).get("token_endpoint", "")
+        answer = await self.web.fetch(self.participant, "POST", str(endpoint),
+                                      headers={"Content-Type": FORM}, body=urlencode(fields))
+        data = json.loads(answer.body or "{}")
+        if answer.status != 200:
+            raise OAuthFailed(f"{data.get('error')}: {data.get('error_description', '')}",
+                              "The token endpoint refused the grant.")
+        self.tokens = TokenSet(data["access_token"], self.clock_ms() + 1000.0 * data["expires_in"],
+                               frozenset(str(data.get("scope", "")).split()), data.get("refresh_token"))
+        self.steps.append(f"got an access token for {self.resource} (scope {data.get('scope', '')!r})")
+        return self.tokens.access_token
+
+
+async def with_authorization(oauth: OAuthClient, action: Callable[[str | None], Awaitable[T]], *,
+                             attempts: int = 3) -> T:
+    """Run the MCP ``action(token)`` with the token ``oauth`` holds (``None`` at first); on a
+    ``401``/``403`` challenge get a new token from ``oauth`` and run ``action`` again with it.
+
+    ``action`` decides what a retry means: a fresh connection with the token (a Client whose
+    opening failed is spent: the Host makes a new one) or the same stream with ``stream.token``
+    replaced (an established connection whose token expired)."""
+    token = oauth.tokens.access_token if oauth.tokens is not None else None
+    for _ in range(attempts - 1):
+        try:
+            return await action(token)
+        except HttpStatusError as refused:
+            if refused.status not in (401, 403):
+                raise
+            token = await oauth.on_challenge(refused.response)
+    return await action(token)

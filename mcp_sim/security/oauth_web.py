@@ -1,0 +1,187 @@
+"""The plain-HTTP side of MCP authorization: discovery, registration and token requests on the
+simulated network, recorded in the trace beside the MCP messages.
+
+OAuth's exchanges are ordinary HTTP, not JSON-RPC: a client ``GET``s metadata documents, ``POST``s a
+registration, sends the user's browser to an authorization endpoint and ``POST``s a form to a token
+endpoint. :class:`SimulatedWeb` carries those exchanges between *sites* — objects with a sans-IO
+``serve(request) -> response``, such as :class:`~mcp_sim.security.oauth.OAuthAuthorizationServer` or
+an MCP Server's metadata endpoint (:class:`ResourceSite`) — after a latency on the virtual clock.
+
+Every exchange becomes two trace events (``kind="transport"``, marked ``oauth``): the request and
+its response, with the HTTP head in ``framing["http"]`` and the body in ``framing["body"]``. Secrets
+are **redacted** in what the trace keeps — access and refresh tokens, ``Authorization`` headers —
+because a trace is shown, saved and shared; the parties themselves of course see the real values.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+from urllib.parse import urlencode, urlsplit
+
+import anyio
+
+from mcp_sim.security.oauth import read_form
+from mcp_sim.sim.world import Simulation
+from mcp_sim.transports.http import Headers, HttpRequest, HttpResponse
+from mcp_sim.transports.http_server import SimulatedHttpServer
+
+__all__ = ["DocumentSite", "ResourceSite", "SimulatedWeb", "Site", "redact"]
+
+SECRET_FIELDS = frozenset({"access_token", "refresh_token", "client_secret"})
+"""Fields whose values never appear in a trace."""
+
+
+def _mask(value: str) -> str:
+    """``at_9f…`` → ``at_REDACTED``: the kind of secret stays visible, its value does not."""
+    return f"{value[:3]}REDACTED"
+
+
+def redact(text: str | None, content_type: str | None = None) -> str | None:
+    """``text`` (a JSON or form body, or a query string) with secret values masked."""
+    if not text:
+        return text
+    if (content_type or "").startswith("application/json"):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return text
+        if isinstance(data, dict):
+            return json.dumps({k: _mask(v) if k in SECRET_FIELDS and isinstance(v, str) else v
+                               for k, v in data.items()}, ensure_ascii=False)
+        return text
+    path, mark, query = text.rpartition("?")
+    fields = read_form(query) if "=" in query else {}
+    if not SECRET_FIELDS & set(fields):
+        return text
+    masked = urlencode({k: _mask(v) if k in SECRET_FIELDS else v for k, v in fields.items()})
+    return f"{path}{mark}{masked}"
+
+
+def _shown_headers(headers: Headers) -> dict[str, str]:
+    shown = headers.to_dict()
+    for name in list(shown):
+        if name.lower() == "authorization":
+            shown[name] = "Bearer " + _mask(shown[name][len("Bearer "):])
+    return shown
+
+
+class Site(Protocol):
+    """Anything that answers HTTP requests without waiting: an authorization server, a metadata
+    endpoint. ``participant`` names it in the trace."""
+
+    participant: str
+
+    def serve(self, request: HttpRequest) -> HttpResponse: ...
+
+
+@dataclass
+class ResourceSite:
+    """An MCP Server's HTTP endpoint seen as a web site: it answers the well-known metadata
+    requests (:meth:`~mcp_sim.transports.http_server.SimulatedHttpServer.serve_metadata`), ``404``
+    otherwise. (MCP requests themselves travel on the MCP transport, not here.)"""
+
+    server: SimulatedHttpServer
+
+    @property
+    def participant(self) -> str:
+        return self.server.participant
+
+    def serve(self, request: HttpRequest) -> HttpResponse:
+        return self.server.serve_metadata(request) or HttpResponse(404)
+
+
+@dataclass
+class DocumentSite:
+    """A site that serves fixed JSON documents by path, e.g. a client's metadata document."""
+
+    participant: str
+    documents: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def serve(self, request: HttpRequest) -> HttpResponse:
+        document = self.documents.get(request.path) if request.method == "GET" else None
+        if document is None:
+            return HttpResponse(404)
+        return HttpResponse(200, Headers({"Content-Type": "application/json"}), json.dumps(document))
+
+
+_REASONS = {200: "OK", 201: "Created", 302: "Found", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found"}
+
+
+@dataclass
+class SimulatedWeb:
+    """The simulated network for OAuth's exchanges: sites by origin (``https://host``), a one-way
+    ``latency`` in seconds of virtual time, and the trace."""
+
+    sim: Simulation
+    sites: dict[str, Site] = field(default_factory=dict)
+    latency: float = 0.005
+    link: str = "oauth"
+    exchanges: list[tuple[HttpRequest, HttpResponse]] = field(default_factory=list)
+    """Every exchange in order, unredacted (for tests; the trace keeps the redacted form)."""
+
+    def add(self, origin: str, site: Site) -> None:
+        """Serve ``site`` at ``origin`` (scheme and host, no path)."""
+        self.sites[origin.rstrip("/")] = site
+
+    async def fetch(self, sender: str, method: str, url: str, *, headers: dict[str, str] | None = None,
+                    body: str = "") -> HttpResponse:
+        """One HTTP exchange from participant ``sender`` to ``url``. An unknown host answers ``404``
+        without a trace of the far side (as a failed DNS lookup would not reach anyone)."""
+        parts = urlsplit(url)
+        origin = f"{parts.scheme}://{parts.netloc}"
+        target = parts.path + (f"?{parts.query}" if parts.query else "")
+        request = HttpRequest(method, target, Headers(headers or {}), body)
+        site = self.sites.get(origin)
+        receiver = site.participant if site is not None else f"web/{parts.netloc}"
+        self._record(sender, receiver, request, None, origin)
+        await anyio.sleep(self.latency)
+        response = site.serve(request) if site is not None else HttpResponse(404)
+        await anyio.sleep(self.latency)
+        self._record(receiver, sender, request, response, origin)
+        self.exchanges.append((request, response))
+        return response
+
+    def fetch_json_now(self, sender: str, url: str) -> dict[str, Any] | None:
+        """A ``GET`` a sans-IO site makes while serving a request (an authorization server fetching
+        a Client ID Metadata Document): recorded like any exchange, answered at once (its latency is
+        part of the request being served). The JSON object, or ``None``."""
+        parts = urlsplit(url)
+        origin = f"{parts.scheme}://{parts.netloc}"
+        request = HttpRequest("GET", parts.path, Headers({"Accept": "application/json"}))
+        site = self.sites.get(origin)
+        receiver = site.participant if site is not None else f"web/{parts.netloc}"
+        self._record(sender, receiver, request, None, origin)
+        response = site.serve(request) if site is not None else HttpResponse(404)
+        self._record(receiver, sender, request, response, origin)
+        self.exchanges.append((request, response))
+        try:
+            data = json.loads(response.body) if response.status == 200 and response.body else None
+        except ValueError:
+            return None
+        return data if isinstance(data, dict) else None
+
+    def _record(self, sender: str, receiver: str, request: HttpRequest, response: HttpResponse | None,
+                origin: str) -> None:
+        recorder = self.sim.recorder
+        if not recorder.enabled:
+            return
+        shown_path = redact(request.path) or request.path
+        head: dict[str, Any] = {"method": request.method, "path": shown_path, "origin": origin,
+                                "headers": _shown_headers(request.headers)}
+        framing: dict[str, Any] = {"http": {"request": head}}
+        if response is None:
+            text = f"{request.method} {origin}{shown_path}"
+            body = redact(request.body, request.headers.get("Content-Type"))
+        else:
+            framing["http"]["response"] = {"status": response.status,
+                                           "reason": _REASONS.get(response.status, response.reason),
+                                           "headers": _shown_headers(response.headers)}
+            status = f"HTTP {response.status} {_REASONS.get(response.status, response.reason)}".rstrip()
+            text = f"{status} (to {request.method} {origin}{shown_path.partition('?')[0]})"
+            body = redact(response.body, response.content_type)
+        if body:
+            framing["body"] = body
+        recorder.record_event(kind="transport", link=self.link, sender=sender, receiver=receiver, text=text,
+                              transport="http", framing=framing, marks=("oauth",))
