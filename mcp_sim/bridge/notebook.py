@@ -189,41 +189,56 @@ async def _default_steps(client: Any) -> dict[str, Any]:
     return {"tools": [t.name for t in tools]}
 
 
-def sdk_client_session(factory: Callable[[], Any], *, mode: str = "legacy", steps: SdkSteps | None = None,
-                       timeout: float = DEFAULT_TIMEOUT) -> SdkRun:
-    """Serve ``factory``'s server as a real ``mcp-sim serve`` process over stdio, let the official
-    SDK's client connect (``mode``: ``"legacy"`` = the ``initialize`` handshake, ``"auto"`` = probe
-    with ``server/discover`` first), run ``steps`` and disconnect. The SDK closes the server's stdin;
-    the server exits and writes its trace, which is read back. Everything is gone when this returns."""
+def sdk_client_sessions(factory: Callable[[], Any], *, modes: Iterable[str] = ("legacy", "auto"),
+                        steps: SdkSteps | None = None, timeout: float = DEFAULT_TIMEOUT) -> dict[str, SdkRun]:
+    """Serve ``factory``'s server as real ``mcp-sim serve`` processes over stdio — one per mode, all at
+    once — and let the official SDK's client connect to each (``"legacy"`` = the ``initialize``
+    handshake, ``"auto"`` = probe with ``server/discover`` first), run ``steps`` and disconnect. The
+    SDK closes each server's stdin; the server exits and writes its trace (``--trace``), which is read
+    back. Everything is gone when this returns. Results by mode."""
     from mcp import Client as SdkClient
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     from mcp_sim.trace.jsonl import load_jsonl
 
-    steps = steps or _default_steps
+    run_steps = steps or _default_steps
+    wanted = list(modes)
+    answers: dict[str, tuple[str | None, dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory(prefix="mcp-sim-ch12-") as tmp:
         folder = Path(tmp)
         module = write_server_module(factory, folder)
-        trace_file = folder / "server-trace.jsonl"
-        argv = module.serve_argv("--trace", str(trace_file))
-        params = StdioServerParameters(command=argv[0], args=argv[1:], env=module.env())
 
-        stderr_file = folder / "server-stderr.log"
-
-        async def main() -> tuple[str | None, dict[str, Any]]:
+        async def one(index: int, mode: str) -> None:
+            argv = module.serve_argv("--trace", str(folder / f"trace-{index}.jsonl"))
+            params = StdioServerParameters(command=argv[0], args=argv[1:], env=module.env())
             # The server's stderr goes to a real file: a notebook's sys.stderr has no file descriptor
             # a child process could inherit.
-            with stderr_file.open("w", encoding="utf-8") as errlog:
-                transport = stdio_client(params, errlog=errlog)
-                async with SdkClient(transport, mode=mode) as client:
-                    seen = await steps(client)
-                    return client.protocol_version, seen
+            with (folder / f"stderr-{index}.log").open("w", encoding="utf-8") as errlog:
+                async with SdkClient(stdio_client(params, errlog=errlog), mode=mode) as client:
+                    seen = await run_steps(client)
+                    answers[mode] = (client.protocol_version, seen)
 
-        version, seen = run_sync(main, timeout=timeout)
-        # The SDK waits for the process on exit; the trace is written as the server shuts down.
-        events = load_jsonl(trace_file) if trace_file.exists() else []
-        stderr = stderr_file.read_text(encoding="utf-8") if stderr_file.exists() else ""
-    return SdkRun(mode, version, seen, Trace(events), extra={"stderr": stderr})
+        async def main() -> None:
+            async with anyio.create_task_group() as tg:
+                for index, mode in enumerate(wanted):
+                    tg.start_soon(one, index, mode)
+
+        run_sync(main, timeout=timeout)
+        runs: dict[str, SdkRun] = {}
+        for index, mode in enumerate(wanted):
+            # The SDK waits for each process on exit; the trace is written as the server shuts down.
+            trace_file, stderr_file = folder / f"trace-{index}.jsonl", folder / f"stderr-{index}.log"
+            events = load_jsonl(trace_file) if trace_file.exists() else []
+            stderr = stderr_file.read_text(encoding="utf-8") if stderr_file.exists() else ""
+            version, seen = answers[mode]
+            runs[mode] = SdkRun(mode, version, seen, Trace(events), extra={"stderr": stderr})
+    return runs
+
+
+def sdk_client_session(factory: Callable[[], Any], *, mode: str = "legacy", steps: SdkSteps | None = None,
+                       timeout: float = DEFAULT_TIMEOUT) -> SdkRun:
+    """One session of :func:`sdk_client_sessions`, in ``mode``."""
+    return sdk_client_sessions(factory, modes=(mode,), steps=steps, timeout=timeout)[mode]
 
 
 # --- the simulator's client against a real server (one written with the official SDK) ---------------

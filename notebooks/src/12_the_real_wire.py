@@ -53,11 +53,13 @@ def build():
 # closes the server's stdin; `mcp-sim serve` exits and saves every line it read and wrote to the
 # trace file, which the helper reads back.
 #
-# The code below is the SDK's own API (`client.list_tools()`, `client.call_tool(...)`); we pick
-# `mode="legacy"`, which makes the SDK open with the `initialize` handshake.
+# The code below is the SDK's own API (`client.list_tools()`, `client.call_tool(...)`). The helper
+# starts two server processes at once and connects one SDK client to each: one with
+# `mode="legacy"`, which makes the SDK open with the `initialize` handshake, one with `mode="auto"`.
+# We look at the legacy one first.
 
 # %%
-from mcp_sim.bridge.notebook import sdk_client_session, steady
+from mcp_sim.bridge.notebook import sdk_client_sessions, steady
 from mcp_sim.trace import SequenceDiagram, TraceTable
 
 
@@ -69,7 +71,8 @@ async def use_greeter(client):
     return {"tools": [t.name for t in tools], "greet": hello.content[0].text, "motto": motto.contents[0].text}
 
 
-legacy_run = sdk_client_session(build, mode="legacy", steps=use_greeter)
+sdk_runs = sdk_client_sessions(build, modes=("legacy", "auto"), steps=use_greeter)
+legacy_run, modern_run = sdk_runs["legacy"], sdk_runs["auto"]
 print("the SDK negotiated", legacy_run.protocol_version)
 print("the SDK saw", legacy_run.seen)
 TraceTable(steady(legacy_run.trace, title="greeter served to the SDK client, legacy era, real stdio"))
@@ -89,7 +92,7 @@ TraceTable(steady(legacy_run.trace, title="greeter served to the SDK client, leg
 from mcp_sim.course.predict import Prediction
 
 Prediction(
-    question="Now the SDK client connects with mode=\"auto\". Which request does it send first?",
+    question="The other SDK client connected with mode=\"auto\". Which request did it send first?",
     choices=["initialize", "server/discover", "tools/list"],
     answer="server/discover",
     why="In auto mode the SDK probes with server/discover, the 2026-07-28 way to learn what a server "
@@ -98,7 +101,6 @@ Prediction(
 )
 
 # %%
-modern_run = sdk_client_session(build, mode="auto", steps=use_greeter)
 print("the SDK negotiated", modern_run.protocol_version)
 print("same answers as in the legacy era:", modern_run.seen == legacy_run.seen)
 SequenceDiagram(steady(modern_run.trace))
