@@ -41,6 +41,6 @@ CHAPTERS: Final = (
     Chapter("10", "Security boundaries", "the security lab: attacks and fixes", "planned", "10_security_boundaries"),
     Chapter("11", "Authorization", "OAuth 2.1 for MCP: discovery, PKCE, audiences, token passthrough", "planned",
             "11_authorization"),
-    Chapter("12", "The real wire", "real MCP clients and servers, the official SDK", "planned", "12_the_real_wire"),
+    Chapter("12", "The real wire", "real MCP clients and servers, the official SDK", "written", "12_the_real_wire"),
 )
 """The chapters in order."""
