@@ -542,6 +542,12 @@ def test_every_exercise_has_five_wrong_answers_of_different_kinds() -> None:
                          ids=[f"{w[0]}:{w[1]}" for w in WRONG])
 def test_plausible_wrong_answer_is_rejected_on_20_seeds(tmp_path: Path, exercise_id: str, name: str, edits: Any,
                                                         failing_check: str) -> None:
+    assert_wrong_answer_rejected(tmp_path, exercise_id, name, edits, failing_check)
+
+
+def assert_wrong_answer_rejected(tmp_path: Path, exercise_id: str, name: str, edits: Any, failing_check: str) -> None:
+    """The reference with ``edits`` (or a whole file) fails ``failing_check`` on every one of the 20 seeds,
+    with an explanation, the rule and the case kind. The chapters' own test files use it too."""
     ex = get_exercise(exercise_id)
     assert failing_check in {c.name for c in ex.checks}, f"unknown check {failing_check!r}"
     reference = reference_path(exercise_id).read_text(encoding="utf-8")

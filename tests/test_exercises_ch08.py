@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_exercises import SEEDS, _edit
+from test_exercises import SEEDS, assert_wrong_answer_rejected
 
 from mcp_sim.grading import get_exercise
 from mcp_sim.grading.exercises import ex08_diagnose, ex08_task_traces
@@ -136,17 +136,7 @@ WRONG: list[tuple[str, str, Any, str]] = [
                          ids=[f"{w[0]}:{w[1]}" for w in WRONG])
 def test_plausible_wrong_answer_is_rejected_on_20_seeds(tmp_path: Path, exercise_id: str, name: str, edits: Any,
                                                         failing_check: str) -> None:
-    ex = get_exercise(exercise_id)
-    assert failing_check in {c.name for c in ex.checks}, f"unknown check {failing_check!r}"
-    reference = reference_path(exercise_id).read_text(encoding="utf-8")
-    source = edits if isinstance(edits, str) else _edit(reference, *edits)
-    path = tmp_path / f"{exercise_id}_wrong.py"
-    path.write_text(source, encoding="utf-8")
-    for result in grade_seeds(ex, path, path.name, SEEDS, only=[failing_check]):
-        assert not result.load_error, f"the fixture {name!r} does not load:\n{result.load_error}"
-        check = next(c for c in result.checks if c.name == failing_check)
-        assert check.status in ("failed", "error"), f"{name} passed {failing_check!r} on a seed:\n{result}"
-        assert check.explanation and check.rule and check.kind
+    assert_wrong_answer_rejected(tmp_path, exercise_id, name, edits, failing_check)
 
 
 def test_each_exercise_has_five_wrong_answers_breaking_different_rules() -> None:

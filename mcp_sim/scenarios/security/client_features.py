@@ -111,7 +111,7 @@ async def capabilities_story(ctx: LabContext, defence: ClientKind) -> Outcome:
 
     async def roots(server_name: str) -> list[dict[str, Any]]:
         answered.append("roots")
-        return [{"uri": "file:///home/user/mail", "name": "mail"}]
+        return [{"uri": "file:///projects/mail", "name": "mail"}]
 
     stream = ctx.serve("mailbox", server)
     client = defence.client("host", era="modern", versions=(LATEST,), sim=ctx.sim,
