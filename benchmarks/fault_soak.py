@@ -3,7 +3,7 @@
 
 Each run checks the promises the simulator makes under faults:
 
-* **one outcome per call** — a result, an error, a timeout, a lost connection or an unknown outcome,
+* **one outcome per call** — a result, an error, a timeout, an HTTP refusal, a lost connection or an unknown outcome,
   exactly once;
 * **the right caller** — a result carries the text computed from that call's own arguments;
 * **no hang** — the simulation ends (the virtual loop raises on a stall);
@@ -29,14 +29,13 @@ from typing import Any
 import anyio
 
 from mcp_sim.capabilities.context import Context
-from mcp_sim.protocol.errors import McpError
-from mcp_sim.roles.client import Client, OutcomeUnknown, RequestTimeout
+from mcp_sim.roles.client import Client
 from mcp_sim.roles.server import Server
 from mcp_sim.roles.server_session import serve
+from mcp_sim.scenarios.fault_lab import outcome_of as lab_outcome_of
 from mcp_sim.sim.world import Simulation
 from mcp_sim.trace.jsonl import dumps_jsonl
 from mcp_sim.transports import open_link
-from mcp_sim.transports.base import TransportClosed
 from mcp_sim.transports.faults import Faults, LinkFaults
 
 TRANSPORTS = ("memory", "stdio", "http")
@@ -88,16 +87,12 @@ def _server(executions: Counter[str]) -> Server:
 
 
 def outcome_of(exc: BaseException) -> str:
-    """The kind of outcome a call ended with."""
-    if isinstance(exc, OutcomeUnknown):
-        return "outcome-unknown"
-    if isinstance(exc, RequestTimeout):
-        return "timeout"
-    if isinstance(exc, McpError):
-        return "error"
-    if isinstance(exc, TransportClosed):
-        return "connection-lost"
-    return "other"
+    """The kind of outcome a call ended with, classified as the fault lab of chapter 06 does; an exception
+    it does not know is ``"other"``, which the soak reports as a problem."""
+    try:
+        return lab_outcome_of(exc)
+    except Exception:
+        return "other"
 
 
 def run_one(transport: str, revision: str, kind: str, seed: int, *, calls: int = 6) -> Run:
