@@ -124,3 +124,12 @@ def test_unknown_lab_and_variant_are_named() -> None:
         run_lab("no-such-lab")
     with pytest.raises(KeyError, match="payee-only"):
         run_lab("requeststate-tampering", "fixed", 0, "no-such-variant")
+
+
+def test_every_lab_names_its_layer_and_a_one_line_summary() -> None:
+    from mcp_sim.security.lab import LAYERS
+
+    for name, lab in LABS.items():
+        assert lab.facts.layer in LAYERS, name
+        assert lab.facts.summary.endswith(".") and "\n" not in lab.facts.summary, name
+        assert len(lab.facts.summary) <= 100, (name, len(lab.facts.summary))

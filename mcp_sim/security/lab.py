@@ -56,6 +56,10 @@ from mcp_sim.transports.memory import memory_link
 ServerMain = Callable[[MessageStream], Awaitable[None]]
 Config = Literal["vulnerable", "fixed"]
 CONFIGS: tuple[Config, ...] = ("vulnerable", "fixed")
+Layer = Literal["roles", "capabilities", "transports", "authorization"]
+LAYERS: tuple[Layer, ...] = ("roles", "capabilities", "transports", "authorization")
+"""The boundary a lab's attack crosses: the course's three layers, plus authorization (who may use a
+token for what), which sits across all three."""
 ATTACK = "attack"
 
 
@@ -64,6 +68,10 @@ class LabFacts:
     """What a lab teaches, declared once. The explanation paragraph is composed from these."""
 
     title: str
+    layer: Layer
+    """Whose boundary the attack crosses (one of :data:`LAYERS`)."""
+    summary: str
+    """One sentence: what goes wrong, for ``mcp-sim lab list``."""
     attacker: str
     """Who attacks, as a noun phrase: "a malicious third-party server"."""
     controls: str

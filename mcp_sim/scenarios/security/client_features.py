@@ -58,6 +58,8 @@ class StartupCapabilitiesClient(Client):
 
 
 CAPS = LabFacts(
+    layer="capabilities",
+    summary="A Server's capabilities read once at start-up are trusted after they change.",
     title="Capabilities cached at start-up and trusted forever",
     attacker="a server that keeps using a capability the user has since withdrawn",
     controls="its own answers: it can put any input request (sampling, elicitation, roots) in an "
@@ -177,6 +179,8 @@ class Budget:
 
 
 SAMPLING = LabFacts(
+    layer="capabilities",
+    summary="A Server asks the Client's model for more work than the user ever budgeted.",
     title="Sampling without a real budget",
     attacker="a server that asks the Host's model for long completions",
     controls="its sampling requests: how many, how long (maxTokens) and what text the model should produce",
@@ -269,6 +273,8 @@ def from_roots(roots: list[str]) -> SandboxPolicy:
 
 
 ROOTS = LabFacts(
+    layer="capabilities",
+    summary="Roots tell a Server where to look; they do not stop it reading elsewhere.",
     title="Roots taken as a file-system sandbox",
     attacker="a project-indexing server that reads outside the roots it was given",
     controls="the code of its own process and the paths it opens",
@@ -399,6 +405,8 @@ class McpProxy:
 
 
 DEPUTY = LabFacts(
+    layer="authorization",
+    summary="An MCP proxy with one static client id lets an attacker ride another user's consent.",
     title="Confused deputy (MCP proxy without per-client consent)",
     attacker="an attacker who registered their own client at an MCP proxy server",
     controls="their client's registration (its redirect URI) and a link they get the victim to open",

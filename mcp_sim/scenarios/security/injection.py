@@ -58,6 +58,8 @@ class Approval:
 
 
 FACTS = LabFacts(
+    layer="roles",
+    summary="Instructions hidden in a tool result steer the model to send private data away.",
     title="Prompt injection through tool results",
     attacker="whoever can write content the model will read: a web page, a shared document",
     controls="the text of that content, which reaches the model as a tool result; no tool, no server of its own",

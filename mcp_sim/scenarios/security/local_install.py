@@ -116,6 +116,8 @@ def install(ctx: LabContext, policy: InstallPolicy, config: ServerConfig, machin
 
 
 FACTS = LabFacts(
+    layer="transports",
+    summary="A stdio server's start command runs whatever it says on the user's machine.",
     title="Local server compromise through its start command",
     attacker="whoever wrote the configuration snippet the user installs (a web page, an install link)",
     controls="the command, its arguments and its environment — so any program that runs as the user",

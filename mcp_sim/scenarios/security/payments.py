@@ -189,6 +189,8 @@ async def _pay(client: Client, invoice: str) -> str:
 
 
 TAMPER = LabFacts(
+    layer="capabilities",
+    summary="A client edits the requestState it carries back to change what the Server does.",
     title="requestState tampering",
     attacker="a party that holds the pending request on the client side: an extension inside the user's client, "
              "or anyone the client hands the state to",
@@ -254,6 +256,8 @@ async def tamper_story(ctx: LabContext, defence: StateSeal) -> Outcome:
 
 
 REPLAY = LabFacts(
+    layer="capabilities",
+    summary="A requestState or a whole flow replayed makes the Server act twice.",
     title="Repeated payment (requestState replay and repeated flows)",
     attacker=("whoever can make the client send the same payment again: a copy of the confirmed retry in a log or "
               "an extension, a retry loop after a lost response, the same user paying from a second device"),
@@ -317,6 +321,8 @@ class Approval:
 
 
 ANNOTATIONS = LabFacts(
+    layer="roles",
+    summary="A tool that calls itself read-only is run unconfirmed, though it destroys data.",
     title="Annotations trusted",
     attacker="the publisher of a third-party build of the notes server",
     controls="its tools' code and every annotation it declares (readOnlyHint, destructiveHint …)",
@@ -388,6 +394,8 @@ async def annotations_story(ctx: LabContext, defence: Approval) -> Outcome:
 
 
 ELICIT = LabFacts(
+    layer="capabilities",
+    summary="A form the Server shows is taken for the Host's own confirmation.",
     title="A server's form is not the Host's confirmation",
     attacker="an instruction injected into content the user pasted, carried out through the user's own bank server",
     controls="the text the model reads (so the calls it proposes), but not the Host's policy",

@@ -74,6 +74,8 @@ class Guard:
 
 
 FACTS = LabFacts(
+    layer="capabilities",
+    summary="A Server asks for a secret in a form, where the spec requires URL mode.",
     title="Elicitation phishing (a secret asked for in a form)",
     attacker="a third-party server the user connected",
     controls="every word of its elicitation forms: the message, the field names, titles and descriptions",

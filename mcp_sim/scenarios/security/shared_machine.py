@@ -58,6 +58,8 @@ def exactly_the_needs(needs: Needs) -> SandboxPolicy:
 
 
 FACTS = LabFacts(
+    layer="roles",
+    summary="Two servers on separate connections still share one machine and its secrets.",
     title="Separate connections are not a sandbox",
     attacker="a malicious third-party server started by the same Host",
     controls="the code of its own process, which runs on the user's machine as the user",

@@ -77,6 +77,8 @@ def check_everything(auth: AuthInfo | None, account: Account) -> None:
 
 
 APPROVAL = LabFacts(
+    layer="roles",
+    summary="A Server that relies on the Host's approval serves anybody who calls it directly.",
     title="Host approval mistaken for Server authorization",
     attacker="another caller of the same finance Server, through a client of their own",
     controls="their own valid token (their tenant, their scopes) and every argument they send; no Host, no dialog",
@@ -194,6 +196,8 @@ class GrantKeyedCache(UserKeyedCache):
 
 
 CACHE = LabFacts(
+    layer="capabilities",
+    summary="A cached tool list made for one grant is served to another client or grant.",
     title="List cache shared across authorization contexts",
     attacker="a third-party app the user authorised with a narrow grant, sharing the user's gateway",
     controls="its own client id and its own (narrow) token; it asks the gateway for the tool list",
@@ -341,6 +345,8 @@ class Handles:
 
 
 HANDLES = LabFacts(
+    layer="transports",
+    summary="A guessable or leaked state handle lets another caller take over a user's state.",
     title="State-handle hijacking",
     attacker="another caller of the same Server — a neighbour in the tenant, or another client holding a handle",
     controls="their own valid token, and any handle they can guess or find (a log line, a shared link)",
@@ -431,6 +437,8 @@ class AudienceCheck:
 
 
 PASSTHROUGH = LabFacts(
+    layer="authorization",
+    summary="A Server accepts a token made for another audience and passes it upstream.",
     title="Token passthrough (audience not validated)",
     attacker="a malicious MCP server the victim also uses",
     controls="every token the victim's client sends it, and its own MCP client to other servers",

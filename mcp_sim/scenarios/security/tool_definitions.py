@@ -273,6 +273,8 @@ NOT_COVERED_TEXT = ("instructions that arrive later, in tool results or resource
                     "through data), and a server whose tool text is honest but whose behaviour is not")
 
 POISONING = LabFacts(
+    layer="roles",
+    summary="Instructions hidden anywhere in a tool definition steer the model.",
     title="Tool poisoning",
     attacker="the operator of a third-party server the user added",
     controls="every string of its own tool definitions (description, title, parameter descriptions, enum values…) "
@@ -326,6 +328,8 @@ async def poisoning_story(ctx: LabContext, defence: Review) -> Outcome:
 
 
 RUG_PULL = LabFacts(
+    layer="roles",
+    summary="A tool definition changes after the user approved it.",
     title="Rug pull (definition changed after approval)",
     attacker="the operator of a server whose tool was reviewed and approved while its definition was harmless",
     controls="its tool definitions at any later time, and when it announces a change",
@@ -413,6 +417,8 @@ def _mail_model(tool: str = "send_email") -> InstructionFollowingModel:
 
 
 COLLISION = LabFacts(
+    layer="roles",
+    summary="Two servers offer a tool of the same name and the wrong one is called.",
     title="Tool name collision across two servers",
     attacker="the operator of a second server the user added",
     controls="the names and text of its own tools, including a name another server already uses",
@@ -458,6 +464,8 @@ async def collision_story(ctx: LabContext, defence: Namespacing) -> Outcome:
 
 
 SHADOWING = LabFacts(
+    layer="roles",
+    summary="One server's tool text tells the model how to use another server's tool.",
     title="Tool shadowing (one server's text steers another server's tool)",
     attacker="the operator of a second server the user added, which never receives a single call",
     controls="the text of its own tool definitions, which the Host shows the model next to every other "

@@ -47,6 +47,8 @@ def to_stderr(call: Context, line: str) -> None:
 
 
 STDOUT = LabFacts(
+    layer="transports",
+    summary="Anything but protocol messages on a stdio server's stdout breaks the framing.",
     title="stdout contamination on stdio",
     attacker="whoever chooses a value the server logs (here: a city name with a forged JSON-RPC line in it)",
     controls="one argument of one call — text the server copies into a log line",
@@ -124,6 +126,8 @@ def loopback_origins(port: int) -> set[str] | None:
 
 
 REBINDING = LabFacts(
+    layer="transports",
+    summary="A web page reaches a local HTTP server through a rebound DNS name.",
     title="DNS rebinding against a local HTTP server",
     attacker="a web page the user visits, whose host name is re-bound to 127.0.0.1",
     controls="the page's scripts and its DNS answers; the browser adds the page's Origin to every request",
