@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeGuard
 
 import anyio
 from anyio.abc import TaskGroup
@@ -562,7 +562,7 @@ class HttpClientStream:
         self._listening = False
 
 
-def _names_version_in_header(version: str | None) -> bool:
+def _names_version_in_header(version: str | None) -> TypeGuard[str]:
     """Whether a client of ``version`` sends ``MCP-Protocol-Version`` on its HTTP requests: the header
     arrived with 2025-06-18, so a 2025-03-26 or 2024-11-05 client never sends it."""
-    return bool(version) and MCP_PROTOCOL_VERSION in revision_at(str(version)).http_headers
+    return version is not None and MCP_PROTOCOL_VERSION in revision_at(version).http_headers
