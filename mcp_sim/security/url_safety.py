@@ -150,11 +150,10 @@ def check_url(url: str, resolve: Resolver = no_dns, *, allow_loopback_http: bool
     if not addresses:
         raise UrlRefused(url, f"{host} does not resolve")
     for address in addresses:
-        try:
-            check_address(address, allow_loopback=allow_loopback_http)
-        except UrlRefused as refused:
-            shown = host if literal is None else parts.netloc
-            raise UrlRefused(url, f"{shown} → {refused.rule}") from None
+        kind = _kind(address)
+        if kind is not None and not (allow_loopback_http and address.is_loopback):
+            where = str(address) if literal is not None else f"{host} resolves to {address}, which"
+            raise UrlRefused(url, f"{where} is {kind}; a URL learned from a server must reach a public address")
 
 
 def _address(text: str, url: str) -> IPAddress:

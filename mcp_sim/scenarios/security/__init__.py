@@ -26,6 +26,7 @@ import mcp_sim.scenarios.security.local_install as local_install
 import mcp_sim.scenarios.security.payments as payments
 import mcp_sim.scenarios.security.phishing as phishing
 import mcp_sim.scenarios.security.shared_machine as shared_machine
+import mcp_sim.scenarios.security.ssrf_labs as ssrf_labs
 import mcp_sim.scenarios.security.tenants as tenants
 import mcp_sim.scenarios.security.tool_definitions as tool_definitions
 import mcp_sim.scenarios.security.transports_labs as transports_labs
@@ -43,7 +44,7 @@ def _table(*labs: Lab) -> Mapping[str, Lab]:
 
 LABS: Final = _table(*client_features.LABS, *payments.LABS, *shared_machine.LABS, *tenants.LABS,
                      *tool_definitions.LABS, *transports_labs.LABS, *local_install.LABS,
-                     *phishing.LABS, *injection.LABS)
+                     *phishing.LABS, *injection.LABS, *ssrf_labs.LABS)
 """Every lab by name (read-only)."""
 
 
