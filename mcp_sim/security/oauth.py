@@ -54,7 +54,9 @@ __all__ = [
     "PRM_PATH",
     "OAuthAuthorizationServer",
     "RegisteredClient",
+    "RedirectMatch",
     "ScriptedUser",
+    "exact_redirect_match",
     "form_body",
     "json_response",
     "protected_resource_metadata",
@@ -71,6 +73,18 @@ PRM_PATH = "/.well-known/oauth-protected-resource"
 FORM = "application/x-www-form-urlencoded"
 
 Discovery = Literal["oauth", "oidc"]
+RedirectMatch = Callable[[str, Collection[str]], bool]
+"""How an authorization server compares the ``redirect_uri`` of a request with a client's registered
+ones: ``match(asked, registered) -> bool``."""
+
+
+def exact_redirect_match(asked: str, registered: Collection[str]) -> bool:
+    """OAuth 2.1's rule: the ``redirect_uri`` equals a registered one, character for character.
+
+    Anything looser — a prefix, a pattern, "same host" — lets an attacker pick an address that passes
+    the comparison but delivers the code elsewhere (``https://app.example@evil.example/``, a lookalike
+    host, a page on the same host that someone else controls)."""
+    return asked in registered
 
 
 def s256(verifier: str) -> str:
@@ -171,6 +185,8 @@ class OAuthAuthorizationServer:
     code_ttl_ms: float = 60_000.0
     client_documents: Callable[[str], dict[str, Any] | None] | None = None
     """Fetches a Client ID Metadata Document by its URL (``None``: such client ids are not accepted)."""
+    redirect_match: RedirectMatch = exact_redirect_match
+    """How a request's ``redirect_uri`` is compared with the registered ones (exact, as OAuth 2.1 says)."""
     clients: dict[str, RegisteredClient] = field(default_factory=dict)
     _codes: dict[str, _Grant] = field(default_factory=dict)
     _refresh: dict[str, _Grant] = field(default_factory=dict)
@@ -281,7 +297,7 @@ class OAuthAuthorizationServer:
         if client is None:
             return _error(400, "invalid_client", "unknown client_id")
         redirect_uri = q.get("redirect_uri", "")
-        if redirect_uri not in client.redirect_uris:
+        if not self.redirect_match(redirect_uri, client.redirect_uris):
             return _error(400, "invalid_request",
                           f"redirect_uri {redirect_uri!r} is not registered for this client (exact match)")
         state = q.get("state")
