@@ -186,6 +186,8 @@ class OAuthAuthorizationServer:
     client_documents: Callable[[str], dict[str, Any] | None] | None = None
     """Fetches a Client ID Metadata Document by its URL (``None``: such client ids are not accepted)."""
     redirect_match: RedirectMatch = exact_redirect_match
+    sends_iss: bool = True
+    """Whether the authorization response carries ``iss`` (RFC 9207; older servers do not)."""
     """How a request's ``redirect_uri`` is compared with the registered ones (exact, as OAuth 2.1 says)."""
     clients: dict[str, RegisteredClient] = field(default_factory=dict)
     _codes: dict[str, _Grant] = field(default_factory=dict)
@@ -220,7 +222,7 @@ class OAuthAuthorizationServer:
             "grant_types_supported": ["authorization_code", "refresh_token"],
             "token_endpoint_auth_methods_supported": ["none"],
             "code_challenge_methods_supported": ["S256"],
-            "authorization_response_iss_parameter_supported": True,
+            "authorization_response_iss_parameter_supported": self.sends_iss,
         })
         return document
 
@@ -303,7 +305,9 @@ class OAuthAuthorizationServer:
         state = q.get("state")
 
         def back(**fields: str) -> HttpResponse:
-            out = {**fields, **({"state": state} if state is not None else {}), "iss": self.issuer}
+            out = {**fields, **({"state": state} if state is not None else {})}
+            if self.sends_iss:
+                out["iss"] = self.issuer
             return HttpResponse(302, Headers({"Location": f"{redirect_uri}?{urlencode(out)}"}))
 
         if q.get("response_type") != "code":
