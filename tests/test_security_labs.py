@@ -16,7 +16,7 @@ EXPECTED = {
     "name-collision", "tool-shadowing", "token-passthrough", "confused-deputy", "capabilities-cached",
     "sampling-unbounded", "roots-not-sandbox", "elicitation-as-approval", "dns-rebinding", "state-handle-hijacking",
     "local-server-compromise", "elicitation-phishing", "prompt-injection-results", "ssrf-metadata-discovery",
-    "redirect-uri-manipulation",
+    "redirect-uri-manipulation", "as-mix-up",
 }
 
 
@@ -52,6 +52,7 @@ OBTAINED = {
     "prompt-injection-results": lambda e: e["leaked"],
     "ssrf-metadata-discovery": lambda e: e["internal_requests"],
     "redirect-uri-manipulation": lambda e: e["files_obtained"],
+    "as-mix-up": lambda e: e["files_obtained"],
 }
 
 # Variants the vulnerable configuration happens to resist too (the fixed one must still hold).

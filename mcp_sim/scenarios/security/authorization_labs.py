@@ -1,18 +1,19 @@
 """Labs about who receives an authorization code: OAuth flows run on the simulated authorization server.
 
-* ``redirect-uri-manipulation`` — an authorization server that compares redirect URIs loosely sends a
-  code for a real client to an address the attacker picked;
 * ``confused-deputy`` — an MCP proxy with one static client id at a third-party authorization server
   forwards any client's request, and the user's remembered consent there sends the code to the
-  attacker (:mod:`mcp_sim.scenarios.security.deputy`, for the proxy itself);
-* ``as-mix-up`` — a client of several authorization servers redeems an honest server's code at the
-  attacker's (:mod:`mcp_sim.scenarios.security.mixup`).
+  attacker;
+* ``redirect-uri-manipulation`` — an authorization server that compares redirect URIs loosely sends a
+  code for a real client to an address the attacker picked.
 
-This module holds what they share: the user's :class:`Browser` (it follows redirects, keeps cookies
-and asks its person on a consent page), a :class:`LoggingSite` (a web server that remembers what it
-was sent: where an attacker reads a stolen code), and the MCP Server whose data the attacker is after.
-Every OAuth step is a real exchange with :class:`~mcp_sim.security.oauth.OAuthAuthorizationServer` on
-the simulated web, recorded in the trace with tokens redacted.
+(``as-mix-up`` lives in :mod:`mcp_sim.scenarios.security.mixup_lab` and reuses this module's helpers.)
+
+This module also holds what these labs share: the user's :class:`Browser` (it follows redirects, keeps
+cookies and asks its person on a consent page), a :class:`LoggingSite` (a web server that remembers
+what it was sent: where an attacker reads a stolen code), and the MCP Server whose data the attacker is
+after. Every OAuth step is a real exchange on the simulated web, recorded in the trace with tokens
+redacted; the third party and the authorization servers are
+:class:`~mcp_sim.security.oauth.OAuthAuthorizationServer`.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ from mcp_sim.security.oauth_web import DocumentSite, SimulatedWeb
 from mcp_sim.security.tokens import AuthorizationServer, TokenRejected
 from mcp_sim.transports.http import Headers, HttpRequest, HttpResponse
 
-__all__ = ["LABS", "Browser", "LoggingSite", "RedirectMatching", "origin_prefix_match", "private_files"]
+__all__ = ["LABS", "Browser", "LoggingSite", "McpProxy", "ProxyRules", "RedirectMatching", "files_seen", "origin_prefix_match",
+           "private_files", "redeem"]
 
 
 def origin(url: str) -> str:
@@ -206,11 +208,11 @@ async def redirect_story(ctx: LabContext, defence: RedirectMatching) -> Outcome:
     app = login.preregister("Files app", [f"https://{app_host}/callback"])
     app_site, evil_site = LoggingSite(f"web/{app_host}"), LoggingSite(f"web/{evil_host}")
     prm_url = "https://files.example/.well-known/oauth-protected-resource/mcp"
-    for where, site in ((issuer, login), (f"https://{app_host}", app_site), (f"https://{evil_host}", evil_site),
-                        (f"https://{app_host}.{evil_host}", evil_site),
-                        ("https://files.example", DocumentSite("server/files", {
-                            "/.well-known/oauth-protected-resource/mcp":
-                                protected_resource_metadata(resource, [issuer], ["files:read"])}))):
+    prm = DocumentSite("server/files", {"/.well-known/oauth-protected-resource/mcp":
+                                        protected_resource_metadata(resource, [issuer], ["files:read"])})
+    sites: dict[str, Any] = {issuer: login, f"https://{app_host}": app_site, f"https://{evil_host}": evil_site,
+                             f"https://{app_host}.{evil_host}": evil_site, "https://files.example": prm}
+    for where, site in sites.items():
         web.add(where, site)
     server, files = private_files(ctx, victim)
 
@@ -468,8 +470,9 @@ async def deputy_story(ctx: LabContext, defence: ProxyRules) -> Outcome:
     ide_redirect = f"http://127.0.0.1:{rng.randint(30000, 40000)}/callback"
     evil_host = f"{pick_name(rng, 'server')}.example"
     ide_site, evil_site = LoggingSite("victim's IDE (loopback)"), LoggingSite(f"web/{evil_host}")
-    for where, site in ((upstream, third), (proxy_url, proxy), (origin(ide_redirect), ide_site),
-                        (f"https://{evil_host}", evil_site)):
+    sites: dict[str, Any] = {upstream: third, proxy_url: proxy, origin(ide_redirect): ide_site,
+                             f"https://{evil_host}": evil_site}
+    for where, site in sites.items():
         web.add(where, site)
     server, repos = private_files(ctx, victim, "proxy")
 

@@ -21,10 +21,16 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 from urllib.parse import urlencode, urlsplit
 
-from mcp_sim.scenarios.security.authorization_labs import Browser, LoggingSite, files_seen, private_files, redeem
+from mcp_sim.scenarios.security.authorization_labs import (
+    Browser,
+    LoggingSite,
+    files_seen,
+    private_files,
+    redeem,
+)
 from mcp_sim.security.identity import User, pick_name
 from mcp_sim.security.lab import Lab, LabContext, LabFacts, Outcome
 from mcp_sim.security.oauth import (
@@ -89,12 +95,12 @@ def check_issuer(request: Request, arrived_at: str, response: dict[str, str]) ->
     """The fix: the response must arrive at that server's own redirect URI, and its ``iss`` must be
     exactly that server's issuer — and may be missing only if that server does not send ``iss``."""
     iss = response.get("iss")
-    if arrived_at != request.redirect_uri:
-        return f"the response arrived at {arrived_at}, not at the redirect URI of {request.issuer}"
-    if iss is None and request.sends_iss:
-        return f"the response has no iss although {request.issuer} sends one"
     if iss is not None and iss != request.issuer:
         return f"the response's iss is {iss}, but the request went to {request.issuer}"
+    if iss is None and request.sends_iss:
+        return f"the response has no iss although {request.issuer} sends one"
+    if arrived_at != request.redirect_uri:
+        return f"the response arrived at {arrived_at}, not at the redirect URI of {request.issuer}"
     return None
 
 
@@ -175,7 +181,7 @@ class MixUpServer:
                 "code_challenge_methods_supported": ["S256"], "response_types_supported": ["code"],
                 "authorization_response_iss_parameter_supported": self.sends_iss})
         if path == "/register":
-            return json_response(201, {"client_id": f"client_{len(self.issuer)}"})
+            return json_response(201, {"client_id": "client_desk"})
         if path == "/authorize":
             asked = read_form(query)
             client_id, redirect_uri = self.honest_client()
@@ -228,7 +234,8 @@ async def mixup_story(ctx: LabContext, defence: IssuerCheck) -> Outcome:
     desk = LoggingSite("web/desk.example")
     mixer = MixUpServer(attacker_issuer, honest, lambda: (client.client_ids[honest], defence.redirect_for(honest)),
                         resource, sends_iss=ctx.variant != "missing-iss")
-    for where, site in ((honest, login), (attacker_issuer, mixer), (CLIENT_SITE, desk)):
+    sites: dict[str, Any] = {honest: login, attacker_issuer: mixer, CLIENT_SITE: desk}
+    for where, site in sites.items():
         web.add(where, site)
     server, files = private_files(ctx, victim)
     browser = Browser(web, "browser (user)")
