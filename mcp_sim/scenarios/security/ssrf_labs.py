@@ -29,7 +29,7 @@ from mcp_sim.security.oauth import OAuthAuthorizationServer, ScriptedUser, prote
 from mcp_sim.security.oauth_client import OAuthClient, OAuthFailed, with_authorization
 from mcp_sim.security.oauth_web import ResourceSite, SimulatedWeb
 from mcp_sim.security.tokens import AuthorizationServer, TokenRejected
-from mcp_sim.security.url_safety import Resolver, check_url
+from mcp_sim.security.url_safety import Resolver, check_url, parse_ip
 from mcp_sim.sim.world import Simulation
 from mcp_sim.transports.http import JSON, Headers, HttpRequest, HttpResponse, HttpStatusError
 from mcp_sim.transports.http_server import SimulatedHttpServer
@@ -149,7 +149,7 @@ class Network:
         for origin in origins:
             self.web.add(origin, site)
             host = urlsplit(origin).hostname or ""
-            if not host[:1].isdigit() and ":" not in host:
+            if ":" not in host and parse_ip(host) is None:  # a name, not an address literal
                 self.dns[host] = [address]
 
     def resolve(self, host: str) -> list[str]:
