@@ -12,9 +12,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from mcp_sim.protocol.revisions import LATEST
-from mcp_sim.scenarios.security import LABS, run_lab
+from mcp_sim.scenarios.security import LABS, mixup_lab, run_lab, ssrf_labs
 from mcp_sim.scenarios.security import authorization_labs as auth_labs
-from mcp_sim.scenarios.security import mixup_lab, ssrf_labs
 from mcp_sim.security.oauth import exact_redirect_match
 from mcp_sim.security.oauth_client import OAuthFailed
 from mcp_sim.security.url_safety import Resolver, check_url
