@@ -21,7 +21,8 @@ What it serves:
   favour of those documents.
 * **the authorization endpoint** — ``GET /authorize``: the user's browser arrives here. The AS
   checks the ``redirect_uri`` *exactly* against the registered ones (before anything else: an AS
-  must never redirect to an unregistered address), demands PKCE with ``S256`` (``plain`` is
+  must never redirect to an unregistered address; ``redirect_match`` holds that comparison, so a
+  security lab can show what a looser one lets through), demands PKCE with ``S256`` (``plain`` is
   refused), asks the signed-in user (a scripted :class:`ScriptedUser`), and redirects back with a
   one-time ``code``, the client's ``state`` and its own ``iss``.
 * **the token endpoint** — ``POST /token`` (form-encoded): ``authorization_code`` (the verifier must
