@@ -211,7 +211,7 @@ def notes_server(deployment: Callable[[], Deployment]) -> Server:
         if answer.status != 200:
             raise RuntimeError(f"the calendar API answered {answer.status}: "
                                f"{answer.headers.get('WWW-Authenticate') or answer.body}")
-        return ", ".join(json.loads(answer.body)["events"])
+        return ", ".join(json.loads(answer.body or "{}")["events"])
 
     return server
 
