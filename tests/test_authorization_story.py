@@ -265,7 +265,7 @@ def test_sequence_diagram_draws_oauth_exchanges_as_arrows() -> None:
     run = story_run("first-call", LATEST)
     svg = SequenceDiagram(run.recorder).to_svg()
     for text in ("→ GET /.well-known/oauth-protected-resource/mcp", "→ POST /register", "→ GET /authorize",
-                 "← 302 Found", "→ POST /token", "⚿ OAuth HTTP", "browser"):
+                 "← 302 Found", "→ POST /token", "⇄ OAuth HTTP", "browser"):
         assert text in svg, text
 
 

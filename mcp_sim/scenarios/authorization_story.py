@@ -55,6 +55,7 @@ from mcp_sim.security.oauth import (
     ScriptedUser,
     json_response,
     protected_resource_metadata,
+    read_form,
     s256,
 )
 from mcp_sim.security.oauth_client import OAuthClient, OAuthFailed, TokenSet, with_authorization
@@ -446,8 +447,6 @@ async def _expect_failure(world: Deployment, run: AuthRun, name: str) -> None:
 
 
 def _query(location: str) -> list[tuple[str, str]]:
-    from mcp_sim.security.oauth import read_form
-
     return sorted(read_form(urlsplit(location).query).items())
 
 

@@ -83,7 +83,7 @@ def time_badges(event: TraceEvent) -> list[str]:
     elif event.method == "notifications/cancelled" and event.kind == "notification":
         out.append("⊘ cancel")
     if event.kind == "transport":
-        out.append("⚿ OAuth HTTP" if OAUTH in event.marks else "↯ transport")
+        out.append("⇄ OAuth HTTP" if OAUTH in event.marks else "↯ transport")
     return out
 
 

@@ -51,7 +51,7 @@ SequenceDiagram(modern.recorder, title="From the first 401 to a working tools/ca
 
 # %% [markdown]
 # Every row between the two `server/discover` requests is plain HTTP — OAuth is not JSON-RPC. The
-# diagram draws those exchanges as arrows marked `⚿ OAuth HTTP`. Here they are as a list, with the
+# diagram draws those exchanges as arrows marked `⇄ OAuth HTTP`. Here they are as a list, with the
 # headers that matter (`http_exchanges()` reads them back from the trace):
 
 # %%
