@@ -179,8 +179,12 @@ class Deployment:
 
 
 def notes_server(deployment: Callable[[], Deployment]) -> Server:
-    """The notes MCP Server: ``read_notes`` (scope ``notes:read``), ``write_note`` (``notes:write``)
-    and ``agenda``, which asks the calendar API upstream for today's events."""
+    """The notes MCP Server: ``read_notes`` (any valid token; the ``401`` suggests ``notes:read``),
+    ``write_note`` (needs ``notes:write``) and ``agenda``, which asks the calendar API upstream for
+    today's events.
+
+    ``deployment`` returns the deployment the server runs in: the ``agenda`` tool needs it (the web,
+    the server's own OAuth client), and it is built after the server."""
     server = Server("notes", version="1.0.0")
 
     @server.tool()
@@ -206,6 +210,8 @@ def notes_server(deployment: Callable[[], Deployment]) -> Server:
         answer = await world.web.fetch("server/notes", "GET", f"{UPSTREAM}/events",
                                        headers={"Authorization": f"Bearer {token}"} if token else {})
         if answer.status == 401 and not world.passthrough:
+            # The server's own flow. A real server would send the user to the authorization URL
+            # (URL-mode elicitation does that); here the scripted user's browser follows it.
             token = await world.upstream.on_challenge(answer)
             answer = await world.web.fetch("server/notes", "GET", f"{UPSTREAM}/events",
                                            headers={"Authorization": f"Bearer {token}"})
