@@ -69,9 +69,10 @@ def _shown_headers(headers: Headers) -> dict[str, str]:
 
 class Site(Protocol):
     """Anything that answers HTTP requests without waiting: an authorization server, a metadata
-    endpoint. ``participant`` names it in the trace."""
+    endpoint. ``participant`` names it in the trace (an attribute or a property)."""
 
-    participant: str
+    @property
+    def participant(self) -> str: ...
 
     def serve(self, request: HttpRequest) -> HttpResponse: ...
 
