@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
+import mcp_sim.scenarios.security.behaviour as behaviour
 import mcp_sim.scenarios.security.client_features as client_features
 import mcp_sim.scenarios.security.injection as injection
 import mcp_sim.scenarios.security.local_install as local_install
@@ -44,7 +45,8 @@ def _table(*labs: Lab) -> Mapping[str, Lab]:
 
 LABS: Final = _table(*client_features.LABS, *payments.LABS, *shared_machine.LABS, *tenants.LABS,
                      *tool_definitions.LABS, *transports_labs.LABS, *local_install.LABS,
-                     *phishing.LABS, *injection.LABS, *sessions.LABS)
+                     *phishing.LABS, *injection.LABS, *sessions.LABS,
+                     *behaviour.LABS)
 """Every lab by name (read-only)."""
 
 
