@@ -26,6 +26,7 @@ import mcp_sim.scenarios.security.injection as injection
 import mcp_sim.scenarios.security.local_install as local_install
 import mcp_sim.scenarios.security.payments as payments
 import mcp_sim.scenarios.security.phishing as phishing
+import mcp_sim.scenarios.security.sampling_labs as sampling_labs
 import mcp_sim.scenarios.security.sessions as sessions
 import mcp_sim.scenarios.security.shared_machine as shared_machine
 import mcp_sim.scenarios.security.tenants as tenants
@@ -46,7 +47,7 @@ def _table(*labs: Lab) -> Mapping[str, Lab]:
 LABS: Final = _table(*client_features.LABS, *payments.LABS, *shared_machine.LABS, *tenants.LABS,
                      *tool_definitions.LABS, *transports_labs.LABS, *local_install.LABS,
                      *phishing.LABS, *injection.LABS, *sessions.LABS,
-                     *behaviour.LABS)
+                     *sampling_labs.LABS, *behaviour.LABS)
 """Every lab by name (read-only)."""
 
 
