@@ -15,7 +15,8 @@ EXPECTED = {
     "requeststate-tampering", "requeststate-replay", "stdio-stdout-contamination", "tool-poisoning", "rug-pull",
     "name-collision", "tool-shadowing", "token-passthrough", "confused-deputy", "capabilities-cached",
     "sampling-unbounded", "roots-not-sandbox", "elicitation-as-approval", "dns-rebinding", "state-handle-hijacking",
-    "local-server-compromise", "elicitation-phishing", "prompt-injection-results",
+    "local-server-compromise", "elicitation-phishing", "prompt-injection-results", "session-hijacking",
+    "sampling-injection", "sampling-context-leak", "behaviour-rug-pull",
 }
 
 
@@ -49,6 +50,10 @@ OBTAINED = {
     "local-server-compromise": lambda e: e["received_by_collector"],
     "elicitation-phishing": lambda e: e["received_by_server"],
     "prompt-injection-results": lambda e: e["leaked"],
+    "session-hijacking": lambda e: e["stolen"] or e["injected"],
+    "sampling-injection": lambda e: e["forwarded_to_attacker"],
+    "sampling-context-leak": lambda e: e["leaked"],
+    "behaviour-rug-pull": lambda e: e["leaked"],
 }
 
 # Variants the vulnerable configuration happens to resist too (the fixed one must still hold).
