@@ -90,18 +90,17 @@ class ObedientModel(ScriptedModel):
 
     async def sample(self, params: Mapping[str, Any]) -> dict[str, Any]:
         system = reveal(str(params.get("systemPrompt") or ""))
-        shown = [reveal(text) for text in sampling_texts({**params, "systemPrompt": None})]
-        facts, appended = [], []
-        for i, text in enumerate([system, *shown]):
-            for sentence in (s.strip() for s in _SENTENCE.split(text) if s.strip()):
-                order = _APPEND.search(sentence)
-                if order:
-                    appended.append(order["line"].strip())
-                elif i > 0:  # the system prompt is obeyed, not repeated
-                    facts.append(sentence)
+        messages = [reveal(text) for text in sampling_texts({**params, "systemPrompt": None})]
+        facts = [s for text in messages for s in _sentences(text) if not _APPEND.search(s)]
+        appended = [order["line"].strip() for text in [system, *messages] for s in _sentences(text)
+                    if (order := _APPEND.search(s))]  # the system prompt is obeyed, not repeated
         reply = "\n".join([" ".join(facts), *appended])
         return {"role": "assistant", "content": {"type": "text", "text": reply}, "model": self.name,
                 "stopReason": "endTurn"}
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text) if s.strip()]
 
 
 def _sampled_text(result: Mapping[str, Any]) -> str:
@@ -136,9 +135,13 @@ def review_text(server: str, text: str) -> tuple[str, list[str]]:
     """``text`` with hidden characters revealed and every sentence that carries a sign of an order to the
     model removed (the review :func:`~mcp_sim.security.host_policy.review_definition` applies to tool
     text); also the sentences removed."""
-    kept, removed = [], []
+    kept: list[str] = []
+    removed: list[str] = []
     for sentence in _SENTENCE.split(reveal(text)):
-        (removed if review_definition(server, {"description": sentence}) else kept).append(sentence)
+        if review_definition(server, {"description": sentence}):
+            removed.append(sentence)
+        else:
+            kept.append(sentence)
     return " ".join(kept), removed
 
 
@@ -250,14 +253,16 @@ async def injection_story(ctx: LabContext, defence: Mediation) -> Outcome:
         with ctx.attack(when=lambda e: e.method in ("sampling/createMessage", "tools/call")):
             answer = await host.chat(f"Please polish my draft: {draft}")
     stolen = delivered.get(attacker, [])
+    edited = [cut for e in ctx.recorder.events if e.kind == "app" and e.message and "removed" in e.message
+              for cut in e.message["removed"]]
     return Outcome(
         succeeded=bool(stolen),
         evidence={"attacker": attacker, "order": order, "where": ctx.variant, "sampled": got, "answer": answer,
                   "forwarded_to_attacker": stolen, "variant": ctx.variant},
         legitimate=bool(got) and draft in got[0],
         obtained=f"had the user's model call forward_inbox(to={attacker}) and received {len(stolen)} messages",
-        stopped_by=("the user saw the request with its hidden text and the order was edited out; the answer went "
-                    "back only to the writing assistant"),
+        stopped_by=(f"the user saw the request with its hidden text revealed and edited out {len(edited)} "
+                    f"sentence(s) ({' | '.join(edited)}); the answer went back only to {writer.name}"),
     )
 
 
