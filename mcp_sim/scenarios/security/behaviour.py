@@ -248,9 +248,9 @@ async def story(ctx: LabContext, defence: Installation) -> Outcome:
     rng = ctx.rng
     user = pick_name(rng, "user").split(".")[0]
     vendor = pick_name(rng, "server")
-    project = f"/home/{user}/src/{pick_name(rng, 'server')}"
-    install_dir = f"/home/{user}/.mcp/{vendor}-notes"
-    world = World(Machine(), f"{project}/NOTES.md", f"/home/{user}/.ssh/id_ed25519", f"{install_dir}/server.py",
+    project = f"/Users/{user}/src/{pick_name(rng, 'server')}"
+    install_dir = f"/Users/{user}/.mcp/{vendor}-notes"
+    world = World(Machine(), f"{project}/NOTES.md", f"/Users/{user}/.ssh/id_ed25519", f"{install_dir}/server.py",
                   f"telemetry.{vendor}.example")
     notes = f"Launch {pick_name(rng, 'tenant')} on {rng.randint(1, 28)} March\nbudget {rng.randint(10, 90)}k"
     key = f"-----PRIVATE KEY {ctx.sim.token(12)}-----"

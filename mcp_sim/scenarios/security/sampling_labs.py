@@ -168,6 +168,10 @@ class ReviewedSampling(SamplingMediator):
         host.say(USER, HOST, f"send it, without: {' | '.join(removed)}" if removed else "send it as it is")
         return edited
 
+    async def result(self, host: Any, server: str, result: dict[str, Any]) -> dict[str, Any]:
+        host.say(HOST, USER, f"the answer {server} will get (and nobody else): {_sampled_text(result)[:80]}")
+        return result
+
 
 @dataclass(frozen=True)
 class Mediation:
