@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 import pytest
 from test_fidelity import _check_trace
+from test_security_defences import _world
 
 import mcp_sim.scenarios.security.behaviour as behaviour
 import mcp_sim.scenarios.security.sampling_labs as sampling_labs
@@ -161,6 +162,13 @@ def test_lab_modules_never_ask_which_configuration_runs(module: Any) -> None:
             assert node.attr not in ("fixed", "config"), ast.unparse(node)
         if isinstance(node, ast.Constant) and node.value in ("fixed", "vulnerable"):
             assert id(node) in declared, f"{module.__name__} names a configuration outside LABS"
+
+
+@pytest.mark.parametrize(("lab", "variant"), [(lab, v) for lab in NEW_LABS for v in LABS[lab].variants])
+def test_every_variant_builds_the_same_world_in_both_configurations(monkeypatch: pytest.MonkeyPatch, lab: str,
+                                                                     variant: str) -> None:
+    vulnerable = _world(monkeypatch, lab, "vulnerable", 4, variant)
+    assert vulnerable and vulnerable == _world(monkeypatch, lab, "fixed", 4, variant)
 
 
 @pytest.mark.parametrize("lab", NEW_LABS)

@@ -205,7 +205,8 @@ async def story(ctx: LabContext, defence: Sessions) -> Outcome:
     token = None if ctx.variant == "leaked-id" else token_of[attacker.subject]
     probe = Attacker(http.connect("mail-attacker-raw", token=token, revision=REVISION), token)
     stolen: list[str] = []
-    with ctx.attack(links=("mail-attacker-raw",)):
+    with ctx.attack(when=lambda e: e.link == "mail-attacker-raw"
+                    or (e.link == "mail-victim" and e.method == "notifications/message")):
         for session_id in candidates:
             if ctx.variant == "event-injection":
                 await probe.call(session_id, "remind_me", {"text": injection}, 9000 + ctx.sim.next_number("probe"))
