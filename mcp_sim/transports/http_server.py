@@ -236,9 +236,10 @@ class SimulatedHttpServer:
             exchange.respond(metadata)
             return "answered"
         auth, rejection = self._authenticate(headers, request)
-        known = self.sessions.get(headers.get(MCP_SESSION_ID) or "")
-        if rejection is not None and known is not None and self.session_policy.id_authenticates:
-            auth, rejection = known.auth, None  # the mistake: the session id stood in for the token
+        if rejection is not None and self.session_policy.id_authenticates:
+            known = self.sessions.get(headers.get(MCP_SESSION_ID) or "")
+            if known is not None:  # the mistake: a known session id stands in for the token
+                auth, rejection = known.auth, None
         if rejection is not None:
             exchange.respond(rejection)
             return "answered"

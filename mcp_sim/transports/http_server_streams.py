@@ -65,7 +65,7 @@ class SessionPolicy:
     def admits(self, opened_by: AuthInfo | None, caller: AuthInfo | None) -> bool:
         """May ``caller`` use a session that ``opened_by`` opened?"""
         if not self.bind_to_user or opened_by is None:
-            return True
+            return True  # (an endpoint without tokens knows no user to bind to)
         return caller is not None and (caller.subject, caller.tenant) == (opened_by.subject, opened_by.tenant)
 
 

@@ -186,7 +186,8 @@ async def story(ctx: LabContext, defence: Sessions) -> Outcome:
     mine, victim_stream = await open_client(victim.subject, "mail-victim")
     own = (await mine.call_tool("read_inbox", {}))["content"][0]["text"]
     for i, other in enumerate(others):
-        await (await open_client(other.subject, f"mail-colleague-{i + 1}"))[0].call_tool("read_inbox", {})
+        colleague, _ = await open_client(other.subject, f"mail-colleague-{i + 1}")
+        await colleague.call_tool("read_inbox", {})
     victim_id = victim_stream.session_id
     assert victim_id is not None
     theirs, attacker_stream = await open_client(attacker.subject, "mail-attacker")
