@@ -222,6 +222,7 @@ async def story(ctx: LabContext, defence: Sessions) -> Outcome:
                 stolen.extend(line for line in (text or "").splitlines() if line in inboxes[victim.subject])
         await anyio.sleep(1)  # what was pushed reaches the victim's open GET stream
     injected = [text for text in pushed if text == injection]
+    again = (await mine.call_tool("read_inbox", {}))["content"][0]["text"]  # the victim's session still works
     for client in (mine, theirs):
         await client.close()
     return Outcome(
@@ -230,7 +231,7 @@ async def story(ctx: LabContext, defence: Sessions) -> Outcome:
                   "attacker_session": their_id, "tried": candidates, "attacker_token": token is not None,
                   "stolen": sorted(set(stolen)), "injected": injected, "refusals": probe.refusals,
                   "variant": ctx.variant},
-        legitimate=own.splitlines() == inboxes[victim.subject],
+        legitimate=own.splitlines() == again.splitlines() == inboxes[victim.subject],
         obtained=(f"({attacker.subject}) used session {victim_id} of {victim.subject}: "
                   + (f"read {len(set(stolen))} of their messages" if stolen else
                      f"pushed \"{injection}\" onto their event stream")),
