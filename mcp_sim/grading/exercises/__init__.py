@@ -39,6 +39,7 @@ from mcp_sim.grading.exercises import (
     ex09_next_step,
     ex09_who_decides,
     ex10_authorize_call,
+    ex10_replay_guard,
     ex10_review_everything,
 )
 from mcp_sim.grading.model import Exercise
@@ -53,7 +54,7 @@ EXERCISES: Final[Mapping[str, Exercise]] = MappingProxyType({
               ex07_list_changed, ex07_cache, ex07_next_message,
               ex08_task_polling, ex08_next_message, ex08_diagnose,
               ex09_who_decides, ex09_host_policy, ex09_next_step,
-              ex10_review_everything, ex10_authorize_call)
+              ex10_review_everything, ex10_authorize_call, ex10_replay_guard)
 })
 """Every exercise, in course order."""
 

@@ -85,7 +85,7 @@ def check_lab(ctx: CheckContext, kind: str) -> None:
             _decide(asker, auth, BALANCE, {"tenant": account.tenant, "owner": account.owner, "client_id": None})
 
         defence, rule = ServerChecks(check), R_EVERY_CALL
-    result = run_learner_lab(asker, lab, variant, lab_seed(ctx), defence)
+    result = run_learner_lab(asker, lab, variant, lab_seed(ctx), defence, rule)
     expect_lab_holds(result, rule, your="your authorize()")
 
 

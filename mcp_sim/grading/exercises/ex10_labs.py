@@ -69,10 +69,18 @@ def variant_text(lab: str, variant: str) -> str:
     return f"the {lab!r} lab's variant {variant!r} ({LABS[lab].variants[variant]})"
 
 
-def run_learner_lab(asker: Asker, lab: str, variant: str, seed: int, defence: Any) -> LabResult:
+def run_learner_lab(asker: Asker, lab: str, variant: str, seed: int, defence: Any, rule: str) -> LabResult:
     """Run ``lab`` with ``defence`` (built around the learner's functions); raise the learner's failure,
-    if any, once the run is over."""
-    result = LABS[lab].run_with(defence, "fixed", seed, variant)
+    if any, once the run is over. A run that cannot finish with the learner's answers in it (an answer
+    the lab's world cannot use) is a failed case naming ``rule``, never a crash of the grader."""
+    try:
+        result = LABS[lab].run_with(defence, "fixed", seed, variant)
+    except (CheckFailed, LearnerError):
+        raise
+    except Exception as exc:  # the lab's world choked on an answer: report it as the learner's failure
+        asker.raise_failure()
+        raise CheckFailed(f"In {variant_text(lab, variant)} (lab seed {seed}) the lab could not finish with your "
+                          f"code in it: {type(exc).__name__}: {exc}", rule) from None
     asker.raise_failure()
     return result
 

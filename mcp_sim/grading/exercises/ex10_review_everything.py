@@ -81,7 +81,7 @@ def check_lab(ctx: CheckContext, kind: str) -> None:
     lab, variant = split_kind(kind)
     asker = Asker(ctx)
     rule = {"tool-shadowing": R_OTHER_TOOLS, "rug-pull": R_PIN}.get(lab, R_EVERYTHING)
-    result = run_learner_lab(asker, lab, variant, lab_seed(ctx), _defence(lab, asker))
+    result = run_learner_lab(asker, lab, variant, lab_seed(ctx), _defence(lab, asker), rule)
     expect_lab_holds(result, rule, your="your review")
 
 
