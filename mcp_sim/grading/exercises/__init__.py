@@ -39,6 +39,7 @@ from mcp_sim.grading.exercises import (
     ex09_next_step,
     ex09_who_decides,
     ex10_authorize_call,
+    ex10_origin_check,
     ex10_replay_guard,
     ex10_review_everything,
 )
@@ -54,7 +55,8 @@ EXERCISES: Final[Mapping[str, Exercise]] = MappingProxyType({
               ex07_list_changed, ex07_cache, ex07_next_message,
               ex08_task_polling, ex08_next_message, ex08_diagnose,
               ex09_who_decides, ex09_host_policy, ex09_next_step,
-              ex10_review_everything, ex10_authorize_call, ex10_replay_guard)
+              ex10_review_everything, ex10_authorize_call, ex10_replay_guard,
+              ex10_origin_check)
 })
 """Every exercise, in course order."""
 
