@@ -43,6 +43,7 @@ from mcp_sim.grading.exercises import (
     ex10_replay_guard,
     ex10_token_audience,
     ex10_review_everything,
+    ex10_sandbox_policy,
 )
 from mcp_sim.grading.model import Exercise
 
@@ -57,7 +58,7 @@ EXERCISES: Final[Mapping[str, Exercise]] = MappingProxyType({
               ex08_task_polling, ex08_next_message, ex08_diagnose,
               ex09_who_decides, ex09_host_policy, ex09_next_step,
               ex10_review_everything, ex10_authorize_call, ex10_replay_guard,
-              ex10_origin_check, ex10_token_audience)
+              ex10_origin_check, ex10_token_audience, ex10_sandbox_policy)
 })
 """Every exercise, in course order."""
 
