@@ -41,9 +41,9 @@ from mcp_sim.grading.exercises import (
     ex10_authorize_call,
     ex10_origin_check,
     ex10_replay_guard,
-    ex10_token_audience,
     ex10_review_everything,
     ex10_sandbox_policy,
+    ex10_token_audience,
 )
 from mcp_sim.grading.model import Exercise
 

@@ -26,7 +26,7 @@ from mcp_sim.grading.exercises.ex10_labs import (
 )
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 from mcp_sim.scenarios.security import LABS
-from mcp_sim.scenarios.security.tenants import Account, BoundHandles, Handles, HandleRecord, ServerChecks
+from mcp_sim.scenarios.security.tenants import Account, BoundHandles, HandleRecord, Handles, ServerChecks
 from mcp_sim.security.authorization import AccessDenied
 from mcp_sim.security.identity import AuthInfo, pick_name
 

@@ -41,7 +41,6 @@ from mcp_sim.protocol.errors import McpError, invalid_params
 from mcp_sim.scenarios.security import LABS
 from mcp_sim.scenarios.security.payments import Idempotency, StateSeal
 from mcp_sim.security.identity import AuthInfo, pick_name
-from mcp_sim.security.request_state import tamper
 
 R_SEAL = ("MRTR: requestState is attacker-controlled. When it influences business logic the Server protects its "
           "integrity (a MAC under a key only the Server has) and binds it to the principal, the original request "
