@@ -46,7 +46,8 @@ def test_lab_run_vulnerable_succeeds_and_fixed_fails(capsys: pytest.CaptureFixtu
         good = _json(capsys, ["lab", "run", name, "--config", "fixed", "--seed", str(seed), "--json"])
         assert isinstance(bad, dict) and isinstance(good, dict)
         assert bad["attack_succeeded"] is True and bad["obtained"] and not bad["stopped_by"], (name, seed)
-        assert good["attack_succeeded"] is False and good["stopped_by"] and not good["obtained"], (name, seed)
+        assert good["attack_succeeded"] is False and isinstance(good["stopped_by"], str) and not good["obtained"], \
+            (name, seed)
         assert good["legitimate_succeeded"] is True, (name, seed)
         for report in (bad, good):
             assert report["explanation"] and isinstance(report["evidence"], dict)

@@ -89,6 +89,8 @@ def expect_lab_holds(result: LabResult, rule: str, *, your: str) -> None:
     """Compare a run with the learner's defence against the lab's own ``fixed`` defence on the same seed
     and variant: the attack must fail where the fix makes it fail, and the legitimate work must still
     succeed where the fix lets it. ``your`` names the learner's part ("your review")."""
+    if not result.succeeded and result.legitimate:
+        return  # the best outcome there is: nothing to compare
     lab = LABS[result.lab]
     expected = lab.run("fixed", result.seed, result.variant)
     where = f"In {variant_text(result.lab, result.variant)} (lab seed {result.seed})"
