@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -191,7 +191,7 @@ class TrustMap(GraphvizDiagram):
 # Tables of labs
 # --------------------------------------------------------------------------------------------------
 
-def _html_table(caption: str, head: tuple[str, ...], rows: list[tuple[str, ...]], css: str) -> str:
+def _html_table(caption: str, head: tuple[str, ...], rows: Sequence[tuple[str, ...]], css: str) -> str:
     esc = html.escape
     header = "".join(f"<th scope='col'>{esc(h)}</th>" for h in head)
     body = "".join("<tr><th scope='row'>" + esc(r[0]) + "</th>" + "".join(f"<td>{esc(c)}</td>" for c in r[1:])
@@ -200,7 +200,7 @@ def _html_table(caption: str, head: tuple[str, ...], rows: list[tuple[str, ...]]
             f"<tbody>{body}</tbody></table>")
 
 
-def _text_table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+def _text_table(head: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
     widths = [max(len(x) for x in col) for col in zip(head, *rows, strict=True)][:-1]
 
     def line(cells: tuple[str, ...]) -> str:

@@ -87,8 +87,8 @@ Prediction(
 # %%
 from mcp_sim.scenarios.security_tour import LabTable, labs_by_layer
 
-for layer, labs in labs_by_layer().items():
-    print(f"{layer:14} {len(labs):2} labs: {', '.join(lab.name for lab in labs)}")
+print("\n".join(f"{layer:14} {len(labs):2} labs: {', '.join(lab.name for lab in labs)}"
+                for layer, labs in labs_by_layer().items()))
 
 # %% [markdown]
 # The four sections below take one layer each: first what its boundary is, then the layer's labs,
@@ -353,14 +353,16 @@ VariantTable("token-passthrough", seed=SEED)
 # say — or a bug.
 
 # %%
+lines = []
 for layer, labs in labs_by_layer().items():
-    print(f"— {layer}")
+    lines.append(f"— {layer}")
     for lab in labs:
         runs = {config: lab.run(config, SEED) for config in ("vulnerable", "fixed")}
         worked = {config: "worked" if r.succeeded else "stopped" for config, r in runs.items()}
         work = "ok" if runs["fixed"].legitimate else "BROKEN"
-        print(f"  {lab.name:34} vulnerable: attack {worked['vulnerable']:8} fixed: attack {worked['fixed']:8} "
-              f"legitimate work under fixed: {work}")
+        lines.append(f"  {lab.name:34} vulnerable: attack {worked['vulnerable']:8} fixed: attack {worked['fixed']:8} "
+                     f"legitimate work under fixed: {work}")
+print("\n".join(lines))
 
 # %% [markdown]
 # ## The lab explorer
@@ -404,11 +406,12 @@ Prediction(
 # %%
 from mcp_sim.scenarios.security_tour import command_line
 
-for name in ("tool-shadowing", "requeststate-tampering", "stdio-stdout-contamination", "token-passthrough"):
-    for config in ("vulnerable", "fixed"):
-        print(command_line(name, config, SEED))
-print(command_line("token-passthrough", "fixed", SEED, variant=next(iter(LABS["token-passthrough"].variants)),
-                   trace="passthrough.jsonl"))
+commands = [command_line(name, config, SEED)
+            for name in ("tool-shadowing", "requeststate-tampering", "stdio-stdout-contamination", "token-passthrough")
+            for config in ("vulnerable", "fixed")]
+commands.append(command_line("token-passthrough", "fixed", SEED,
+                             variant=next(iter(LABS["token-passthrough"].variants)), trace="passthrough.jsonl"))
+print("\n".join(commands))
 
 # %% [markdown]
 # From Python, `run_lab(name, config, seed, variant=...)` returns the `LabResult` used throughout this
@@ -445,8 +448,6 @@ print(command_line("token-passthrough", "fixed", SEED, variant=next(iter(LABS["t
 # %%
 from mcp_sim.grading.exercises import EXERCISES
 
-chapter_10 = [exercise for exercise in EXERCISES.values() if exercise.chapter == "10"]
-for exercise in chapter_10:
-    print(f"{exercise.id:24} {exercise.title}")
-if not chapter_10:
-    print("No chapter 10 exercise is registered in this copy of the course yet.")
+chapter_10 = [f"{exercise.id:26} {exercise.title}: grade(\"{exercise.id}\")"
+              for exercise in EXERCISES.values() if exercise.chapter == "10"]
+print("\n".join(chapter_10) or "No chapter 10 exercise is registered in this copy of the course yet.")
