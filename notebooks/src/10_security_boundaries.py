@@ -377,7 +377,7 @@ print("\n".join(lines))
 # %%
 from mcp_sim.widgets.lab_explorer import lab_explorer
 
-lab_explorer("list-cache-shared", config="vulnerable", seed=SEED)
+lab_explorer("annotations-trusted", config="vulnerable", seed=SEED)
 
 # %%
 Prediction(
