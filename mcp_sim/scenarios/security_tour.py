@@ -97,8 +97,8 @@ PARTIES: tuple[Party, ...] = (
 ``browser``, ``internet`` and ``remote`` (a remote Server with its tenants)."""
 
 CROSSINGS: tuple[Crossing, ...] = (
-    Crossing("model", "host", "proposed calls", "policy, then the user's approval", "roles"),
-    Crossing("user", "host", "approvals", "only the Host's own question counts", "roles"),
+    Crossing("model", "host", "proposed calls", "policy, then the user", "roles"),
+    Crossing("user", "host", "approvals", "the Host's own question only", "roles"),
     Crossing("third", "clients", "tool text and results", "untrusted input, reviewed", "roles"),
     Crossing("clients", "remote", "requestState, handles, cached lists", "re-checked on return", "capabilities"),
     Crossing("remote", "clients", "sampling and form requests", "budgets, URL mode for secrets", "capabilities"),
@@ -118,6 +118,10 @@ ZONES: Mapping[str, str] = {
     "internet": "the internet",
     "remote": "a remote MCP Server",
 }
+
+
+DEPTH: Mapping[str, int] = {"": 0, "host": 1, "machine": 1, "browser": 1, "internet": 2, "remote": 2}
+"""How far down the page each zone sits: the user on top, the user's machine, then the internet."""
 
 
 class TrustMap(GraphvizDiagram):
@@ -145,8 +149,9 @@ class TrustMap(GraphvizDiagram):
 
     def graph(self) -> graphviz.Digraph:
         g = graphviz.Digraph("trust")
-        g.attr(rankdir="TB", fontname=FONT, fontsize="12", label=self.title, labelloc="t", newrank="true",
-               nodesep="0.5", ranksep="0.6")
+        key = " · ".join(f"{layer} {LAYER_LINES[layer]} ({self.counts[layer]} labs)" for layer in LAYERS)
+        g.attr(rankdir="TB", fontname=FONT, fontsize="12", label=f"{self.title}\nline style = layer: {key}",
+               labelloc="t", newrank="true", nodesep="0.5", ranksep="0.6")
         g.attr("node", shape="box", style="rounded", fontname=FONT, fontsize="11")
         g.attr("edge", fontname=FONT, fontsize="9")
 
@@ -172,9 +177,13 @@ class TrustMap(GraphvizDiagram):
                 remote.attr(label=ZONES["remote"], style="bold")
                 place(remote, "remote")
         g.edge("host", "clients", label="owns (1:1)", color="gray40", fontcolor="gray25", arrowhead="none")
+        zone = {party.key: party.zone for party in PARTIES}
         for c in CROSSINGS:
-            g.edge(c.source, c.target, label=f"{c.carries}\n→ {c.check}\n[{c.layer}]", style=LAYER_LINES[c.layer])
-        g.node("legend", "Layers (line style, labs)\n" + "\n".join(self.legend()), shape="note")
+            label = f"{c.carries}\n→ {c.check}\n[{c.layer}]"
+            if DEPTH[zone[c.source]] > DEPTH[zone[c.target]]:  # drawn upwards, so the internet stays below
+                g.edge(c.target, c.source, label=label, style=LAYER_LINES[c.layer], dir="back")
+            else:
+                g.edge(c.source, c.target, label=label, style=LAYER_LINES[c.layer])
         return g
 
     def dot_source(self) -> str:

@@ -28,9 +28,9 @@
 #
 # The map below draws those crossings. Each arrow carries something across a boundary, from the
 # side that produces it to the side that must check it; the label says what crosses and what the
-# check is, and the line style says which layer the boundary belongs to. The legend counts the labs
-# in this chapter that attack each layer — it is read from the lab table when the cell runs, so it
-# grows as labs are added.
+# check is, and the line style says which layer the boundary belongs to. The line under the title
+# counts the labs in this chapter that attack each layer — it is read from the lab table when the
+# cell runs, so it grows as labs are added.
 
 # %%
 from mcp_sim.scenarios.security import LABS, run_lab
@@ -347,21 +347,20 @@ VariantTable("token-passthrough", seed=SEED)
 # %% [markdown]
 # ## Every lab, side by side
 #
-# One run per lab and configuration with the same seed. Read the two outcome columns together: in
-# every row the attack should work against `vulnerable` and fail against `fixed`, and the legitimate
-# work should succeed under `fixed`. A row that breaks that pattern is a lab with something to
+# One run per lab and configuration with the same seed; the columns say whether the attack worked or
+# was stopped. Read the columns together: in every row the attack should work against `vulnerable`
+# and be stopped by `fixed`, and the legitimate work should succeed under `fixed`. A row that breaks that pattern is a lab with something to
 # say — or a bug.
 
 # %%
-lines = []
+lines = [f"{'layer / lab':36} {'vulnerable':11} {'fixed':8} legitimate work (fixed)"]
 for layer, labs in labs_by_layer().items():
-    lines.append(f"— {layer}")
+    lines.append(layer)
     for lab in labs:
         runs = {config: lab.run(config, SEED) for config in ("vulnerable", "fixed")}
-        worked = {config: "worked" if r.succeeded else "stopped" for config, r in runs.items()}
-        work = "ok" if runs["fixed"].legitimate else "BROKEN"
-        lines.append(f"  {lab.name:34} vulnerable: attack {worked['vulnerable']:8} fixed: attack {worked['fixed']:8} "
-                     f"legitimate work under fixed: {work}")
+        attack = {config: "worked" if r.succeeded else "stopped" for config, r in runs.items()}
+        work = "succeeded" if runs["fixed"].legitimate else "FAILED"
+        lines.append(f"  {lab.name:34} {attack['vulnerable']:11} {attack['fixed']:8} {work}")
 print("\n".join(lines))
 
 # %% [markdown]
