@@ -79,8 +79,12 @@ def test_trust_map_draws_every_party_and_crossing_with_its_layer() -> None:
     for party in PARTIES:
         assert f"\t{party.key} [" in dot
     for crossing in CROSSINGS:
-        assert f"{crossing.source} -> {crossing.target}" in dot
-        assert f"[{crossing.layer}]" in dot
+        forward, upward = (re.search(rf'\t{a} -> {b} \[label="{re.escape(crossing.carries)}[^"]*\[{crossing.layer}\]"'
+                                     r"([^\]]*)\]", dot)
+                           for a, b in ((crossing.source, crossing.target), (crossing.target, crossing.source)))
+        assert (forward is None) != (upward is None), crossing
+        attributes = (forward or upward).group(1)  # type: ignore[union-attr]
+        assert ("dir=back" in attributes) == (upward is not None)  # drawn upwards, the arrow still points at the checker
     assert {c.layer for c in CROSSINGS} == set(LAYERS), "every layer has a boundary on the map"
     text = trust.to_text()
     for layer in LAYERS:
