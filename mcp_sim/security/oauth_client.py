@@ -114,6 +114,9 @@ class OAuthClient:
     """The https URL of this client's Client ID Metadata Document, if it publishes one."""
     browser: str = "browser"
     """The trace's name for the user's browser, which carries the authorization request."""
+    url_guard: Callable[[str], None] | None = None
+    """Called before every fetch of a URL learned from a server or a metadata document; it raises
+    (an :class:`OAuthFailed` naming the rule) to refuse one (see :mod:`mcp_sim.security.url_safety`)."""
     tokens: TokenSet | None = None
     client_id: str | None = None
     as_metadata: dict[str, Any] | None = None
@@ -157,6 +160,7 @@ class OAuthClient:
                  "code_challenge": s256(verifier), "code_challenge_method": "S256",
                  "resource": self.resource, "state": state, **({"scope": scope} if scope else {})}
         # The user's browser carries this request (the client opens it, the user signs in there).
+        self._guard(str(meta["authorization_endpoint"]))
         answer = await self.web.fetch(self.browser, "GET", f"{meta['authorization_endpoint']}?{urlencode(query)}")
         location = answer.headers.get("Location") if answer.status in (302, 303) else None
         if location is None:
@@ -185,7 +189,12 @@ class OAuthClient:
                                           "client_id": self.client_id, "resource": self.resource})
 
     # -- the steps ---------------------------------------------------------------------------------
+    def _guard(self, url: str) -> None:
+        if self.url_guard is not None:
+            self.url_guard(url)
+
     async def _get_json(self, url: str) -> dict[str, Any] | None:
+        self._guard(url)
         response = await self.web.fetch(self.participant, "GET", url, headers={"Accept": "application/json"})
         if response.status != 200 or not response.body:
             return None
@@ -239,6 +248,7 @@ class OAuthClient:
         body = json.dumps({"client_name": self.client_name, "redirect_uris": [self.redirect_uri],
                            "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
                            "token_endpoint_auth_method": "none"})
+        self._guard(str(endpoint))
         answer = await self.web.fetch(self.participant, "POST", str(endpoint),
                                       headers={"Content-Type": "application/json"}, body=body)
         if answer.status != 201:
@@ -250,6 +260,7 @@ class OAuthClient:
     async def _token_request(self, fields: dict[str, str]) -> str:
         assert self.as_metadata is not None or self.tokens is not None
         endpoint = (self.as_metadata or {}).get("token_endpoint", "")
+        self._guard(str(endpoint))
         answer = await self.web.fetch(self.participant, "POST", str(endpoint),
                                       headers={"Content-Type": FORM}, body=urlencode(fields))
         data = json.loads(answer.body or "{}")
