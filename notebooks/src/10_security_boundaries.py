@@ -265,8 +265,13 @@ print(verdict(stdout))
 print()
 print(stdout.explanation)
 
+# %% [markdown]
+# The rows marked **⚠ attack** start with the call that carries the poisoned city name. Look for the
+# frame the client could not read and the responses it ignored after the forged one had been taken
+# as the answer:
+
 # %%
-play_lab(stdout)
+SequenceDiagram(stdout.trace, title="stdout contamination, vulnerable")
 
 # %%
 Prediction(
@@ -294,63 +299,76 @@ VariantTable("stdio-stdout-contamination", seed=SEED)
 # ## Authorization: who may use what
 #
 # The authorization layer runs across the other three: it decides whose request this is and what it
-# may touch. A token carries an issuer, a subject, scopes and an audience; a consent screen records
-# that one user let one client act; a tenant's data belongs to that tenant only. The attacks here
-# reuse one of these outside its scope: a token presented to a Server it was not issued for, a proxy
-# that lets a stranger ride another user's consent. The defences are checks at the resource: accept
-# only tokens whose audience is exactly this Server, ask for consent per client, match redirect URIs
-# exactly, and scope every query to the caller's own tenant. (Chapter 11 follows OAuth for MCP step
-# by step.)
+# may touch. A token carries an issuer, a subject, scopes and an audience; an authorization code is
+# good for whoever holds it; a consent screen records that one user let one client act; a tenant's
+# data belongs to that tenant only. The attacks here move one of these outside its scope: a token
+# presented to a Server it was not issued for, a code delivered to an address the attacker chose, a
+# code handed to the wrong authorization server, a proxy that lets a stranger ride another user's
+# consent, discovery URLs that send the client to addresses inside the network. Each defence is an
+# exact check by the party that issues or accepts: audience equal to this Server, redirect URIs
+# compared character for character, the issuer checked on every response, consent per client, every
+# URL learned from a Server vetted before it is fetched. (Chapter 11 follows OAuth for MCP step by
+# step.)
 
 # %%
 LabTable("authorization")
 
 # %% [markdown]
-# ### In depth: token passthrough
+# ### In depth: redirect URI manipulation
 #
-# The victim uses two MCP Servers, and one of them is malicious. Every request the victim's Client
-# sends it carries a bearer token — issued for the malicious Server. The attacker replays that token
-# at the victim's issue tracker.
+# Chapter 11 follows the OAuth flow of an MCP client step by step, and its audience checks and the
+# confused deputy. This lab attacks a step in the middle: the authorization server sends the
+# authorization code to the client's `redirect_uri`, and this one compares that URI with the
+# registered one loosely. The attacker knows the public client's `client_id`, builds an authorization
+# link of their own — their own `redirect_uri`, their own PKCE challenge — and gets the user, who is
+# signed in, to open it.
 
 # %%
-passthrough = run_lab("token-passthrough", "vulnerable", seed=SEED)
-print(verdict(passthrough))
+redirect = run_lab("redirect-uri-manipulation", "vulnerable", seed=SEED)
+print(verdict(redirect))
 print()
-print(passthrough.explanation)
+print(redirect.explanation)
+
+# %% [markdown]
+# The OAuth exchanges are HTTP, not MCP, and the trace shows them as transport rows. The attack's
+# rows are the link, the browser's trip to the authorization server and on to the attacker's page,
+# the attacker redeeming the code, and the attacker's own MCP session with the user's files. The
+# player opens on the first of them; filter it to one link, or *fork* it with `config="fixed"`:
 
 # %%
-SequenceDiagram(passthrough.trace, title="Token passthrough, vulnerable")
+play_lab(redirect)
 
 # %%
 Prediction(
-    question="The issues Server's URI is https://issues.example/mcp. A genuine, unexpired token arrives whose audience "
-             "is https://issues.example/mcp-admin. Should the Server accept it?",
-    choices=["yes: the audience starts with the Server's URI", "yes: the token is genuine and unexpired",
-             "no: the audience must be exactly this Server's URI"],
-    answer="no: the audience must be exactly this Server's URI",
-    why="A Server must not accept a token that was not issued for it. A prefix or same-host match lets a token for a "
-        "neighbouring resource through — two of this lab's variants try exactly that.",
+    question="The real client uses PKCE with S256 for every authorization. Why does PKCE not stop this attack?",
+    choices=["because the attacker guessed the code verifier",
+             "because the attacker started the flow, so the challenge and its verifier are the attacker's own",
+             "because PKCE only protects confidential clients"],
+    answer="because the attacker started the flow, so the challenge and its verifier are the attacker's own",
+    why="PKCE binds a code to whoever started the authorization request. Here that is the attacker, so redeeming the "
+        "code with their own verifier succeeds. What must hold is that the code is delivered only to a redirect URI "
+        "registered for the client, compared exactly.",
 )
 
 # %%
-defences("token-passthrough")
-passthrough_fixed = run_lab("token-passthrough", "fixed", seed=SEED)
-print(verdict(passthrough_fixed))
-TraceTable(passthrough_fixed.attack_events(), title="The replayed token against the fixed Server")
+defences("redirect-uri-manipulation")
+redirect_fixed = run_lab("redirect-uri-manipulation", "fixed", seed=SEED)
+print(verdict(redirect_fixed))
+TraceTable(redirect_fixed.attack_events(), title="The same link against exact matching")
 
 # %%
-BoundaryCard(passthrough_fixed)
+BoundaryCard(redirect_fixed)
 
 # %%
-VariantTable("token-passthrough", seed=SEED)
+VariantTable("redirect-uri-manipulation", seed=SEED)
 
 # %% [markdown]
 # ## Every lab, side by side
 #
 # One run per lab and configuration with the same seed; the columns say whether the attack worked or
 # was stopped. Read the columns together: in every row the attack should work against `vulnerable`
-# and be stopped by `fixed`, and the legitimate work should succeed under `fixed`. A row that breaks that pattern is a lab with something to
-# say — or a bug.
+# and be stopped by `fixed`, and the legitimate work should succeed under `fixed`. A row that breaks
+# that pattern is a lab with something to say — or a bug.
 
 # %%
 lines = [f"{'layer / lab':36} {'vulnerable':11} {'fixed':8} legitimate work (fixed)"]
@@ -405,11 +423,10 @@ Prediction(
 # %%
 from mcp_sim.scenarios.security_tour import command_line
 
-commands = [command_line(name, config, SEED)
-            for name in ("tool-shadowing", "requeststate-tampering", "stdio-stdout-contamination", "token-passthrough")
-            for config in ("vulnerable", "fixed")]
-commands.append(command_line("token-passthrough", "fixed", SEED,
-                             variant=next(iter(LABS["token-passthrough"].variants)), trace="passthrough.jsonl"))
+in_depth = ("tool-shadowing", "requeststate-tampering", "stdio-stdout-contamination", "redirect-uri-manipulation")
+commands = [command_line(name, config, SEED) for name in in_depth for config in ("vulnerable", "fixed")]
+commands.append(command_line("redirect-uri-manipulation", "fixed", SEED,
+                             variant=next(iter(LABS["redirect-uri-manipulation"].variants)), trace="redirect.jsonl"))
 print("\n".join(commands))
 
 # %% [markdown]
