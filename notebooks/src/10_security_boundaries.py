@@ -82,7 +82,7 @@ Prediction(
 # - **variants**: the same lesson through another door (another field, another encoding, another
 #   client), so that a fix aimed only at the first attack shows up as incomplete.
 #
-# Here is every lab, in the order of the lab table:
+# Here is every lab, grouped by the layer its facts name:
 
 # %%
 from mcp_sim.scenarios.security_tour import LabTable, labs_by_layer
@@ -137,8 +137,9 @@ print()
 print(shadow.explanation)
 
 # %% [markdown]
-# In the trace, rows marked **⚠ attack** are the attack's own messages: the listing that delivers
-# the weather Server's text, and the mail call that the text steered. The player opens on the first
+# The lab marks the attack's own messages in the trace (**⚠ attack** on the diagram, `[attack]` in
+# the table): the listing that delivers the weather Server's text, and the mail call that the text
+# steered. The player opens on the first
 # of them; step forward to the `send_email` call and look at its arguments.
 
 # %%
