@@ -23,6 +23,7 @@ import dataclasses
 import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import graphviz
@@ -34,16 +35,16 @@ from mcp_sim.trace.recorder import Recorder
 
 FONT = "Helvetica"
 
-LAYER_WORDS: Mapping[Layer, str] = {
+LAYER_WORDS: Mapping[Layer, str] = MappingProxyType({
     "roles": "who may decide: the user, the Host, its model and each Server",
     "capabilities": "what a feature's messages may carry and what the receiver may believe of them",
     "transports": "how bytes reach a peer: pipes, local ports, origins, handles",
     "authorization": "who may use a token, a consent or a tenant's data",
-}
+})
 """One line per layer, for tables and the map's legend."""
 
-LAYER_LINES: Mapping[Layer, str] = {"roles": "solid", "capabilities": "dashed", "transports": "dotted",
-                                    "authorization": "bold"}
+LAYER_LINES: Mapping[Layer, str] = MappingProxyType({"roles": "solid", "capabilities": "dashed",
+                                                     "transports": "dotted", "authorization": "bold"})
 """Each layer's line style on the trust map (the label names the layer too: never style alone)."""
 
 
@@ -111,16 +112,17 @@ CROSSINGS: tuple[Crossing, ...] = (
 )
 """Every boundary on the map: what crosses it and what the receiving side must check."""
 
-ZONES: Mapping[str, str] = {
+ZONES: Mapping[str, str] = MappingProxyType({
     "machine": "the user's machine",
     "host": "host process",
     "browser": "browser (another origin)",
     "internet": "the internet",
     "remote": "a remote MCP Server",
-}
+})
 
 
-DEPTH: Mapping[str, int] = {"": 0, "host": 1, "machine": 1, "browser": 1, "internet": 2, "remote": 2}
+DEPTH: Mapping[str, int] = MappingProxyType({"": 0, "host": 1, "machine": 1, "browser": 1, "internet": 2,
+                                             "remote": 2})
 """How far down the page each zone sits: the user on top, the user's machine, then the internet."""
 
 
@@ -234,7 +236,8 @@ class LabTable:
         return [row[0] for row in self.rows]
 
     def _repr_html_(self) -> str:
-        caption = f"Labs that cross the {self.layer} boundary" if self.layer else "Every lab"
+        caption = (f"Labs that cross the {self.layer} boundary ({LAYER_WORDS[self.layer]})" if self.layer
+                   else "Every lab")
         return _html_table(f"{caption}: {len(self.rows)}", self.head, self.rows, "mcp-sim-lab-table")
 
     def __str__(self) -> str:
