@@ -16,7 +16,8 @@ EXPECTED = {
     "name-collision", "tool-shadowing", "token-passthrough", "confused-deputy", "capabilities-cached",
     "sampling-unbounded", "roots-not-sandbox", "elicitation-as-approval", "dns-rebinding", "state-handle-hijacking",
     "local-server-compromise", "elicitation-phishing", "prompt-injection-results", "ssrf-metadata-discovery",
-    "redirect-uri-manipulation", "as-mix-up",
+    "redirect-uri-manipulation", "as-mix-up", "session-hijacking",
+    "sampling-injection", "sampling-context-leak", "behaviour-rug-pull",
 }
 
 
@@ -53,6 +54,10 @@ OBTAINED = {
     "ssrf-metadata-discovery": lambda e: e["internal_requests"],
     "redirect-uri-manipulation": lambda e: e["files_obtained"],
     "as-mix-up": lambda e: e["files_obtained"],
+    "session-hijacking": lambda e: e["stolen"] or e["injected"],
+    "sampling-injection": lambda e: e["forwarded_to_attacker"],
+    "sampling-context-leak": lambda e: e["leaked"],
+    "behaviour-rug-pull": lambda e: e["leaked"],
 }
 
 # Variants the vulnerable configuration happens to resist too (the fixed one must still hold).
