@@ -115,6 +115,11 @@ def serve_parser() -> argparse.ArgumentParser:
                         help="a browser Origin to accept besides loopback ones (HTTP only)")
     parser.add_argument("--bearer-token", action="append", default=[], metavar="TOKEN",
                         help="require Authorization: Bearer TOKEN on every request (HTTP only; repeatable)")
+    parser.add_argument("--auth-server", choices=("builtin",), help="require OAuth tokens from a built-in "
+                        "authorization server on the same loopback origin, which signs in a local user who "
+                        "consents to everything (HTTP only; for learning, it protects nothing)")
+    parser.add_argument("--required-scope", action="append", default=[], metavar="SCOPE",
+                        help="a scope every request needs, with --auth-server (repeatable)")
     parser.add_argument("--trace", metavar="FILE.jsonl", help="save the traffic as a JSON Lines trace on exit")
     parser.add_argument("--log-level", default="warning", help="stderr log level (default: warning)")
     return parser
@@ -182,6 +187,14 @@ def _serve_http(server: Any, recorder: Recorder, args: argparse.Namespace) -> in
         sys.stderr.write(f"mcp-sim serve: {exc}\n")
         return 2
 
+    if args.auth_server and args.bearer_token:
+        sys.stderr.write("mcp-sim serve: --auth-server and --bearer-token exclude each other\n")
+        return 2
+    setup, made = None, []
+    if args.auth_server == "builtin":
+        from mcp_sim.bridge.http_auth import builtin_authorization
+
+        setup, made = builtin_authorization(recorder, tuple(args.required_scope))
     serving = False
 
     def stop(_signum: int, _frame: Any) -> None:
@@ -195,11 +208,15 @@ def _serve_http(server: Any, recorder: Recorder, args: argparse.Namespace) -> in
     async def main() -> None:
         async with serve_http(server, host=args.host, port=args.port, path=args.path, recorder=recorder,
                               revision=args.revision, allowed_origins=tuple(args.allow_origin),
-                              token_validator=_token_table(args.bearer_token)) as handle:
+                              token_validator=_token_table(args.bearer_token), setup=setup) as handle:
             # Not the protocol (that is on the socket): tell the user, and a test, where to connect.
             nonlocal serving
             serving = True
             sys.stdout.write(f"mcp-sim: serving {server.name} on {handle.url}\n")
+            if made:
+                from mcp_sim.bridge.http_auth import describe
+
+                sys.stdout.write(describe(made[0]) + "\n")
             sys.stdout.flush()
             await handle.stopped.wait()
 
