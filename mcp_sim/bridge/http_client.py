@@ -337,7 +337,8 @@ class HttpClientStream:
             self.recorder.record_event(kind="transport", link=self.info.name, sender=self.info.server,
                                        receiver=self.info.client, transport="http", marks=("auth",),
                                        text=f"HTTP {refused.status} {challenge}: run the authorization flow",
-                                       framing={"http": {"response": {"status": refused.status}}})
+                                       framing={"http": {"response": {"status": refused.status, "headers": {
+                                           "WWW-Authenticate": challenge}}}})
             self._headers["Authorization"] = f"Bearer {await self.authorizer(refused)}"
             return self._headers["Authorization"]
 

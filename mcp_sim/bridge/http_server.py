@@ -219,14 +219,13 @@ class StreamableHTTPEndpoint:
             return None
         metadata = f'resource_metadata="{self.resource_metadata or self._metadata_url(headers)}"'
         value = headers.get("authorization")
-        if self.required_scopes:  # what to ask the authorization server for
-            metadata += f', scope="{" ".join(self.required_scopes)}"'
+        wanted = f', scope="{" ".join(self.required_scopes)}"' if self.required_scopes else ""  # what to ask for
         if value is None or not value.startswith("Bearer "):
-            return 401, f"Bearer {metadata}", b""
+            return 401, f"Bearer {metadata}{wanted}", b""
         auth = self.token_validator(value[len("Bearer "):])
         if auth is None:
             body = json.dumps({"error": "invalid_token", "error_description": "the bearer token is not valid"})
-            return 401, f'Bearer error="invalid_token", {metadata}', body.encode()
+            return 401, f'Bearer error="invalid_token", {metadata}{wanted}', body.encode()
         missing = [scope for scope in self.required_scopes if scope not in auth.scopes]
         if missing:
             body = json.dumps({"error": "insufficient_scope", "error_description": f"needs {' '.join(missing)}"})
