@@ -214,7 +214,7 @@ async def _refusal(url: str, recorder: WallClockRecorder) -> RequestRefused:
                 connect_real(url, era="legacy", recorder=recorder, timeout=10,
                              authorizer=oauth.on_challenge) as session:
             await session.client.list_all_tools()
-    except BaseException as exc:  # noqa: BLE001 - the task groups wrap it: find it inside
+    except BaseException as exc:  # the task groups wrap it: find it inside
         found = exc
         while isinstance(found, BaseExceptionGroup):
             found = found.exceptions[0]

@@ -190,7 +190,8 @@ def _serve_http(server: Any, recorder: Recorder, args: argparse.Namespace) -> in
     if args.auth_server and args.bearer_token:
         sys.stderr.write("mcp-sim serve: --auth-server and --bearer-token exclude each other\n")
         return 2
-    setup, made = None, []
+    setup: Any = None
+    made: list[Any] = []
     if args.auth_server == "builtin":
         from mcp_sim.bridge.http_auth import builtin_authorization
 
