@@ -245,3 +245,63 @@ def test_the_loopback_callback_returns_where_the_browser_came_back() -> None:
 
     assert anyio.run(main) == "http://127.0.0.1:33419/callback?code=abc&state=s1"
 
+
+
+# --- the official SDK's OAuth client against the same server -------------------------------------------
+
+
+def test_the_official_sdk_client_authorizes_against_the_builtin_server() -> None:
+    """The ``mcp`` SDK's own OAuth provider does the flow against ``serve_http`` with the built-in
+    authorization server: discovery, registration, PKCE, the token, then the MCP calls."""
+    httpx2 = pytest.importorskip("httpx2")
+    from mcp import Client as SdkClient
+    from mcp.client.auth import OAuthClientProvider
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared.auth import (
+        AuthorizationCodeResult,
+        OAuthClientInformationFull,
+        OAuthClientMetadata,
+        OAuthToken,
+    )
+
+    class Memory:
+        tokens: OAuthToken | None = None
+        info: OAuthClientInformationFull | None = None
+
+        async def get_tokens(self) -> OAuthToken | None:
+            return self.tokens
+
+        async def set_tokens(self, tokens: OAuthToken) -> None:
+            self.tokens = tokens
+
+        async def get_client_info(self) -> OAuthClientInformationFull | None:
+            return self.info
+
+        async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+            self.info = client_info
+
+    async def check(handle: HttpServerHandle, auth: BuiltinAuthorization) -> None:
+        came_back: list[str] = []
+
+        async def browser(url: str) -> None:  # the AS redirects straight back: read where to
+            async with httpx.AsyncClient() as http:
+                came_back.append((await http.get(url)).headers["location"])
+
+        async def callback() -> AuthorizationCodeResult:
+            query = dict(httpx.URL(came_back[-1]).params)
+            return AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=query.get("iss"))
+
+        metadata = OAuthClientMetadata(client_name="sdk", redirect_uris=["http://127.0.0.1:33420/callback"],
+                                       grant_types=["authorization_code", "refresh_token"], response_types=["code"],
+                                       token_endpoint_auth_method="none", scope=SCOPE)
+        provider = OAuthClientProvider(handle.url, metadata, Memory(), redirect_handler=browser,
+                                       callback_handler=callback)
+        with anyio.fail_after(30):
+            async with httpx2.AsyncClient(auth=provider) as http, \
+                    SdkClient(streamable_http_client(handle.url, http_client=http), mode="legacy") as client:
+                listed = await client.list_tools()
+                assert "shout" in [tool.name for tool in listed.tools]
+        issued = auth.auth_server.tokens.issued.values()
+        assert [t.audience for t in issued] == [handle.url] and all(SCOPE in t.scopes for t in issued)
+
+    with_protected_endpoint(check)
