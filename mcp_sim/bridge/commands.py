@@ -6,6 +6,7 @@ Desktop, the MCP Inspector, the official SDKs::
     mcp-sim serve weather                              # stdio: the client starts this command
     mcp-sim serve weather --transport http --port 8000 # Streamable HTTP on 127.0.0.1:8000/mcp
     mcp-sim serve my_module:build --revision 2026-07-28
+    mcp-sim serve notes --transport http --auth-server builtin --required-scope notes:read
 
 ``SERVER`` is a ready-made scenario (``weather``, ``notes``, ``issues``, ``finance``) or
 ``module:attribute`` naming a ``Server`` or a zero-argument function that returns one. The server
@@ -18,7 +19,7 @@ prints what it offers and what the calls returned, and saves the real traffic as
 
     mcp-sim connect --trace weather.jsonl -- mcp-sim serve weather
     mcp-sim connect --era legacy --call add --args '{"a": 1, "b": 2}' -- python server.py
-    mcp-sim connect --url http://127.0.0.1:8000/mcp
+    mcp-sim connect --url http://127.0.0.1:8000/mcp   # a 401 runs the OAuth flow, then retries
     mcp-sim connect --conformance-scenario tools_call --url URL   # what the official suite runs
 
 These functions are the only ones in the bridge that print to stdout, and never while serving stdio.
@@ -41,7 +42,6 @@ import anyio
 from mcp_sim.bridge.recording import WallClockRecorder
 from mcp_sim.protocol.errors import McpError
 from mcp_sim.protocol.revisions import REVISIONS
-from mcp_sim.security.oauth_client import OAuthFailed
 from mcp_sim.trace.recorder import Recorder
 from mcp_sim.transports.base import RequestRefused
 
@@ -415,6 +415,8 @@ def format_summary(summary: dict[str, Any], recorder: Recorder) -> str:
 
 def connect_command(argv: Sequence[str]) -> int:
     """``mcp-sim connect``: returns 0 on success, 1 if the server could not be driven, 2 on bad usage."""
+    from mcp_sim.security.oauth_client import OAuthFailed
+
     argv = list(argv)
     command: list[str] = []
     if "--" in argv:
