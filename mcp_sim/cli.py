@@ -3,7 +3,8 @@
 ``mcp-sim scenarios`` lists the ready-made worlds; ``mcp-sim run weather --revision 2026-07-28
 --transport stdio --seed 7 --trace weather.jsonl --html weather.html`` runs one and saves its trace;
 ``mcp-sim show weather.jsonl`` prints a saved trace as a table (or exports it). ``grade``,
-``progress``, ``serve`` and ``connect`` hand over to the grading and bridge packages.
+``progress``, ``serve``, ``connect`` and ``lab`` hand over to the grading and bridge packages and to
+the security labs.
 
 This module is the only place that prints: library code logs instead (on stdio, a stray print is
 exactly the bug the course warns about).
@@ -25,6 +26,7 @@ DELEGATES: dict[str, tuple[str, str, str]] = {
     "progress": ("mcp_sim.grading.commands", "progress_command", "show which exercises you have solved"),
     "serve": ("mcp_sim.bridge.commands", "serve_command", "serve a simulated server to a real MCP client"),
     "connect": ("mcp_sim.bridge.commands", "connect_command", "connect a simulated client to a real MCP server"),
+    "lab": ("mcp_sim.scenarios.security.commands", "lab_command", "list the security labs or run one attack"),
 }
 """Subcommands implemented elsewhere: name → (module, function, help). Each function takes the
 remaining arguments and returns an exit code."""

@@ -18,15 +18,9 @@ from typing import Any
 
 import pytest
 
-import mcp_sim.scenarios.security.client_features as client_features
-import mcp_sim.scenarios.security.injection as injection
-import mcp_sim.scenarios.security.local_install as local_install
 import mcp_sim.scenarios.security.payments as payments
-import mcp_sim.scenarios.security.phishing as phishing
-import mcp_sim.scenarios.security.shared_machine as shared_machine
 import mcp_sim.scenarios.security.tenants as tenants
 import mcp_sim.scenarios.security.tool_definitions as tool_definitions
-import mcp_sim.scenarios.security.transports_labs as transports_labs
 from mcp_sim.roles.cache import AuthorizationContext, ListCache
 from mcp_sim.roles.host import Host
 from mcp_sim.roles.host_tools import HostTool
@@ -42,7 +36,8 @@ from mcp_sim.security.host_policy import (
 )
 from mcp_sim.security.identity import AuthInfo
 
-MODULES = (client_features, injection, local_install, payments, phishing, shared_machine, tenants, tool_definitions, transports_labs)
+MODULES = tuple(sorted({sys.modules[lab.story.__module__] for lab in LABS.values()}, key=lambda m: m.__name__))
+"""Every module that holds a lab story, read from the table (a new lab module is checked without a list)."""
 
 
 # --- static: the story never learns the configuration ----------------------------------------------

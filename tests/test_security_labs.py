@@ -15,7 +15,9 @@ EXPECTED = {
     "requeststate-tampering", "requeststate-replay", "stdio-stdout-contamination", "tool-poisoning", "rug-pull",
     "name-collision", "tool-shadowing", "token-passthrough", "confused-deputy", "capabilities-cached",
     "sampling-unbounded", "roots-not-sandbox", "elicitation-as-approval", "dns-rebinding", "state-handle-hijacking",
-    "local-server-compromise", "elicitation-phishing", "prompt-injection-results",
+    "local-server-compromise", "elicitation-phishing", "prompt-injection-results", "ssrf-metadata-discovery",
+    "redirect-uri-manipulation", "as-mix-up", "session-hijacking",
+    "sampling-injection", "sampling-context-leak", "behaviour-rug-pull",
 }
 
 
@@ -49,6 +51,13 @@ OBTAINED = {
     "local-server-compromise": lambda e: e["received_by_collector"],
     "elicitation-phishing": lambda e: e["received_by_server"],
     "prompt-injection-results": lambda e: e["leaked"],
+    "ssrf-metadata-discovery": lambda e: e["internal_requests"],
+    "redirect-uri-manipulation": lambda e: e["files_obtained"],
+    "as-mix-up": lambda e: e["files_obtained"],
+    "session-hijacking": lambda e: e["stolen"] or e["injected"],
+    "sampling-injection": lambda e: e["forwarded_to_attacker"],
+    "sampling-context-leak": lambda e: e["leaked"],
+    "behaviour-rug-pull": lambda e: e["leaked"],
 }
 
 # Variants the vulnerable configuration happens to resist too (the fixed one must still hold).

@@ -168,3 +168,30 @@ def test_template_parameters_must_match_the_function() -> None:
         assert "template variables" in str(exc)
     else:
         raise AssertionError("expected a TypeError")
+
+
+def test_completion_needs_no_capability_in_2024_11_05() -> None:
+    """``completion/complete`` existed in 2024-11-05 with no capability to announce it (``completions``
+    came with 2025-03-26): the server answers it and does not advertise a capability that revision lacks."""
+    server = Server("s", supported_versions=("2024-11-05", "2025-11-25"))
+
+    @server.prompt()
+    def plan_trip(destination: str) -> str:
+        """Plan a trip."""
+        return destination
+
+    @server.completion(prompt="plan_trip", argument="destination")
+    def destinations(value: str) -> list[str]:
+        return [c for c in ("Lisbon", "Lyon", "Oslo") if c.startswith(value)]
+
+    async def body(c):  # type: ignore[no-untyped-def]
+        hello = await c.initialize("2024-11-05")
+        answer = await c.request("completion/complete", {
+            "ref": {"type": "ref/prompt", "name": "plan_trip"}, "argument": {"name": "destination", "value": "L"}})
+        return hello, answer
+
+    hello, answer = run_with(server, body, revision="2024-11-05")
+    assert hello["result"]["protocolVersion"] == "2024-11-05"
+    assert "completions" not in hello["result"]["capabilities"]
+    assert answer["result"]["completion"]["values"] == ["Lisbon", "Lyon"]
+    assert_valid(answer["result"], "2024-11-05", "CompleteResult")

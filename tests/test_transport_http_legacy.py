@@ -322,3 +322,23 @@ def test_open_link_http_shares_one_server() -> None:
 
     sim.run(main)
     assert peer.connections == 2
+
+
+@pytest.mark.parametrize(("version", "sends_header"), [("2025-03-26", False), ("2025-06-18", True)])
+def test_the_version_header_arrived_with_2025_06_18(version: str, sends_header: bool) -> None:
+    """A 2025-03-26 client has a session but no ``MCP-Protocol-Version`` header: it came with 2025-06-18."""
+    async def body(sim: Simulation, tg: Any, server: SimulatedHttpServer) -> None:
+        stream = server.connect("notes")
+        client = MiniClient(sim, stream, tg)
+        assert isinstance(await client.initialize(version), JSONRPCResultResponse)
+        await client.request("tools/list")
+        await stream.aclose()
+
+    sim, _ = run(5, body)
+    requests = [e.framing["http"]["request"]["headers"] for e in sim.recorder
+                if e.sender.startswith("client") and "http" in e.framing]
+    with_session = [h for h in requests if "Mcp-Session-Id" in h]
+    assert len(with_session) >= 3  # initialized, tools/list, GET stream and/or DELETE
+    assert all(("MCP-Protocol-Version" in h) is sends_header for h in with_session)
+    if sends_header:
+        assert all(h["MCP-Protocol-Version"] == version for h in with_session)

@@ -155,4 +155,5 @@ async def open_oauth(server_url: str, *, recorder: Recorder, client_name: str = 
         yield OAuthClient(web, "client", server_url, client_name, redirect_uri,
                           draw=lambda: secrets.token_hex(16), clock_ms=lambda: time.time() * 1000.0,
                           preregistered=dict(preregistered or {}), client_secrets=dict(client_secrets or {}),
-                          metadata_document=metadata_document, url_guard=require_https_or_loopback)
+                          metadata_document=metadata_document, url_guard=require_https_or_loopback,
+                          application_type="native")  # it runs on the user's machine

@@ -39,7 +39,7 @@ CHAPTERS: Final = (
     Chapter("09", "The complete call", "one request through the three layers and both eras; who decides what",
             "written", "09_the_complete_call"),
     Chapter("10", "Security boundaries", "the security lab: attacks and fixes", "planned", "10_security_boundaries"),
-    Chapter("11", "Authorization", "OAuth 2.1 for MCP: discovery, PKCE, audiences, token passthrough", "planned",
+    Chapter("11", "Authorization", "OAuth 2.1 for MCP: discovery, PKCE, audiences, token passthrough", "written",
             "11_authorization"),
     Chapter("12", "The real wire", "real MCP clients and servers, the official SDK", "written", "12_the_real_wire"),
 )

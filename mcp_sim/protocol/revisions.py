@@ -210,7 +210,8 @@ _R2024_REQUESTS = _index([
     _m("tools/list", C2S, "ListToolsRequest", "ListToolsResult", "tools"),
     _m("tools/call", C2S, "CallToolRequest", "CallToolResult", "tools"),
     _m("logging/setLevel", C2S, "SetLevelRequest", "EmptyResult", "logging"),
-    _m("completion/complete", C2S, "CompleteRequest", "CompleteResult", "completions"),
+    # No capability guards completion in 2024-11-05: the ``completions`` capability came with 2025-03-26.
+    _m("completion/complete", C2S, "CompleteRequest", "CompleteResult"),
     _m("sampling/createMessage", S2C, "CreateMessageRequest", "CreateMessageResult", "sampling"),
     _m("roots/list", S2C, "ListRootsRequest", "ListRootsResult", "roots"),
 ])
@@ -247,6 +248,9 @@ R2024_11_05: Final = Revision(
 R2025_03_26: Final = replace(
     R2024_11_05,
     version="2025-03-26",
+    requests={**R2024_11_05.requests,
+              "completion/complete": _m("completion/complete", C2S, "CompleteRequest", "CompleteResult",
+                                        "completions")},
     server_capabilities=(*R2024_11_05.server_capabilities, "completions"),
     batching=True,
     has_progress_message=True,

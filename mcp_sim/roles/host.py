@@ -18,7 +18,8 @@ chapter 01, roles and the complete call).
   tools that may be destructive: annotations are *hints*, and a ``readOnlyHint`` from a server the
   Host does not trust does not skip approval;
 * answers the servers' **requests for input**: elicitation from its user, sampling from its model
-  under a :class:`SamplingBudget`, roots from its configuration;
+  under a :class:`SamplingBudget` and a :class:`SamplingMediator` (what the user sees of the request,
+  which context goes with it, where the answer goes), roots from its configuration;
 * records its talk with the user and the model, so sequence diagrams show User, Host and Model.
 
 The policies it applies are the trust model's (:mod:`mcp_sim.security.host_policy`, the one model
@@ -55,6 +56,7 @@ from mcp_sim.roles.user import AlwaysApprove, ApprovalRequest, Approver, Elicita
 from mcp_sim.security.host_policy import (
     ApprovalPolicy,
     SamplingBudget,
+    SamplingMediator,
     ToolPolicy,
     ToolReview,
     ToolReviewer,
@@ -144,7 +146,8 @@ class Host:
                  tool_policy: ToolPolicy | None = None, approval_policy: ApprovalPolicy | None = None,
                  sampling_budget: SamplingBudget | None = None, roots: Sequence[Mapping[str, Any]] = (),
                  model_api: ModelApi = "openai", name: str = "mcp-sim-host", timeout: float = 30.0,
-                 tool_review: ToolReviewer | None = None, sim: Simulation | None = None) -> None:
+                 tool_review: ToolReviewer | None = None, sampling_mediator: SamplingMediator | None = None,
+                 sim: Simulation | None = None) -> None:
         self.name = name
         self.model = model
         self.user = user
@@ -154,6 +157,9 @@ class Host:
         self.tool_policy = tool_policy or ToolPolicy()
         self.approval_policy = approval_policy or ApprovalPolicy()
         self.sampling_budget = sampling_budget or SamplingBudget()
+        self.sampling_mediator = sampling_mediator or SamplingMediator()
+        self.conversation: list[ChatMessage] = []
+        """The messages of the chat in progress, as the model sees them."""
         self.roots = [dict(r) for r in roots]
         self.model_api: ModelApi = model_api
         self.timeout = timeout
@@ -445,6 +451,7 @@ class Host:
         visible = self.visible_tools()
         specs = [t.spec() for t in visible]
         messages: list[ChatMessage] = [ChatMessage("user", text)]
+        self.conversation = messages
         for _ in range(max_steps):
             api_tools = TOOL_CONVERTERS[self.model_api](specs)
             what = "tool results" if messages[-1].role == "tool" else "messages"
@@ -495,6 +502,7 @@ class Host:
             self.say(HOST, f"client/{server}", f"refuse sampling for {server}: budget exhausted")
             raise McpError(SAMPLING_REFUSED, "Sampling refused: the Host's sampling budget is exhausted",
                            rule="A Host supporting sampling must constrain models, budgets and visible context.")
+        params = await self.sampling_mediator.request(self, server, params)  # review, context
         bounded = {**params, "maxTokens": budget.limit(server, params.get("maxTokens"), now)}
         self.say(HOST, MODEL, f"sampling for {server}: {sampled_text(params)[:60]}", data={"sampling": bounded})
         result = await self.model.sample(bounded)
@@ -505,7 +513,7 @@ class Host:
             result = {**result, "content": {**content, "text": granted}, "stopReason": "maxTokens"}
         text = granted
         self.say(MODEL, HOST, text)
-        return result
+        return await self.sampling_mediator.result(self, server, result)
 
     async def _roots(self, server: str) -> list[dict[str, Any]]:
         return [dict(r) for r in self.roots]

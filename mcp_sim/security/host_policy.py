@@ -16,7 +16,8 @@ own policy, never with the Server's word alone. These are the one model of those
 * **confirmation** — :class:`ApprovalPolicy`: sensitive or destructive calls wait for the user.
   ``readOnlyHint`` and ``destructiveHint`` are *hints*: "clients MUST consider tool annotations to
   be untrusted unless they come from trusted servers";
-* **sampling** — :class:`SamplingBudget`: how much of the Host's model servers may spend.
+* **sampling** — :class:`SamplingBudget`: how much of the Host's model servers may spend;
+  :class:`SamplingMediator`: what the user sees of a request, and where its answer goes.
 
 :func:`review_definition` is the Host's review: it reads **every** string in a definition — name,
 title, description, each parameter's description, enum values and defaults, the output schema,
@@ -352,6 +353,23 @@ class SamplingBudget:
     def tokens(self) -> int:
         """Tokens granted in the current windows, all servers (characters / :data:`CHARS_PER_TOKEN`)."""
         return sum(-(-u.chars // CHARS_PER_TOKEN) for u in self.use.values())
+
+
+class SamplingMediator:
+    """What the Host does around a server's ``sampling/createMessage`` besides the budget: what its user
+    is shown (and may edit), which context goes with the request, and where the model's answer goes.
+
+    ``host`` is the :class:`~mcp_sim.roles.host.Host` (its ``conversation`` and ``servers``). This base
+    class changes nothing and attaches no context — a client MAY ignore ``includeContext`` — and the
+    answer goes back only to the server that asked. The sampling labs plug in mistakes and fixes."""
+
+    async def request(self, host: Any, server: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The request as the model will see it (raise ``McpError`` to refuse it)."""
+        return params
+
+    async def result(self, host: Any, server: str, result: dict[str, Any]) -> dict[str, Any]:
+        """The answer as the server will get it."""
+        return result
 
 
 ToolReviewer = Callable[[str, Mapping[str, Any]], "bool | Awaitable[bool]"]

@@ -123,6 +123,10 @@ class LabResult:
     variant: str = "main"
     legitimate: bool = True
     """Whether the legitimate work in the same run still succeeded."""
+    obtained: str = ""
+    """What the attacker got, as the story put it (:attr:`Outcome.obtained`)."""
+    stopped_by: str = ""
+    """What refused the attack, as the story put it (:attr:`Outcome.stopped_by`)."""
 
     def attack_events(self) -> list[TraceEvent]:
         """The trace events marked ``"attack"``."""
@@ -285,4 +289,5 @@ class Lab:
 
         outcome = sim.run(main)
         return LabResult(self.name, config, seed, outcome.succeeded, outcome.evidence, sim.recorder,
-                         explain(self.facts, config, outcome), self.facts, variant, outcome.legitimate)
+                         explain(self.facts, config, outcome), self.facts, variant, outcome.legitimate,
+                         outcome.obtained, outcome.stopped_by)

@@ -21,7 +21,8 @@ What it serves:
   favour of those documents.
 * **the authorization endpoint** — ``GET /authorize``: the user's browser arrives here. The AS
   checks the ``redirect_uri`` *exactly* against the registered ones (before anything else: an AS
-  must never redirect to an unregistered address), demands PKCE with ``S256`` (``plain`` is
+  must never redirect to an unregistered address; ``redirect_match`` holds that comparison, so a
+  security lab can show what a looser one lets through), demands PKCE with ``S256`` (``plain`` is
   refused), asks the signed-in user (a scripted :class:`ScriptedUser`), and redirects back with a
   one-time ``code``, the client's ``state`` and its own ``iss``.
 * **the token endpoint** — ``POST /token`` (form-encoded): ``authorization_code`` (the verifier must
@@ -53,8 +54,10 @@ __all__ = [
     "OIDC_METADATA_PATH",
     "PRM_PATH",
     "OAuthAuthorizationServer",
+    "RedirectMatch",
     "RegisteredClient",
     "ScriptedUser",
+    "exact_redirect_match",
     "form_body",
     "json_response",
     "protected_resource_metadata",
@@ -71,6 +74,18 @@ PRM_PATH = "/.well-known/oauth-protected-resource"
 FORM = "application/x-www-form-urlencoded"
 
 Discovery = Literal["oauth", "oidc"]
+RedirectMatch = Callable[[str, Collection[str]], bool]
+"""How an authorization server compares the ``redirect_uri`` of a request with a client's registered
+ones: ``match(asked, registered) -> bool``."""
+
+
+def exact_redirect_match(asked: str, registered: Collection[str]) -> bool:
+    """OAuth 2.1's rule: the ``redirect_uri`` equals a registered one, character for character.
+
+    Anything looser — a prefix, a pattern, "same host" — lets an attacker pick an address that passes
+    the comparison but delivers the code elsewhere (``https://app.example@evil.example/``, a lookalike
+    host, a page on the same host that someone else controls)."""
+    return asked in registered
 
 
 def s256(verifier: str) -> str:
@@ -171,6 +186,10 @@ class OAuthAuthorizationServer:
     code_ttl_ms: float = 60_000.0
     client_documents: Callable[[str], dict[str, Any] | None] | None = None
     """Fetches a Client ID Metadata Document by its URL (``None``: such client ids are not accepted)."""
+    redirect_match: RedirectMatch = exact_redirect_match
+    sends_iss: bool = True
+    """Whether the authorization response carries ``iss`` (RFC 9207; older servers do not)."""
+    """How a request's ``redirect_uri`` is compared with the registered ones (exact, as OAuth 2.1 says)."""
     clients: dict[str, RegisteredClient] = field(default_factory=dict)
     _codes: dict[str, _Grant] = field(default_factory=dict)
     _refresh: dict[str, _Grant] = field(default_factory=dict)
@@ -204,7 +223,7 @@ class OAuthAuthorizationServer:
             "grant_types_supported": ["authorization_code", "refresh_token"],
             "token_endpoint_auth_methods_supported": ["none"],
             "code_challenge_methods_supported": ["S256"],
-            "authorization_response_iss_parameter_supported": True,
+            "authorization_response_iss_parameter_supported": self.sends_iss,
         })
         return document
 
@@ -281,13 +300,15 @@ class OAuthAuthorizationServer:
         if client is None:
             return _error(400, "invalid_client", "unknown client_id")
         redirect_uri = q.get("redirect_uri", "")
-        if redirect_uri not in client.redirect_uris:
+        if not self.redirect_match(redirect_uri, client.redirect_uris):
             return _error(400, "invalid_request",
                           f"redirect_uri {redirect_uri!r} is not registered for this client (exact match)")
         state = q.get("state")
 
         def back(**fields: str) -> HttpResponse:
-            out = {**fields, **({"state": state} if state is not None else {}), "iss": self.issuer}
+            out = {**fields, **({"state": state} if state is not None else {})}
+            if self.sends_iss:
+                out["iss"] = self.issuer
             return HttpResponse(302, Headers({"Location": f"{redirect_uri}?{urlencode(out)}"}))
 
         if q.get("response_type") != "code":

@@ -35,8 +35,9 @@ client registers anew there and never shows it the old ``client_id``.
 :class:`OAuthClient` does all that over a :class:`~mcp_sim.security.oauth_web.Web` — the simulated
 one (:class:`~mcp_sim.security.oauth_web.SimulatedWeb`) or the real network
 (:mod:`mcp_sim.bridge.oauth_http`); the MCP request itself is the caller's
-(:func:`with_authorization` retries it). Before it fetches a URL it *learned* — from a challenge or
-a metadata document, not one it was given — it calls ``url_guard`` (when set), which may refuse it.
+(:func:`with_authorization` retries it). Before every fetch of a URL it learned from a server or a
+metadata document it calls ``url_guard`` (when set), which may refuse it
+(:mod:`mcp_sim.security.url_safety` in the simulation, https-or-loopback on the real wire).
 Failures raise :class:`OAuthFailed`, which names the rule that stopped the flow.
 """
 
@@ -146,9 +147,12 @@ class OAuthClient:
     """The https URL of this client's Client ID Metadata Document, if it publishes one."""
     browser: str = "browser"
     """The trace's name for the user's browser, which carries the authorization request."""
+    application_type: str | None = None
+    """What the client tells dynamic registration it is: ``"native"`` (an app on the user's machine,
+    a loopback redirect) or ``"web"``; ``None`` leaves it out (the AS then assumes ``"web"``)."""
     url_guard: Callable[[str], None] | None = None
-    """Called with every URL learned from a server or a metadata document before it is fetched;
-    raises (:class:`OAuthFailed`) to refuse it (no internal addresses, https only …)."""
+    """Called before every fetch of a URL learned from a server or a metadata document; it raises
+    (an :class:`OAuthFailed` naming the rule) to refuse one (see :mod:`mcp_sim.security.url_safety`)."""
     tokens: TokenSet | None = None
     client_id: str | None = None
     client_secret: str | None = None
@@ -249,6 +253,7 @@ class OAuthClient:
             self.url_guard(url)
 
     async def _get_json(self, url: str) -> dict[str, Any] | None:
+        self._guard(url)
         response = await self.web.fetch(self.participant, "GET", url, headers={"Accept": "application/json"})
         if response.status != 200 or not response.body:
             return None
@@ -261,8 +266,6 @@ class OAuthClient:
     async def _resource_metadata(self, url: str | None) -> dict[str, Any]:
         origin, path = _origin(self.resource), urlsplit(self.resource).path.rstrip("/")
         candidates = [url] if url else [f"{origin}{PRM_PATH}{path}", f"{origin}{PRM_PATH}"]
-        if url:
-            self._guard(url)
         for candidate in candidates:
             document = await self._get_json(candidate)
             if document is not None:
@@ -277,7 +280,6 @@ class OAuthClient:
 
     async def _as_metadata(self, issuer: str) -> dict[str, Any]:
         for url in metadata_urls(issuer):
-            self._guard(url)
             document = await self._get_json(url)
             if document is None:
                 continue
@@ -311,10 +313,12 @@ class OAuthClient:
         if not endpoint:
             raise OAuthFailed("not registered, and the server offers no registration endpoint",
                               "Without a client_id the flow cannot start.")
-        native = urlsplit(self.redirect_uri).scheme == "http"  # a loopback redirect: an app on this machine
-        body = json.dumps({"client_name": self.client_name, "redirect_uris": [self.redirect_uri],
-                           "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
-                           "token_endpoint_auth_method": "none", "application_type": "native" if native else "web"})
+        asked = {"client_name": self.client_name, "redirect_uris": [self.redirect_uri],
+                 "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
+                 "token_endpoint_auth_method": "none"}
+        if self.application_type is not None:
+            asked["application_type"] = self.application_type
+        body = json.dumps(asked)
         self._guard(str(endpoint))
         answer = await self.web.fetch(self.participant, "POST", str(endpoint),
                                       headers={"Content-Type": "application/json"}, body=body)

@@ -84,9 +84,10 @@ class Web(Protocol):
 
 class Site(Protocol):
     """Anything that answers HTTP requests without waiting: an authorization server, a metadata
-    endpoint. ``participant`` names it in the trace."""
+    endpoint. ``participant`` names it in the trace (an attribute or a property)."""
 
-    participant: str
+    @property
+    def participant(self) -> str: ...
 
     def serve(self, request: HttpRequest) -> HttpResponse: ...
 
@@ -176,6 +177,22 @@ class SimulatedWeb:
         except ValueError:
             return None
         return data if isinstance(data, dict) else None
+
+    def send_now(self, sender: str, method: str, url: str, *, headers: dict[str, str] | None = None,
+                 body: str = "") -> HttpResponse:
+        """Any request a sans-IO site makes while serving one (an MCP proxy redeeming a code at the
+        authorization server behind it): recorded like :meth:`fetch`, answered at once."""
+        parts = urlsplit(url)
+        origin = f"{parts.scheme}://{parts.netloc}"
+        request = HttpRequest(method, parts.path + (f"?{parts.query}" if parts.query else ""),
+                              Headers(headers or {}), body)
+        site = self.sites.get(origin)
+        receiver = site.participant if site is not None else f"web/{parts.netloc}"
+        self._record(sender, receiver, request, None, origin)
+        response = site.serve(request) if site is not None else HttpResponse(404)
+        self._record(receiver, sender, request, response, origin)
+        self.exchanges.append((request, response))
+        return response
 
     def _record(self, sender: str, receiver: str, request: HttpRequest, response: HttpResponse | None,
                 origin: str) -> None:

@@ -83,8 +83,23 @@ def time_badges(event: TraceEvent) -> list[str]:
     elif event.method == "notifications/cancelled" and event.kind == "notification":
         out.append("⊘ cancel")
     if event.kind == "transport":
-        out.append("↯ transport")
+        out.append("⇄ OAuth HTTP" if OAUTH in event.marks else "↯ transport")
     return out
+
+
+OAUTH = "oauth"
+"""The mark :mod:`mcp_sim.security.oauth_web` puts on OAuth's plain-HTTP exchanges."""
+
+
+def oauth_label(event: TraceEvent) -> str:
+    """The arrow text of an OAuth exchange (course chapter 11): ``→ GET /authorize`` for the request
+    (the path without its query — the receiver's lifeline names the host), ``← 302 Found`` for the
+    answer. The full request, headers and body are in the table and the player's HTTP view."""
+    http = (event.framing or {}).get("http") or {}
+    request, response = http.get("request") or {}, http.get("response")
+    if isinstance(response, dict):
+        return f"← {response.get('status', '')} {response.get('reason', '')}".rstrip()
+    return f"→ {request.get('method', '')} {str(request.get('path', '')).partition('?')[0]}"
 
 
 def _fit(text: str, width_px: float) -> str:
@@ -209,14 +224,20 @@ class SequenceDiagram:
             out.append(f'<text x="{LANE_TIME_W}" y="{_num(y)}" font-size="11" font-weight="bold">'
                        f'{xml_text(_fit(" ".join(badges), LANE_BADGE_W - 8))}</text>')
         text = label(e, limit=120)
-        if e.kind in NOTE_KINDS or e.sender == e.receiver:
+        if OAUTH in e.marks and e.sender != e.receiver:
+            # An OAuth exchange is a request and its answer between two parties: drawn as arrows, so
+            # the learner sees who asked whom (client, browser, authorization server, resource).
+            answer = isinstance(((e.framing or {}).get("http") or {}).get("response"), dict)
+            self._draw_arrow(out, e, oauth_label(e), y, style=STYLES["response" if answer else "request"])
+        elif e.kind in NOTE_KINDS or e.sender == e.receiver:
             self._draw_note(out, e, text, top)
         else:
             self._draw_arrow(out, e, text, y)
         out.append("</g>")
 
-    def _draw_arrow(self, out: list[str], e: TraceEvent, text: str, y: float) -> None:
-        style = STYLES.get(e.kind, STYLES["request"])
+    def _draw_arrow(self, out: list[str], e: TraceEvent, text: str, y: float,
+                    style: dict[str, Any] | None = None) -> None:
+        style = style or STYLES.get(e.kind, STYLES["request"])
         x1, x2 = self._x(e.sender), self._x(e.receiver)
         dropped = "dropped" in e.marks
         end = x1 + (x2 - x1) * 0.6 if dropped else x2

@@ -33,11 +33,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeGuard
 
 import anyio
 from anyio.abc import TaskGroup
 
+from mcp_sim.protocol.revisions import revision_at
 from mcp_sim.security.identity import AuthInfo
 from mcp_sim.transports.base import LinkInfo, SessionExpired, TransportClosed
 from mcp_sim.transports.faults import Faults, LinkFaults, Shipment, Wire, decode_frame
@@ -154,7 +155,7 @@ class HttpClientStream:
         if self.session_id is not None and not self.expired:
             request = HttpRequest("DELETE", self.server.path, self._base_headers(accept=ACCEPT_BOTH))
             request.headers[MCP_SESSION_ID] = self.session_id
-            if self.protocol_version:
+            if _names_version_in_header(self.protocol_version):
                 request.headers[MCP_PROTOCOL_VERSION] = self.protocol_version
             try:
                 await self.http(request)
@@ -217,7 +218,7 @@ class HttpClientStream:
             if self.session_id is not None:
                 headers[MCP_SESSION_ID] = self.session_id
                 version = self.protocol_version or self.revision
-                if version:
+                if _names_version_in_header(version):
                     headers[MCP_PROTOCOL_VERSION] = version
         for name, value in self.extra_headers.items():
             if value is None:
@@ -232,7 +233,7 @@ class HttpClientStream:
         if self.session_id is not None:
             headers[MCP_SESSION_ID] = self.session_id
         version = self.protocol_version or self.revision
-        if version:
+        if _names_version_in_header(version):
             headers[MCP_PROTOCOL_VERSION] = version
         if last_event_id is not None:
             headers[LAST_EVENT_ID] = last_event_id
@@ -559,3 +560,9 @@ class HttpClientStream:
             return
         await self._read_stream(exchange, None)
         self._listening = False
+
+
+def _names_version_in_header(version: str | None) -> TypeGuard[str]:
+    """Whether a client of ``version`` sends ``MCP-Protocol-Version`` on its HTTP requests: the header
+    arrived with 2025-06-18, so a 2025-03-26 or 2024-11-05 client never sends it."""
+    return version is not None and MCP_PROTOCOL_VERSION in revision_at(version).http_headers

@@ -95,6 +95,7 @@ from mcp_sim.transports.http_server_streams import (
     PendingRequest,
     ResponseChannel,
     ResponseMode,
+    SessionPolicy,
     error_body,
     note,
 )
@@ -115,6 +116,7 @@ __all__ = [
     "LegacyServerStream",
     "ModernServerStream",
     "ResponseMode",
+    "SessionPolicy",
     "SimulatedHttpServer",
     "TokenValidator",
     "static_tokens",
@@ -149,7 +151,8 @@ class SimulatedHttpServer:
                  response_mode: ResponseMode | None = None, get_stream: bool = True, allow_delete: bool = True,
                  sse_retry_ms: int | None = None, protected_resource: dict[str, Any] | None = None,
                  challenge_scope: str | None = None,
-                 scopes_for: Callable[[HttpRequest], Collection[str]] | None = None) -> None:
+                 scopes_for: Callable[[HttpRequest], Collection[str]] | None = None,
+                 session_policy: SessionPolicy | None = None) -> None:
         self.sim = sim
         self.task_group = task_group
         self.name = name
@@ -173,6 +176,8 @@ class SimulatedHttpServer:
         self.scopes_for = scopes_for
         """Scopes one request needs beyond ``required_scopes`` (e.g. by tool name): a token without them
         is answered ``403 insufficient_scope``, the client's cue to step up."""
+        self.session_policy = session_policy or SessionPolicy()
+        """Legacy sessions: how ids are minted, and whether an id is bound to its user (the default)."""
         self.participant = f"server/{name}"
         self.sessions: dict[str, LegacySession] = {}
         self.calls: dict[ModernCall, None] = {}
@@ -231,6 +236,10 @@ class SimulatedHttpServer:
             exchange.respond(metadata)
             return "answered"
         auth, rejection = self._authenticate(headers, request)
+        if rejection is not None and self.session_policy.id_authenticates:
+            known = self.sessions.get(headers.get(MCP_SESSION_ID) or "")
+            if known is not None:  # the mistake: a known session id stands in for the token
+                auth, rejection = known.auth, None
         if rejection is not None:
             exchange.respond(rejection)
             return "answered"
@@ -315,8 +324,7 @@ class SimulatedHttpServer:
             return self._reply(exchange, 400, error_body(
                 INVALID_REQUEST, "Bad Request: Mcp-Session-Id header is required after initialization"))
         session = self.sessions.get(session_id)
-        if session is None or session.ended or (
-                session.auth is not None and (auth is None or auth.subject != session.auth.subject)):
+        if session is None or session.ended or not self.session_policy.admits(session.auth, auth):
             # A session is bound to the user who created it: another user's request cannot use it.
             return self._reply(exchange, 404, error_body(INVALID_REQUEST, "Not Found: session not found"))
         if check_version:
@@ -352,8 +360,8 @@ class SimulatedHttpServer:
         return self._reply(exchange, 202, None)
 
     def _new_session(self, exchange: HttpExchange, auth: AuthInfo | None) -> LegacySession:
-        # Visible ASCII, unguessable, from the simulation's seeded generator (never os.urandom).
-        session_id = self.sim.token(16)
+        # By default visible ASCII, unguessable, from the seeded generator (never os.urandom).
+        session_id = self.session_policy.mint(self.sim)
         link = exchange.link.info
         info = LinkInfo(name=link.name, transport="http", client=link.client, server=link.server)
         session = LegacySession(self.sim, session_id, auth, info)

@@ -18,6 +18,8 @@ recorder) and the exchange it answers, so this module sits below the server that
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import anyio
@@ -43,6 +45,28 @@ from mcp_sim.wire.jsonrpc import (
 ResponseMode = Literal["auto", "json", "sse"]
 """How the server answers a POSTed request: ``json`` (one JSON body), ``sse`` (always a stream) or
 ``auto`` (JSON if the answer comes first, a stream if something related comes before it)."""
+
+
+@dataclass(frozen=True)
+class SessionPolicy:
+    """How a legacy endpoint mints ``Mcp-Session-Id`` values and what a session id is allowed to prove.
+
+    The default is what the spec asks for: ids that are random (from the simulation's seeded generator)
+    and therefore globally unique, a bearer token checked on *every* request, and each session bound
+    to the user who opened it, so another user's request naming it is answered ``404``. The security
+    lab ``session-hijacking`` swaps in the mistakes: counting ids, a known id accepted in place of a
+    token (``id_authenticates``), no binding (``bind_to_user=False``)."""
+
+    mint: Callable[[Simulation], str] = lambda sim: sim.token(16)
+    id_authenticates: bool = False
+    """The mistake: a request without a valid token is let in because it names a known session."""
+    bind_to_user: bool = True
+
+    def admits(self, opened_by: AuthInfo | None, caller: AuthInfo | None) -> bool:
+        """May ``caller`` use a session that ``opened_by`` opened?"""
+        if not self.bind_to_user or opened_by is None:
+            return True  # (an endpoint without tokens knows no user to bind to)
+        return caller is not None and (caller.subject, caller.tenant) == (opened_by.subject, opened_by.tenant)
 
 
 def note(exchange: HttpExchange, text: str, marks: tuple[str, ...] = ()) -> None:

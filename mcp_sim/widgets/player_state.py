@@ -370,11 +370,16 @@ def http_text(e: TraceEvent) -> str:
     if isinstance(http, dict):
         # The part that carried this message gets it as its body (unless an SSE event carried it).
         carrier = None if sse else ("request" if e.sender.startswith("client/") else "response")
+        # An OAuth exchange (chapter 11) is recorded twice, request then answer, its (redacted) body
+        # beside the head: the event carries whichever part it records.
+        body = e.raw
+        if "oauth" in e.marks:
+            carrier, body = ("response" if "response" in http else "request"), framing.get("body")
         for key in ("request", "response"):
             if key in http:
                 part = http[key]
-                if key == carrier and isinstance(part, dict) and "body" not in part and e.raw is not None:
-                    part = {**part, "body": e.raw}
+                if key == carrier and isinstance(part, dict) and "body" not in part and body is not None:
+                    part = {**part, "body": body}
                 what = "  (carries this message)" if key == carrier else ""
                 out += [f"--- {key}{what} ---", *_http_part(part)]
         rest = {k: v for k, v in http.items() if k not in ("request", "response", "sse")}

@@ -38,6 +38,15 @@ from mcp_sim.grading.exercises import (
     ex09_host_policy,
     ex09_next_step,
     ex09_who_decides,
+    ex10_authorize_call,
+    ex10_origin_check,
+    ex10_replay_guard,
+    ex10_review_everything,
+    ex10_sandbox_policy,
+    ex10_token_audience,
+    ex11_discovery_urls,
+    ex11_pkce,
+    ex11_token_check,
 )
 from mcp_sim.grading.model import Exercise
 
@@ -50,7 +59,10 @@ EXERCISES: Final[Mapping[str, Exercise]] = MappingProxyType({
               ex06_diagnose_stdout,
               ex07_list_changed, ex07_cache, ex07_next_message,
               ex08_task_polling, ex08_next_message, ex08_diagnose,
-              ex09_who_decides, ex09_host_policy, ex09_next_step)
+              ex09_who_decides, ex09_host_policy, ex09_next_step,
+              ex10_review_everything, ex10_authorize_call, ex10_replay_guard,
+              ex10_origin_check, ex10_token_audience, ex10_sandbox_policy,
+              ex11_discovery_urls, ex11_token_check, ex11_pkce)
 })
 """Every exercise, in course order."""
 

@@ -20,12 +20,18 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
+import mcp_sim.scenarios.security.authorization_labs as authorization_labs
+import mcp_sim.scenarios.security.behaviour as behaviour
 import mcp_sim.scenarios.security.client_features as client_features
 import mcp_sim.scenarios.security.injection as injection
 import mcp_sim.scenarios.security.local_install as local_install
+import mcp_sim.scenarios.security.mixup_lab as mixup_lab
 import mcp_sim.scenarios.security.payments as payments
 import mcp_sim.scenarios.security.phishing as phishing
+import mcp_sim.scenarios.security.sampling_labs as sampling_labs
+import mcp_sim.scenarios.security.sessions as sessions
 import mcp_sim.scenarios.security.shared_machine as shared_machine
+import mcp_sim.scenarios.security.ssrf_labs as ssrf_labs
 import mcp_sim.scenarios.security.tenants as tenants
 import mcp_sim.scenarios.security.tool_definitions as tool_definitions
 import mcp_sim.scenarios.security.transports_labs as transports_labs
@@ -43,7 +49,9 @@ def _table(*labs: Lab) -> Mapping[str, Lab]:
 
 LABS: Final = _table(*client_features.LABS, *payments.LABS, *shared_machine.LABS, *tenants.LABS,
                      *tool_definitions.LABS, *transports_labs.LABS, *local_install.LABS,
-                     *phishing.LABS, *injection.LABS)
+                     *phishing.LABS, *injection.LABS, *ssrf_labs.LABS,
+                     *authorization_labs.LABS, *mixup_lab.LABS, *sessions.LABS,
+                     *sampling_labs.LABS, *behaviour.LABS)
 """Every lab by name (read-only)."""
 
 

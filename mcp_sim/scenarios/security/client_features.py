@@ -1,19 +1,18 @@
-"""Labs about what a Server asks of the Client: capabilities, sampling, roots; and OAuth consent.
+"""Labs about what a Server asks of the Client: capabilities, sampling, roots.
 
 * ``capabilities-cached`` — capabilities negotiated once at start-up and trusted forever, although in
   2026-07-28 every request declares its own;
 * ``sampling-unbounded`` — a Server spends more of the user's model through sampling than a global,
   word-counting budget notices;
-* ``roots-not-sandbox`` — roots taken as a file-system boundary;
-* ``confused-deputy`` — an MCP proxy with a static client id at a third-party authorization server
-  and no per-client consent (the OAuth redirects are modelled, not run on a real authorization server;
-  the outcome depends on the consent the proxy records and the token it issues).
+* ``roots-not-sandbox`` — roots taken as a file-system boundary.
+
+(``confused-deputy`` runs on the simulated authorization server: :mod:`mcp_sim.scenarios.security.authorization_labs`.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 
 from mcp_sim.capabilities.context import Context
@@ -29,10 +28,9 @@ from mcp_sim.roles.model import SamplingRule, ScriptedModel, ToolRule
 from mcp_sim.roles.server import Server
 from mcp_sim.roles.user import ScriptedUser
 from mcp_sim.security.host_policy import CHARS_PER_TOKEN, ApprovalPolicy, SamplingBudget
-from mcp_sim.security.identity import Directory, User, pick_name
+from mcp_sim.security.identity import pick_name
 from mcp_sim.security.lab import Lab, LabContext, LabFacts, Outcome
 from mcp_sim.security.sandbox import UNRESTRICTED, Machine, SandboxPolicy, SandboxViolation
-from mcp_sim.security.tokens import AuthorizationServer
 
 # --------------------------------------------------------------------------------------------------
 
@@ -340,149 +338,6 @@ async def roots_story(ctx: LabContext, defence: Sandboxing) -> Outcome:
     )
 
 
-# --------------------------------------------------------------------------------------------------
-
-class ConsentPolicy:
-    """When the MCP proxy shows its own consent screen before forwarding to the third party."""
-
-    def needs_consent(self, registry: set[tuple[str, str, str]], subject: str, client_id: str, redirect: str) -> bool:
-        raise NotImplementedError
-
-
-class NoProxyConsent(ConsentPolicy):
-    """The mistake: the third party's consent (for the proxy's static client id) is taken as enough."""
-
-    def needs_consent(self, registry: set[tuple[str, str, str]], subject: str, client_id: str, redirect: str) -> bool:
-        return False
-
-
-class PerClientConsent(ConsentPolicy):
-    """The fix: consent is recorded per user, client and redirect URI; anything else is asked about."""
-
-    def needs_consent(self, registry: set[tuple[str, str, str]], subject: str, client_id: str, redirect: str) -> bool:
-        return (subject, client_id, redirect) not in registry
-
-
-@dataclass(frozen=True)
-class ProxyConsent:
-    policy: ConsentPolicy
-
-
-@dataclass
-class McpProxy:
-    """An MCP proxy server in front of a third-party API. It registers clients dynamically, but talks to
-    the third-party authorization server with one static client id, where each user consented once."""
-
-    ctx: LabContext
-    consent: ConsentPolicy
-    issuer: AuthorizationServer
-    static_client: str
-    third_party_consent: set[tuple[str, str]]
-    user_approves: Callable[[str, str], bool]
-    registry: set[tuple[str, str, str]] = field(default_factory=set)
-    """(subject, client id, redirect URI) triples the proxy's users approved."""
-
-    def authorize(self, user: User, client_id: str, redirect: str, *, attack: bool = False) -> Any:
-        """One authorization request, as the user's browser makes it; returns the proxy token the code at
-        ``redirect`` can be exchanged for, or ``None``."""
-        say = self.ctx.note
-        say("user", "proxy", f"GET /authorize?client_id={client_id}&redirect_uri={redirect}", attack=attack)
-        if self.consent.needs_consent(self.registry, user.subject, client_id, redirect):
-            say("proxy", "user", f"consent screen: allow {client_id} (redirects to {redirect}) to act as you?",
-                attack=attack)
-            if not self.user_approves(client_id, redirect):
-                say("user", "proxy", "deny", attack=attack)
-                return None
-            self.registry.add((user.subject, client_id, redirect))
-        say("proxy", "third-party", f"302 → /authorize?client_id={self.static_client}", attack=attack)
-        if (user.subject, self.static_client) not in self.third_party_consent:
-            say("third-party", "user", "consent screen for the proxy", attack=attack)
-            return None
-        say("third-party", "proxy", "consent cookie present: code → proxy callback", attack=attack)
-        token = self.issuer.issue(user, client_id=client_id, audience="https://proxy.example/mcp", scopes=("repo:read",))
-        say("proxy", client_id, f"302 → {redirect}?code=…", attack=attack)
-        return token
-
-
-DEPUTY = LabFacts(
-    layer="authorization",
-    summary="An MCP proxy with one static client id lets an attacker ride another user's consent.",
-    title="Confused deputy (MCP proxy without per-client consent)",
-    attacker="an attacker who registered their own client at an MCP proxy server",
-    controls="their client's registration (its redirect URI) and a link they get the victim to open",
-    goal="a token for the victim's account at the proxy, and the victim's private repositories through it",
-    mistake=("the proxy used one static client id at the third-party authorization server, where the victim had "
-             "consented once; it did not ask the victim about the attacker's client, so the third party's consent "
-             "cookie let the flow through and the code went to the attacker's redirect URI"),
-    boundary="per-client consent at the MCP proxy, before it forwards to the third-party authorization server",
-    fix=("the proxy records consent per user, client id and redirect URI and shows its own consent screen (naming "
-         "the client and where it redirects) for anything else; the victim declines the unknown client"),
-    rule=("MCP proxy servers using static client IDs MUST obtain user consent for each dynamically registered "
-          "client before forwarding to third-party authorization servers (Security Best Practices, Confused Deputy)."),
-    not_covered=("a victim who approves the attacker's client on the consent screen, and flaws of the third-party "
-                 "authorization server itself; the redirects are modelled as trace notes, not a full OAuth server"),
-    roles="The proxy and its consent registry are modelled in the lab (redirects as app events); the token comes "
-          "from mcp_sim.security.tokens and the final MCP call is a real Client to the simulator's own Server.",
-)
-
-
-async def deputy_story(ctx: LabContext, defence: ProxyConsent) -> Outcome:
-    rng = ctx.rng
-    directory = Directory.random(rng, tenants=1, users_per_tenant=2)
-    victim, attacker_user = list(directory.users.values())
-    static_client = f"mcp-proxy-{ctx.sim.token(4)}"
-    ide, ide_redirect = "victim-ide", "http://127.0.0.1:33418/callback"
-    attacker_redirect = f"https://{pick_name(rng, 'server')}.example/callback"
-    attacker_client = ide if ctx.variant == "approved-client-other-redirect" else f"client-{ctx.sim.token(4)}"
-    repos = [f"{victim.subject}/{pick_name(rng, 'server')}-private" for _ in range(rng.randint(1, 3))]
-    proxy = McpProxy(ctx, defence.policy, AuthorizationServer("https://proxy.example", lambda: ctx.sim.token(16),
-                                                              ctx.sim.now_ms),
-                     static_client, {(victim.subject, static_client), (attacker_user.subject, static_client)},
-                     user_approves=lambda client, redirect: (client, redirect) == (ide, ide_redirect))
-
-    server = Server("proxy", version="1.0.0", per_caller=True)
-
-    @server.tool(annotations={"readOnlyHint": True})
-    def list_repos(call: Context) -> str:
-        """Your repositories."""
-        return "\n".join(repos) if call.auth and call.auth.subject == victim.subject else "(none)"
-
-    async def list_with(token: Any, link: str, client_name: str) -> list[str]:
-        auth = proxy.issuer.validate(token.value, audience="https://proxy.example/mcp")
-        async with ctx.client(link, server, auth=auth, client_name=client_name) as client:
-            text = (await client.call_tool("list_repos", {}))["content"][0]["text"]
-        return [line for line in text.splitlines() if line in repos]
-
-    # The legitimate flow: the victim signs in from their own IDE.
-    own = proxy.authorize(victim, ide, ide_redirect)
-    mine = await list_with(own, "proxy-ide", ide) if own is not None else []
-    # The attack: register a client, (in one variant) consent to it as the attacker's own account, then
-    # get the victim to open the authorization link.
-    ctx.note("attacker", "proxy", f"POST /register {{redirect_uris: [{attacker_redirect}]}} → client_id "
-             f"{attacker_client}", attack=True)
-    if ctx.variant == "consented-by-attacker":
-        proxy.user_approves, approves = (lambda client, redirect: True), proxy.user_approves
-        proxy.authorize(attacker_user, attacker_client, attacker_redirect, attack=True)
-        proxy.user_approves = approves
-    ctx.note("attacker", "user", f"sends a link: https://proxy.example/authorize?client_id={attacker_client}",
-             attack=True)
-    token = proxy.authorize(victim, attacker_client, attacker_redirect, attack=True)
-    got: list[str] = []
-    if token is not None:
-        with ctx.attack(links=("proxy",)):
-            got = await list_with(token, "proxy", attacker_client)
-    return Outcome(
-        succeeded=bool(got) and set(got) == set(repos),
-        evidence={"victim": victim.subject, "attacker_client": attacker_client, "redirect": attacker_redirect,
-                  "token_issued": token is not None, "repos_obtained": got,
-                  "consents": sorted(proxy.registry), "variant": ctx.variant},
-        legitimate=set(mine) == set(repos),
-        obtained=f"obtained a proxy token for {victim.subject} without their consent and listed {len(got)} private repo(s)",
-        stopped_by=(f"the proxy had no consent of {victim.subject} for {attacker_client} → {attacker_redirect}, "
-                    "showed its consent screen, and the victim declined"),
-    )
-
-
 LABS: Final = (
     Lab("capabilities-cached", CAPS, capabilities_story,
         {"vulnerable": ClientKind(StartupCapabilitiesClient), "fixed": ClientKind(Client)},
@@ -499,9 +354,5 @@ LABS: Final = (
         {"vulnerable": Sandboxing(unrestricted), "fixed": Sandboxing(from_roots)},
         {"absolute-path": "the server opens an absolute path outside the root",
          "sibling-prefix": "the path starts with the root's text but is a sibling folder (project-secrets)"}),
-    Lab("confused-deputy", DEPUTY, deputy_story,
-        {"vulnerable": ProxyConsent(NoProxyConsent()), "fixed": ProxyConsent(PerClientConsent())},
-        {"approved-client-other-redirect": "the attacker uses the victim's approved client id with its own redirect",
-         "consented-by-attacker": "the attacker consents to its client as its own account first"}),
 )
 """The labs of this module, in the order the course presents them."""

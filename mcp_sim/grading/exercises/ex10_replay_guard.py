@@ -1,0 +1,300 @@
+"""Exercise ex10_replay_guard (chapter 10): a sealed requestState, and one payment per operation.
+
+The learner writes the bank Server's two guards around a Multi Round-Trip payment:
+
+* ``seal_state(key, state, caller, request, expires, nonce)`` and ``open_state(key, token, caller,
+  request, now)`` — the ``requestState`` codec: an envelope ``{"state", "sub", "req", "exp", "nonce"}``
+  in base64url JSON, a ``"."``, and the base64url HMAC-SHA256 of the envelope's bytes under ``key``
+  (hex); ``open_state`` returns the envelope or raises ``ValueError``;
+* ``payment_key(call, invoice)`` — the idempotency key a payment is filed under (``None``: no key).
+
+The grader runs ``requeststate-tampering`` with the learner's codec inside the bank, and
+``requeststate-replay`` with the learner's key, every variant. Direct cases seal a state with the
+learner's code and open it in situations the labs do not reach (another caller, another request,
+after expiry, an edited envelope); the expected verdict is the lab's own fixed codec's on the very
+same token, and the expected key equalities are the lab's own fixed key's.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
+
+from mcp_sim.capabilities.mrtr import RoundTripCaller
+from mcp_sim.grading.exercises.ex10_labs import (
+    Asker,
+    checked,
+    expect_lab_holds,
+    lab_kinds,
+    lab_seed,
+    run_learner_lab,
+    split_kind,
+)
+from mcp_sim.grading.learner_code import LearnerError
+from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
+from mcp_sim.protocol.errors import McpError, invalid_params
+from mcp_sim.scenarios.security import LABS
+from mcp_sim.scenarios.security.payments import Idempotency, StateSeal
+from mcp_sim.security.identity import AuthInfo, pick_name
+
+R_SEAL = ("MRTR: requestState is attacker-controlled. When it influences business logic the Server protects its "
+          "integrity (a MAC under a key only the Server has) and binds it to the principal, the original request "
+          "and a short expiry; it refuses a state whose MAC, caller, request or expiry does not match.")
+R_ONCE = ("A side effect must not repeat when an input flow is replayed or run again: file it under an idempotency "
+          "key for the business operation (who pays which invoice), not for one round trip, request or flow.")
+TTL = 300.0
+
+_FIXED_CODEC = LABS["requeststate-tampering"].defences["fixed"].codec
+_FIXED_KEY = LABS["requeststate-replay"].defences["fixed"].key
+
+
+def _rejected(why: str) -> McpError:
+    return invalid_params(f"Invalid requestState: {why}", rule=R_SEAL)
+
+
+class LearnerCodec:
+    """The bank's ``state_codec`` in the graded runs: every seal and open is the learner's."""
+
+    def __init__(self, secret: bytes, asker: Asker) -> None:
+        self.key = secret.hex()
+        self.asker = asker
+        self.minted = 0
+
+    def seal(self, state: Any, ctx: RoundTripCaller) -> str:
+        if ctx.request_state_nonce is None:
+            self.minted += 1
+            nonce = hashlib.sha256(f"{self.key}|{self.minted}".encode()).hexdigest()[:16]
+        else:
+            nonce = ctx.request_state_nonce
+        subject = ctx.auth.subject if ctx.auth else None
+        token = self.asker.ask("seal_state", self.key, dict(state), subject, ctx.request_digest,
+                               round(ctx.now() + TTL, 3), nonce, fallback="")
+        checked(token, str, "seal_state", "a string", self.asker)
+        return str(token)
+
+    def open(self, token: str, ctx: RoundTripCaller) -> dict[str, Any]:
+        subject = ctx.auth.subject if ctx.auth else None
+        try:
+            envelope = self.asker.call("open_state", self.key, token, subject, ctx.request_digest, ctx.now())
+        except LearnerError as exc:
+            if exc.is_a("ValueError") and self.asker.failure is exc:
+                self.asker.failure = None  # a refusal, as asked: not a failure of the learner's code
+                raise _rejected(exc.message or "refused") from None
+            raise _rejected("open_state() failed") from None
+        except CheckFailed:
+            raise _rejected("open_state() failed") from None
+        if not (isinstance(envelope, dict) and isinstance(envelope.get("state"), dict)):
+            self.asker.wrong(f"open_state() must return the envelope (a dict whose 'state' is a dict) or raise "
+                             f"ValueError; it returned {envelope!r}.")
+            raise _rejected("open_state() returned no envelope")
+        nonce = envelope.get("nonce")
+        ctx.request_state_nonce = nonce if isinstance(nonce, str) else None
+        return dict(envelope["state"])
+
+
+def _call_of(call: Any) -> dict[str, Any]:
+    """What ``payment_key`` learns about the call that pays."""
+    auth = call.auth
+    return {"subject": auth.subject if auth else None, "tenant": auth.tenant if auth else None,
+            "client_id": auth.client_id if auth else None, "request_id": str(call.request_id),
+            "nonce": call.request_state_nonce}
+
+
+def check_lab(ctx: CheckContext, kind: str) -> None:
+    lab, variant = split_kind(kind)
+    asker = Asker(ctx)
+    if lab == "requeststate-tampering":
+        defence: Any = StateSeal(lambda secret: LearnerCodec(secret, asker))
+        rule = R_SEAL
+    else:
+        def key(call: Any, invoice: str) -> str | None:
+            value = asker.ask("payment_key", _call_of(call), invoice, fallback=None)
+            if value is not None and not isinstance(value, str):
+                asker.wrong(f"payment_key() must return a string or None; it returned {value!r}.")
+                return None
+            return value
+
+        defence, rule = Idempotency(key), R_ONCE
+    result = run_learner_lab(asker, lab, variant, lab_seed(ctx), defence, rule)
+    expect_lab_holds(result, rule, your="your guard")
+
+
+# --- direct cases: one token, opened in one situation ----------------------------------------------
+
+@dataclass
+class Situation:
+    """A :class:`RoundTripCaller` for the fixed codec: who asks, for which request, when."""
+
+    auth: AuthInfo | None
+    request_digest: str
+    at: float
+    request_state_nonce: str | None = None
+
+    def now(self) -> float:
+        return self.at
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def _reseal_under(key: bytes, token: str) -> str:
+    """The same envelope sealed with another key: what someone without the bank's key can make."""
+    body = token.partition(".")[0]
+    raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+    return f"{body}.{_b64(hmac.new(key, raw, hashlib.sha256).digest())}"
+
+
+SEAL_KINDS = ("the payee edited in the envelope", "the caller rewritten to the thief", "the expiry pushed back",
+              "the MAC stripped", "resealed with a key the bank does not have")
+BINDING_KINDS = ("opened by another caller", "opened for another request", "opened after it expired",
+                 "opened by its caller, for its request, in time")
+
+
+def check_direct(ctx: CheckContext, kind: str) -> None:
+    rng = ctx.rng
+    secret = rng.randbytes(32)
+    owner, thief = pick_name(rng, "user"), pick_name(rng, "user")
+    request = hashlib.sha256(f"pay_invoice|INV-{rng.randint(1000, 9999)}".encode()).hexdigest()
+    now = float(rng.randint(10, 5000))
+    state = {"answers": {"details": {"action": "accept", "content": {"payee": f"DE{rng.randint(10**17, 10**18 - 1)}",
+                                                                     "amount": rng.randint(20, 400)}}}}
+    nonce = _b64(rng.randbytes(9))
+    token = ctx.function("seal_state")(secret.hex(), state, owner, request, now + TTL, nonce)
+    if not isinstance(token, str):
+        raise CheckFailed(f"seal_state() must return a string; it returned {token!r}.", R_SEAL)
+    here = Situation(AuthInfo(owner), request, now + 5)
+    if kind == "the payee edited in the envelope":
+        token = _tamper(token, lambda env: env["state"]["answers"]["details"]["content"].update(payee="DE1"))
+    elif kind == "the caller rewritten to the thief":
+        token = _tamper(token, lambda env: env.update(sub=thief))
+        here = Situation(AuthInfo(thief), request, now + 5)
+    elif kind == "the expiry pushed back":
+        token = _tamper(token, lambda env: env.update(exp=now + 100 * TTL))
+        here = Situation(AuthInfo(owner), request, now + 2 * TTL)
+    elif kind == "the MAC stripped":
+        token = token.partition(".")[0]
+    elif kind == "resealed with a key the bank does not have":
+        token = _reseal_under(rng.randbytes(32), _tamper(token, lambda env: env.update(sub=thief)))
+        here = Situation(AuthInfo(thief), request, now + 5)
+    elif kind == "opened by another caller":
+        here = Situation(AuthInfo(thief), request, now + 5)
+    elif kind == "opened for another request":
+        here = Situation(AuthInfo(owner), hashlib.sha256(b"another " + request.encode()).hexdigest(), now + 5)
+    elif kind == "opened after it expired":
+        here = Situation(AuthInfo(owner), request, now + TTL + rng.randint(1, 50))
+    want = _fixed_opens(secret, token, here)
+    got = _learner_opens(ctx, secret, token, here)
+    caller = here.auth.subject if here.auth else None
+    if want is None and got is not None:
+        raise CheckFailed(f"open_state() accepted a token the bank must refuse ({kind}): caller {caller!r}, "
+                          f"request digest {here.request_digest[:12]}…, now {here.at}.\nToken: {token}",
+                          R_SEAL)
+    if want is not None and got != want:
+        raise CheckFailed(f"open_state() must accept this token and return its envelope ({kind}); it "
+                          f"{'refused it' if got is None else f'returned {got!r}'}. Token: {token}", R_SEAL)
+
+
+def _tamper(token: str, change: Any) -> str:
+    """Edit the readable envelope as a holder of the token can (the MAC is left as it was)."""
+    try:
+        body, dot, mac = token.partition(".")
+        envelope = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+        change(envelope)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise CheckFailed(f"The token is not base64url JSON of the envelope {{state, sub, req, exp, nonce}} "
+                          f"followed by '.' and the MAC ({exc}): {token}", R_SEAL) from None
+    return _b64(json.dumps(envelope, separators=(",", ":")).encode()) + dot + mac
+
+
+def _fixed_opens(secret: bytes, token: str, here: Situation) -> dict[str, Any] | None:
+    """The envelope the lab's fixed codec accepts, or None when it refuses the token."""
+    try:
+        state = _FIXED_CODEC(secret).open(token, here)
+    except McpError:
+        return None
+    body = token.partition(".")[0]
+    envelope: dict[str, Any] = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+    return envelope if envelope.get("state") == state else None
+
+
+def _learner_opens(ctx: CheckContext, secret: bytes, token: str, here: Situation) -> Any:
+    caller = here.auth.subject if here.auth else None
+    try:
+        return ctx.learner.call("open_state", (secret.hex(), token, caller, here.request_digest, here.at))
+    except LearnerError as exc:
+        if exc.is_a("ValueError"):
+            return None
+        raise
+
+
+# --- the idempotency key ---------------------------------------------------------------------------
+
+KEY_KINDS = ("the same payment in a new flow", "the same payment from the user's other client",
+             "the same payer, another invoice", "another payer, the same invoice")
+
+
+def check_key(ctx: CheckContext, kind: str) -> None:
+    rng = ctx.rng
+    payer, other = pick_name(rng, "user"), pick_name(rng, "user")
+    tenant = pick_name(rng, "tenant")
+    invoice, second = f"INV-{rng.randint(1000, 4999)}", f"INV-{rng.randint(5000, 9999)}"
+    first = SimpleNamespace(auth=AuthInfo(payer, tenant, client_id="wallet"), request_id=rng.randint(1, 9),
+                            request_state_nonce=_b64(rng.randbytes(9)))
+    again = SimpleNamespace(auth=first.auth, request_id=rng.randint(10, 99), request_state_nonce=_b64(rng.randbytes(9)))
+    again_invoice = invoice
+    if kind == "the same payment from the user's other client":
+        again.auth = AuthInfo(payer, tenant, client_id="phone")
+    elif kind == "the same payer, another invoice":
+        again_invoice = second
+    elif kind == "another payer, the same invoice":
+        again.auth = AuthInfo(other, tenant, client_id="wallet")
+    want_same = _FIXED_KEY(first, invoice) == _FIXED_KEY(again, again_invoice)  # type: ignore[arg-type]
+    key = ctx.function("payment_key")
+    a, b = key(_call_of(first), invoice), key(_call_of(again), again_invoice)
+    same = a is not None and a == b
+    if same is not want_same:
+        should = "the same key: it is the same business operation" if want_same else \
+            "different keys: it is another business operation"
+        raise CheckFailed(f"payment_key() should give {should} ({kind}). First call {_call_of(first)} for {invoice} "
+                          f"→ {a!r}; second call {_call_of(again)} for {again_invoice} → {b!r}.", R_ONCE)
+
+
+EXERCISE = Exercise(
+    id="ex10_replay_guard",
+    title="A sealed requestState, and one payment per business operation",
+    chapter="10",
+    summary="Write the bank's requestState seal (HMAC over state, caller, request, expiry) and its idempotency key; "
+            "graded by the requeststate-tampering and requeststate-replay labs with your guards in the bank.",
+    rules=(R_SEAL, R_ONCE),
+    functions=("seal_state", "open_state", "payment_key"),
+    checks=(
+        Check("An edited requestState is refused", R_SEAL, check_lab, lab_kinds("requeststate-tampering"),
+              hint="The MAC covers the whole envelope's bytes; open_state recomputes it and compares in constant "
+                   "time before it believes anything.", seeds=1),
+        Check("Nothing in the envelope can be changed without the key", R_SEAL, check_direct, SEAL_KINDS,
+              hint="Verify the MAC over the bytes you received, then check sub, req and exp from inside them."),
+        Check("Bound to the caller, the request and an expiry", R_SEAL, check_direct, BINDING_KINDS,
+              hint="Refuse another caller, another request digest, and now > exp; accept the rightful retry."),
+        Check("A repeated payment pays once", R_ONCE, check_lab, lab_kinds("requeststate-replay"),
+              hint="Key the payment by what it is — this payer, this invoice — not by the round trip.", seeds=1),
+        Check("The key names the business operation", R_ONCE, check_key, KEY_KINDS,
+              hint="A new flow, a new request id or another device of the same payer is the same operation."),
+    ),
+    hints=(
+        Hint("requestState travels through the client, and whoever holds it can read, edit, strip and resend it. "
+             "A seal stops edits; only an idempotency key stops the same valid request from acting twice.", R_SEAL),
+        Hint("seal_state: body = json.dumps({'state': state, 'sub': caller, 'req': request, 'exp': expires, "
+             "'nonce': nonce}).encode(); token = b64url(body) + '.' + b64url(hmac.new(bytes.fromhex(key), body, "
+             "sha256).digest()), base64 without '=' padding. open_state: split at '.', decode, compare MACs with "
+             "hmac.compare_digest, then sub == caller, req == request, now <= exp; raise ValueError otherwise.",
+             R_SEAL),
+        Hint("payment_key: f\"{call['subject']}|pay|{invoice}\" — not the nonce, not the request id.", R_ONCE),
+    ),
+    forbidden=("mcp_sim.security", "mcp_sim.capabilities", "mcp_sim.scenarios"),
+)
