@@ -15,6 +15,7 @@ import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
@@ -303,5 +304,25 @@ def test_the_official_sdk_client_authorizes_against_the_builtin_server() -> None
                 assert "shout" in [tool.name for tool in listed.tools]
         issued = auth.auth_server.tokens.issued.values()
         assert [t.audience for t in issued] == [handle.url] and all(SCOPE in t.scopes for t in issued)
+
+    with_protected_endpoint(check)
+
+
+def test_a_malformed_registration_answer_is_one_clear_error() -> None:
+    """The authorization server answers registration with something that is not JSON: the request
+    fails with the reason instead of the client crashing."""
+
+    async def check(handle: HttpServerHandle, auth: BuiltinAuthorization) -> None:
+        real_serve = auth.auth_server.serve
+
+        def broken(request: Any) -> Any:
+            answer = real_serve(request)
+            if request.path.startswith("/register"):
+                answer.body = "<html>oops</html>"
+            return answer
+
+        auth.auth_server.serve = broken  # type: ignore[method-assign]
+        refused = await _refusal(handle.url, WallClockRecorder())
+        assert "HTTP 401" in str(refused) and "JSONDecodeError" in str(refused)
 
     with_protected_endpoint(check)

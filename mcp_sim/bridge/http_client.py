@@ -339,7 +339,12 @@ class HttpClientStream:
                                        text=f"HTTP {refused.status} {challenge}: run the authorization flow",
                                        framing={"http": {"response": {"status": refused.status, "headers": {
                                            "WWW-Authenticate": challenge}}}})
-            self._headers["Authorization"] = f"Bearer {await self.authorizer(refused)}"
+            try:
+                token = await self.authorizer(refused)
+            except (KeyError, TypeError, ValueError, OSError) as exc:  # a malformed document, a busy port …
+                raise OAuthFailed(f"{type(exc).__name__}: {exc}", "The authorization flow met an answer it "
+                                  "cannot use.") from exc
+            self._headers["Authorization"] = f"Bearer {token}"
             return self._headers["Authorization"]
 
     async def _fail(self, request: JSONRPCRequest, code: int, text: str, status: int) -> None:
