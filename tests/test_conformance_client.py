@@ -7,9 +7,10 @@ client did on the wire. Here the command is ``mcp-sim connect --conformance-scen
 (:mod:`mcp_sim.bridge.conformance_client`): the simulator's ordinary client, driven by a scripted
 user that lists, calls, reads and gets what the scenario's server offers.
 
-Every client scenario the installed suite lists is accounted for: asserted (:data:`ASSERTED`), left
-to the authorization work (``auth/…``), or listed in :data:`NOT_ASSERTED` with the reason it cannot
-pass. Like ``tests/test_conformance.py``, the suite runs only when ``.ci/conformance.sh`` installed
+Every client scenario the installed suite lists is accounted for: asserted (:data:`ASSERTED`, and the
+authorization ones :data:`AUTH_ASSERTED`, where the client answers the test server's ``401`` with the
+real-wire OAuth flow of :mod:`mcp_sim.bridge.oauth_http`), or listed in :data:`NOT_ASSERTED` with
+the reason it cannot pass. Like ``tests/test_conformance.py``, the suite runs only when ``.ci/conformance.sh`` installed
 it: without it these tests skip locally and fail in CI (``CI=true``). The last tests check the client
 fixes the scenarios led to, in-process and over a scripted loopback server, with no Node at all.
 """
@@ -50,19 +51,42 @@ ASSERTED = (
 )
 """The client scenarios ``mcp-sim connect`` must pass, every check of them."""
 
+AUTH_ASSERTED = (
+    "auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3", "auth/basic-cimd",
+    "auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported", "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up", "auth/scope-retry-limit", "auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post",
+    "auth/token-endpoint-auth-none", "auth/pre-registration", "auth/resource-mismatch", "auth/offline-access-scope",
+    "auth/offline-access-not-supported", "auth/authorization-server-migration", "auth/iss-supported",
+    "auth/iss-not-advertised", "auth/iss-supported-missing", "auth/iss-wrong-issuer", "auth/iss-unexpected",
+    "auth/iss-normalized", "auth/metadata-issuer-mismatch",
+)
+"""The authorization scenarios: discovery, registration, scopes, token endpoint authentication, iss checks."""
+
 SKILLS = ("the skills extension (SEP-2640, io.modelcontextprotocol/skills) is outside every revision the "
           "simulator models: its client cannot send skills/list (no revision defines it) and there is no Host "
           "that loads skills and checks their files' digests, sizes and frontmatter")
+OLD_AUTH = ("2025-03-26 authorization (no Protected Resource Metadata: the MCP server's origin doubles as the "
+            "authorization server, and without metadata the client guesses /authorize, /token and /register) was "
+            "replaced in 2025-06-18; the client follows 2025-06-18 onward, where a server without RFC 9728 metadata "
+            "names no authorization server, and it refuses an authorization server that does not show PKCE S256")
+AUTH_EXTENSIONS = ("an authorization extension outside the core spec (client credentials, enterprise-managed "
+                   "authorization, DPoP, workload identity federation): the client implements the authorization "
+                   "code flow with PKCE that the core spec requires, and no other grant or proof of possession")
 NOT_ASSERTED = {
+    "auth/2025-03-26-oauth-metadata-backcompat": OLD_AUTH,
+    "auth/2025-03-26-oauth-endpoint-fallback": OLD_AUTH,
+    "auth/client-credentials-jwt": AUTH_EXTENSIONS,
+    "auth/client-credentials-basic": AUTH_EXTENSIONS,
+    "auth/enterprise-managed-authorization": AUTH_EXTENSIONS,
+    "auth/dpop": AUTH_EXTENSIONS,
+    "auth/dpop-nonce": AUTH_EXTENSIONS,
+    "auth/wif-jwt-bearer": AUTH_EXTENSIONS,
     "sep-2640-client-no-prefetch": SKILLS,
     "sep-2640-client-verify-digest": SKILLS,
     "sep-2640-client-verify-size": SKILLS,
     "sep-2640-client-verify-frontmatter": SKILLS,
 }
 """Client scenarios that cannot pass, each with its reason: not run (they would only add minutes)."""
-
-AUTH_PREFIX = "auth/"
-"""Authorization scenarios: scored by the authorization tests, not here."""
 
 SCENARIO_RUN_S = 180
 CLIENT_TIMEOUT_MS = 60000
@@ -83,12 +107,12 @@ def listed_client_scenarios() -> list[str]:
 
 def run_client_scenario(name: str, results: Path) -> tuple[int, list[dict[str, Any]], str]:
     """One scenario: the suite's exit code, its checks, its output."""
-    out = results / name
+    out = results / name.replace("/", "_")
     out.mkdir(parents=True)
     proc = subprocess.run([str(NODE), str(SUITE), "client", "--command", client_command(), "--scenario", name,
                            "--timeout", str(CLIENT_TIMEOUT_MS), "-o", str(out)],
                           capture_output=True, text=True, timeout=SCENARIO_RUN_S, cwd=ROOT)
-    found = sorted(out.glob("*/checks.json"))
+    found = sorted(out.rglob("checks.json"))  # an auth/… scenario writes one folder deeper
     checks = json.loads(found[0].read_text()) if found else []
     return proc.returncode, checks, proc.stdout + proc.stderr
 
@@ -101,14 +125,14 @@ def failures(checks: list[dict[str, Any]], status: str = "FAILURE") -> list[str]
 def test_official_client_scenarios_pass(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     require_suite()
     listed = listed_client_scenarios()
-    ours = [n for n in listed if not n.startswith(AUTH_PREFIX)]
-    unaccounted = sorted(set(ours) - set(ASSERTED) - set(NOT_ASSERTED))
+    asserted = ASSERTED + AUTH_ASSERTED
+    unaccounted = sorted(set(listed) - set(asserted) - set(NOT_ASSERTED))
     assert not unaccounted, f"the suite lists client scenarios this test does not account for: {unaccounted}"
-    assert set(ASSERTED) <= set(ours), f"asserted scenarios the suite no longer lists: {set(ASSERTED) - set(ours)}"
+    assert set(asserted) <= set(listed), f"asserted scenarios the suite no longer lists: {set(asserted) - set(listed)}"
 
     started = time.monotonic()
     with ThreadPoolExecutor(PARALLEL) as pool:
-        runs = dict(zip(ASSERTED, pool.map(lambda n: run_client_scenario(n, tmp_path), ASSERTED), strict=True))
+        runs = dict(zip(asserted, pool.map(lambda n: run_client_scenario(n, tmp_path), asserted), strict=True))
     took = time.monotonic() - started
 
     def mark(name: str) -> str:
@@ -117,10 +141,11 @@ def test_official_client_scenarios_pass(tmp_path: Path, capsys: pytest.CaptureFi
             and not failures(checks, "WARNING") and code == 0
         return ("✓" if ok else "✗") + "\u00a0" + name
 
-    passed = [n for n in ASSERTED if mark(n)[0] == "✓"]
-    lines = [f"conformance client: {len(passed)}/{len(ASSERTED)} scenarios pass ({took:.0f} s, "
-             f"{sum(1 for n in listed if n.startswith(AUTH_PREFIX))} auth/ scenarios left to the authorization tests)"]
-    lines += _wrap([mark(n) for n in ASSERTED], "  ")
+    passed = [n for n in asserted if mark(n)[0] == "✓"]
+    auth_passed = [n for n in AUTH_ASSERTED if n in passed]
+    lines = [f"conformance client: {len(passed)}/{len(asserted)} scenarios pass ({took:.0f} s), of them "
+             f"{len(auth_passed)}/{len(AUTH_ASSERTED)} authorization (auth/…) scenarios"]
+    lines += _wrap([mark(n) for n in asserted], "  ")
     for reason in dict.fromkeys(NOT_ASSERTED.values()):
         names = sorted(n for n, r in NOT_ASSERTED.items() if r == reason)
         lines += _wrap([f"not run: {', '.join(names)}: {reason}"], "  ")
@@ -128,7 +153,7 @@ def test_official_client_scenarios_pass(tmp_path: Path, capsys: pytest.CaptureFi
         sys.stdout.write("\n" + "\n".join(lines) + "\n")
 
     failed = {}
-    for name in ASSERTED:
+    for name in asserted:
         code, checks, output = runs[name]
         problems = failures(checks) + failures(checks, "WARNING")
         if not checks:

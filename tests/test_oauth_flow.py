@@ -565,3 +565,61 @@ def test_mcp_messages_are_valid_for_their_revision(era: str) -> None:
     world, _ = play(era, story)
     mcp = [e for e in world.sim.recorder.events if e.kind in ("request", "response", "error", "notification")]
     assert mcp and all(schema_errors(e.message, era, "JSONRPCMessage") == [] for e in mcp)
+
+
+# -- the url guard and iss (RFC 9207) -------------------------------------------------------------------
+
+def test_the_url_guard_sees_every_learned_url_before_it_is_fetched() -> None:
+    """``url_guard`` is called with each URL the flow learned (from the challenge, the resource
+    metadata, the AS metadata) — not with the Server's own URL — and a refusal stops the flow
+    before anything reaches that address."""
+    seen: list[str] = []
+
+    async def story(world: World) -> str:
+        world.oauth = world.new_oauth(url_guard=seen.append)
+        return await authorized_call(world)
+
+    world, text = play(LATEST, story)
+    assert text == "buy milk"
+    assert seen == [PRM_URL, f"{ISSUER}/.well-known/oauth-authorization-server", f"{ISSUER}/register",
+                    f"{ISSUER}/authorize", f"{ISSUER}/token"]
+
+    def refuse_the_issuer(url: str) -> None:
+        if url.startswith(ISSUER):
+            raise OAuthFailed(f"refusing {url}", "a learned URL must be safe to fetch")
+
+    async def refused(world: World) -> str:
+        world.oauth = world.new_oauth(url_guard=refuse_the_issuer)
+        with pytest.raises(OAuthFailed) as failed:
+            await authorized_call(world)
+        return failed.value.rule
+
+    world, rule = play(LATEST, refused)
+    assert rule == "a learned URL must be safe to fetch"
+    assert world.oauth_exchanges() == [("GET", PRM_URL, 200)]
+
+
+def test_a_promised_iss_must_come_back() -> None:
+    """The AS metadata says ``authorization_response_iss_parameter_supported``: a redirect without
+    ``iss`` may come from another AS (a mix-up), so the client refuses to redeem its code."""
+
+    class DropIss:
+        def __init__(self, inner: OAuthAuthorizationServer) -> None:
+            self.inner, self.participant = inner, inner.participant
+
+        def serve(self, request: HttpRequest) -> HttpResponse:
+            response = self.inner.serve(request)
+            if response.status == 302:
+                location = response.headers["Location"]
+                response.headers["Location"] = location.split("&iss=", 1)[0]
+            return response
+
+    async def story(world: World) -> str:
+        world.web.add(ISSUER, DropIss(world.auth_server))
+        with pytest.raises(OAuthFailed) as failed:
+            await authorized_call(world)
+        return failed.value.rule
+
+    world, rule = play(LATEST, story)
+    assert "RFC 9207" in rule and world.oauth.tokens is None
+    assert world.oauth_exchanges()[-1] == ("GET", f"{ISSUER}/authorize", 302)

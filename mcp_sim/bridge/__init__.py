@@ -8,6 +8,10 @@ loop (wall-clock time), recording every frame in a trace of the same format:
 * :mod:`~mcp_sim.bridge.http_server` / :mod:`~mcp_sim.bridge.http_client` — Streamable HTTP on
   127.0.0.1, legacy sessions and 2026-07-28 per-request POSTs (the rules, shared with the simulated
   transport, in :mod:`mcp_sim.transports.http` and :mod:`mcp_sim.transports.sse`);
+* :mod:`~mcp_sim.bridge.oauth_http` — MCP authorization on the real network: the simulated
+  client's OAuth flow over httpx (``mcp-sim connect --url`` answers a ``401`` with it);
+* :mod:`~mcp_sim.bridge.http_auth` — an endpoint behind OAuth, with the simulated authorization
+  server built in (``mcp-sim serve --transport http --auth-server builtin``);
 * :mod:`~mcp_sim.bridge.real` — ``connect_real``, ``RealServer``, ``run_real``;
 * :mod:`~mcp_sim.bridge.commands` — ``mcp-sim serve`` and ``mcp-sim connect``.
 
@@ -28,6 +32,11 @@ _EXPORTS = {
     "serve_http": "mcp_sim.bridge.http_server",
     "HttpClientStream": "mcp_sim.bridge.http_client",
     "open_http": "mcp_sim.bridge.http_client",
+    "RealWeb": "mcp_sim.bridge.oauth_http",
+    "open_oauth": "mcp_sim.bridge.oauth_http",
+    "require_https_or_loopback": "mcp_sim.bridge.oauth_http",
+    "BuiltinAuthorization": "mcp_sim.bridge.http_auth",
+    "builtin_authorization": "mcp_sim.bridge.http_auth",
     "connect_real": "mcp_sim.bridge.real",
     "RealServer": "mcp_sim.bridge.real",
     "RealSession": "mcp_sim.bridge.real",

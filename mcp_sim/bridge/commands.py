@@ -6,6 +6,7 @@ Desktop, the MCP Inspector, the official SDKs::
     mcp-sim serve weather                              # stdio: the client starts this command
     mcp-sim serve weather --transport http --port 8000 # Streamable HTTP on 127.0.0.1:8000/mcp
     mcp-sim serve my_module:build --revision 2026-07-28
+    mcp-sim serve notes --transport http --auth-server builtin --required-scope notes:read
 
 ``SERVER`` is a ready-made scenario (``weather``, ``notes``, ``issues``, ``finance``) or
 ``module:attribute`` naming a ``Server`` or a zero-argument function that returns one. The server
@@ -18,7 +19,7 @@ prints what it offers and what the calls returned, and saves the real traffic as
 
     mcp-sim connect --trace weather.jsonl -- mcp-sim serve weather
     mcp-sim connect --era legacy --call add --args '{"a": 1, "b": 2}' -- python server.py
-    mcp-sim connect --url http://127.0.0.1:8000/mcp
+    mcp-sim connect --url http://127.0.0.1:8000/mcp   # a 401 runs the OAuth flow, then retries
     mcp-sim connect --conformance-scenario tools_call --url URL   # what the official suite runs
 
 These functions are the only ones in the bridge that print to stdout, and never while serving stdio.
@@ -32,7 +33,8 @@ import json
 import logging
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -113,6 +115,11 @@ def serve_parser() -> argparse.ArgumentParser:
                         help="a browser Origin to accept besides loopback ones (HTTP only)")
     parser.add_argument("--bearer-token", action="append", default=[], metavar="TOKEN",
                         help="require Authorization: Bearer TOKEN on every request (HTTP only; repeatable)")
+    parser.add_argument("--auth-server", choices=("builtin",), help="require OAuth tokens from a built-in "
+                        "authorization server on the same loopback origin, which signs in a local user who "
+                        "consents to everything (HTTP only; for learning, it protects nothing)")
+    parser.add_argument("--required-scope", action="append", default=[], metavar="SCOPE",
+                        help="a scope every request needs, with --auth-server (repeatable)")
     parser.add_argument("--trace", metavar="FILE.jsonl", help="save the traffic as a JSON Lines trace on exit")
     parser.add_argument("--log-level", default="warning", help="stderr log level (default: warning)")
     return parser
@@ -180,6 +187,15 @@ def _serve_http(server: Any, recorder: Recorder, args: argparse.Namespace) -> in
         sys.stderr.write(f"mcp-sim serve: {exc}\n")
         return 2
 
+    if args.auth_server and args.bearer_token:
+        sys.stderr.write("mcp-sim serve: --auth-server and --bearer-token exclude each other\n")
+        return 2
+    setup: Any = None
+    made: list[Any] = []
+    if args.auth_server == "builtin":
+        from mcp_sim.bridge.http_auth import builtin_authorization
+
+        setup, made = builtin_authorization(recorder, tuple(args.required_scope))
     serving = False
 
     def stop(_signum: int, _frame: Any) -> None:
@@ -193,11 +209,15 @@ def _serve_http(server: Any, recorder: Recorder, args: argparse.Namespace) -> in
     async def main() -> None:
         async with serve_http(server, host=args.host, port=args.port, path=args.path, recorder=recorder,
                               revision=args.revision, allowed_origins=tuple(args.allow_origin),
-                              token_validator=_token_table(args.bearer_token)) as handle:
+                              token_validator=_token_table(args.bearer_token), setup=setup) as handle:
             # Not the protocol (that is on the socket): tell the user, and a test, where to connect.
             nonlocal serving
             serving = True
             sys.stdout.write(f"mcp-sim: serving {server.name} on {handle.url}\n")
+            if made:
+                from mcp_sim.bridge.http_auth import describe
+
+                sys.stdout.write(describe(made[0]) + "\n")
             sys.stdout.flush()
             await handle.stopped.wait()
 
@@ -228,6 +248,18 @@ def connect_parser() -> argparse.ArgumentParser:
     parser.add_argument("--elicit", metavar="JSON", help="the content to accept elicitations with "
                         "(default: honest placeholders; a form they cannot fill validly is declined)")
     parser.add_argument("--bearer-token", metavar="TOKEN", help="send Authorization: Bearer TOKEN (HTTP only)")
+    auth = parser.add_argument_group("authorization (HTTP only: what to do when the server answers 401)")
+    auth.add_argument("--no-auth", action="store_true", help="do not run the OAuth flow: a 401 is an error")
+    auth.add_argument("--client-id", metavar="ID", help="a client_id registered in advance at --issuer "
+                      "(default: the client's metadata document, else dynamic registration)")
+    auth.add_argument("--client-secret", metavar="SECRET", help="the secret of --client-id (a confidential client)")
+    auth.add_argument("--issuer", metavar="URL", help="the authorization server --client-id belongs to")
+    auth.add_argument("--client-metadata-url", metavar="URL",
+                      help="the https URL of this client's Client ID Metadata Document, used as its client_id")
+    auth.add_argument("--redirect-uri", default=None, metavar="URL",
+                      help="the loopback URL the browser returns to (default http://127.0.0.1:33418/callback)")
+    auth.add_argument("--no-browser", action="store_true", help="fail instead of waiting for a browser when the "
+                      "authorization server does not redirect straight back")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per request")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument("--log-level", default="warning")
@@ -268,16 +300,42 @@ def _content_text(result: dict[str, Any]) -> str:
     return " | ".join(parts)
 
 
+@asynccontextmanager
+async def _authorization(target: Sequence[str] | str, args: argparse.Namespace, recorder: Recorder,
+                         summary: dict[str, Any]) -> AsyncIterator[Any]:
+    """The OAuth client for ``--url`` (``None`` for a command, or with ``--no-auth``); what its flow
+    did goes into ``summary["authorization"]``."""
+    if not isinstance(target, str) or getattr(args, "no_auth", False):
+        yield None
+        return
+    from mcp_sim.bridge.oauth_http import DEFAULT_REDIRECT, open_oauth
+
+    client_id, issuer = getattr(args, "client_id", None), getattr(args, "issuer", None)
+    if client_id and not issuer:
+        raise ValueError("--client-id needs --issuer (a client_id belongs to one authorization server)")
+    secret = getattr(args, "client_secret", None)
+    async with open_oauth(target, recorder=recorder, redirect_uri=getattr(args, "redirect_uri", None) or DEFAULT_REDIRECT,
+                          preregistered={issuer: client_id} if client_id and issuer else None,
+                          client_secrets={client_id: secret} if client_id and secret else None,
+                          metadata_document=getattr(args, "client_metadata_url", None),
+                          interactive=not getattr(args, "no_browser", False), timeout=args.timeout) as oauth:
+        summary["authorization"] = oauth.steps
+        yield oauth
+
+
 async def run_connect(command: Sequence[str] | str, args: argparse.Namespace,
                       recorder: Recorder) -> dict[str, Any]:
-    """Connect, list, call; return the summary (what the command prints)."""
+    """Connect, list, call; return the summary (what the command prints). Over HTTP, a ``401`` runs
+    the OAuth flow (:mod:`mcp_sim.bridge.oauth_http`) and the request is retried with the token."""
     from mcp_sim.bridge.real import accept_elicitation, connect_real
 
     elicit = _json_arg(args.elicit, "--elicit") if args.elicit else None
     summary: dict[str, Any] = {"calls": []}
     headers = {"Authorization": f"Bearer {args.bearer_token}"} if args.bearer_token else None
-    async with connect_real(command, era=args.era, recorder=recorder, timeout=args.timeout,
-                            callbacks=accept_elicitation(elicit), headers=headers) as session:
+    async with _authorization(command, args, recorder, summary) as oauth, \
+            connect_real(command, era=args.era, recorder=recorder, timeout=args.timeout,
+                         callbacks=accept_elicitation(elicit), headers=headers,
+                         authorizer=oauth.on_challenge if oauth is not None else None) as session:
         client = session.client
         caps = client.server_capabilities or {}
         summary.update(server=client.server_info, era=client.era, protocol_version=client.protocol_version,
@@ -331,6 +389,8 @@ def format_summary(summary: dict[str, Any], recorder: Recorder) -> str:
              f"offers   {', '.join(sorted(summary.get('capabilities') or {})) or 'nothing'}"]
     if summary.get("instructions"):
         lines.append(f"note     {_first_line(summary['instructions'])}")
+    if summary.get("authorization"):
+        lines.append("auth     " + "\n         ".join(summary["authorization"]))
     for title, key, name_key in (("tools", "tools", "name"), ("resources", "resources", "uri"),
                                  ("templates", "resource_templates", "uriTemplate"), ("prompts", "prompts", "name")):
         items = summary.get(key) or []
@@ -355,6 +415,8 @@ def format_summary(summary: dict[str, Any], recorder: Recorder) -> str:
 
 def connect_command(argv: Sequence[str]) -> int:
     """``mcp-sim connect``: returns 0 on success, 1 if the server could not be driven, 2 on bad usage."""
+    from mcp_sim.security.oauth_client import OAuthFailed
+
     argv = list(argv)
     command: list[str] = []
     if "--" in argv:
@@ -374,7 +436,7 @@ def connect_command(argv: Sequence[str]) -> int:
             summary = anyio.run(_run_conformance, target, args, recorder)
         else:
             summary = anyio.run(run_connect, target, args, recorder)
-    except (McpError, OSError, ValueError, TimeoutError, RequestRefused) as exc:
+    except (McpError, OSError, ValueError, TimeoutError, RequestRefused, OAuthFailed) as exc:
         sys.stderr.write(f"mcp-sim connect: {type(exc).__name__}: {exc}\n")
         _save_trace(recorder, args.trace)
         return 1

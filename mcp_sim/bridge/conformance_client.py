@@ -14,6 +14,12 @@ requests the "user" makes and with which arguments.
 
 The revision comes from ``MCP_CONFORMANCE_PROTOCOL_VERSION`` (the suite sets it): 2026-07-28 means
 the modern era (per-request ``_meta``, no handshake), an older date the legacy ``initialize``.
+
+The authorization scenarios (``auth/…``) put the test server behind OAuth: the client answers the
+``401`` with the real-wire OAuth flow (:mod:`mcp_sim.bridge.oauth_http`), as ``mcp-sim connect
+--url`` does. Their test authorization server redirects straight back, so no browser is involved;
+a scenario that pre-registers the client passes its ``client_id``, secret and issuer in the context,
+and the client publishes the metadata document URL the suite expects (:data:`CLIENT_METADATA_URL`).
 """
 
 from __future__ import annotations
@@ -28,6 +34,9 @@ from mcp_sim.roles.client.elicitation import content_errors, placeholder_content
 from mcp_sim.trace.recorder import Recorder
 
 MODERN_VERSION = "2026-07-28"
+
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+"""The Client ID Metadata Document URL the suite's authorization scenarios expect a client to use."""
 
 ECHO_PLANS: dict[str, tuple[str, str, str]] = {
     # scenario -> (tool to call, its argument, the listed tool whose inputSchema is passed back verbatim)
@@ -115,13 +124,22 @@ async def run_scenario(scenario: str, url: str, *, version: str | None, recorder
     """Do what ``scenario`` expects of a client at ``url``; return a summary (what was called, what came
     back). Every scenario runs the same user: connect, list what the server offers, call the tools
     (:func:`planned_calls`), read every listed resource, get every listed prompt."""
+    from mcp_sim.bridge.oauth_http import open_oauth
     from mcp_sim.bridge.real import connect_real
 
     era, versions = era_for(version)
     summary: dict[str, Any] = {"scenario": scenario, "calls": []}
     calls: list[dict[str, Any]] = summary["calls"]
-    async with connect_real(url, era=era, versions=versions, recorder=recorder, timeout=timeout,
-                            callbacks=conformance_callbacks()) as session:
+    given = context or {}
+    issuer, client_id, secret = (given.get(k) for k in ("issuer", "client_id", "client_secret"))
+    known = isinstance(issuer, str) and isinstance(client_id, str)
+    async with open_oauth(url, recorder=recorder, client_name="mcp-sim conformance client",
+                          preregistered={issuer: client_id} if known else None,  # type: ignore[dict-item]
+                          client_secrets={client_id: secret} if known and isinstance(secret, str) else None,  # type: ignore[dict-item]
+                          metadata_document=CLIENT_METADATA_URL, interactive=False, timeout=timeout) as oauth, \
+            connect_real(url, era=era, versions=versions, recorder=recorder, timeout=timeout,
+                         callbacks=conformance_callbacks(), authorizer=oauth.on_challenge) as session:
+        summary["authorization"] = oauth.steps
         client = session.client
         summary.update(era=client.era, protocol_version=client.protocol_version)
         caps = client.server_capabilities or {}

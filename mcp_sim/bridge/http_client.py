@@ -38,6 +38,13 @@ of that answer would be refused again, and so on, hundreds of times a second):
   ``receive``: the client must initialize again.
 
 The refusal of a POST that carried a notification or a response is recorded and dropped.
+
+With an ``authorizer`` (MCP authorization: :mod:`mcp_sim.bridge.oauth_http`), a ``401`` or ``403``
+is first handed to it: it runs the OAuth flow (or a refresh, or a step-up) and returns a new access
+token, which goes on this POST's retry and every later request. A POST is retried at most
+:data:`MAX_AUTHORIZATIONS` times; when the flow cannot help it says why (:class:`OAuthFailed`) and
+the request fails with that one clear error — never a storm of retries. Concurrent refusals share
+one flow: whoever waited behind it retries with the token it produced.
 """
 
 from __future__ import annotations
@@ -45,7 +52,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -59,6 +66,7 @@ from mcp_sim.protocol.errors import INVALID_REQUEST
 from mcp_sim.protocol.revisions import REVISIONS, revision_at
 from mcp_sim.roles.client.param_headers import header_names, param_headers
 from mcp_sim.security.identity import AuthInfo
+from mcp_sim.security.oauth_client import OAuthFailed
 from mcp_sim.trace.recorder import Recorder
 from mcp_sim.transports import http as H
 from mcp_sim.transports.base import LinkInfo, RequestRefused, SessionExpired, TransportClosed
@@ -83,6 +91,12 @@ Received = JSONRPCMessage | InvalidMessage | SessionExpired | RequestRefused
 
 MAX_RESUMES = 3
 """How many times in a row a broken legacy stream is asked for again with ``Last-Event-ID``."""
+
+MAX_AUTHORIZATIONS = 2
+"""How many times one POST is retried after an authorization flow (a first token, then a step-up)."""
+
+Authorizer = Callable[[H.HttpResponse], Awaitable[str]]
+"""Given a ``401``/``403`` response, get a new access token (or raise :class:`OAuthFailed`)."""
 
 @dataclass
 class StreamPosition:
@@ -135,7 +149,8 @@ class HttpClientStream:
     """A client's end of a Streamable HTTP link to ``url``."""
 
     def __init__(self, url: str, info: LinkInfo, http: httpx.AsyncClient, task_group: anyio.abc.TaskGroup,
-                 recorder: Recorder, headers: Mapping[str, str] | None = None) -> None:
+                 recorder: Recorder, headers: Mapping[str, str] | None = None,
+                 authorizer: Authorizer | None = None) -> None:
         self.url = url
         self.info = info
         self.revision: str | None = None
@@ -155,6 +170,8 @@ class HttpClientStream:
         """Per listed tool, ``{argument: header name}`` from its ``x-mcp-header`` annotations."""
         self._open: dict[RequestId, anyio.CancelScope] = {}
         """The cancel scope of each request's POST while its response is read (closing one cancels it)."""
+        self.authorizer = authorizer
+        self._auth_lock = anyio.Lock()
 
     # -- sending ---------------------------------------------------------------------------------
     def headers_for(self, message: JSONRPCMessage) -> dict[str, str]:
@@ -278,17 +295,57 @@ class HttpClientStream:
 
     async def _post_now(self, message: JSONRPCMessage, text: str, headers: dict[str, str]) -> None:
         request = message if isinstance(message, JSONRPCRequest) else None
+        refused: H.HttpResponse | None = None
         try:
-            async with self._http.stream("POST", self.url, content=text.encode(), headers=headers) as response:
-                if isinstance(message, JSONRPCRequest) and message.id in self._initialize_ids:
-                    session = response.headers.get(H.MCP_SESSION_ID)
-                    if session:
-                        self.session_id = session
-                await self._read_response(response, request, sent_session=headers.get(H.MCP_SESSION_ID))
+            for attempt in range(MAX_AUTHORIZATIONS + 1):
+                async with self._http.stream("POST", self.url, content=text.encode(), headers=headers) as response:
+                    if self.authorizer is not None and response.status_code in REFUSING_STATUSES \
+                            and attempt < MAX_AUTHORIZATIONS:
+                        body = (await response.aread()).decode("utf-8", errors="replace")
+                        refused = H.HttpResponse(response.status_code, H.Headers(response.headers.items()), body)
+                    else:
+                        if isinstance(message, JSONRPCRequest) and message.id in self._initialize_ids:
+                            session = response.headers.get(H.MCP_SESSION_ID)
+                            if session:
+                                self.session_id = session
+                        await self._read_response(response, request, sent_session=headers.get(H.MCP_SESSION_ID))
+                        return
+                headers = {**headers, "Authorization": await self._authorize(refused, headers.get("Authorization"))}
         except httpx.HTTPError as exc:
             logger.warning("POST to %s failed: %s", self.url, exc)
             if request is not None:
                 await self._refuse(request, f"HTTP transport error: {type(exc).__name__}: {exc}", None)
+        except OAuthFailed as exc:
+            self.recorder.record_event(kind="transport", link=self.info.name, sender=self.info.client,
+                                       receiver=self.info.server, text=f"authorization failed: {exc.reason}",
+                                       transport="http", marks=("auth",))
+            if request is not None and refused is not None:
+                rule = f" ({exc.rule})" if exc.rule else ""
+                said = refusal_text(refused.status, refused.body or "", refused.reason)
+                await self._refuse(request, f"{said}; the authorization flow failed: {exc.reason}{rule}",
+                                   refused.status)
+
+    async def _authorize(self, refused: H.HttpResponse, sent: str | None) -> str:
+        """The ``Authorization`` header to retry with after ``refused``: a token another request's
+        flow produced meanwhile, else a new one from the authorizer (one flow at a time)."""
+        assert self.authorizer is not None
+        async with self._auth_lock:
+            current = self._headers.get("Authorization")
+            if current is not None and current != sent:
+                return current
+            challenge = refused.headers.get("WWW-Authenticate") or "(no challenge)"
+            self.recorder.record_event(kind="transport", link=self.info.name, sender=self.info.server,
+                                       receiver=self.info.client, transport="http", marks=("auth",),
+                                       text=f"HTTP {refused.status} {challenge}: run the authorization flow",
+                                       framing={"http": {"response": {"status": refused.status, "headers": {
+                                           "WWW-Authenticate": challenge}}}})
+            try:
+                token = await self.authorizer(refused)
+            except (KeyError, TypeError, ValueError, OSError) as exc:  # a malformed document, a busy port …
+                raise OAuthFailed(f"{type(exc).__name__}: {exc}", "The authorization flow met an answer it "
+                                  "cannot use.") from exc
+            self._headers["Authorization"] = f"Bearer {token}"
+            return self._headers["Authorization"]
 
     async def _fail(self, request: JSONRPCRequest, code: int, text: str, status: int) -> None:
         """Answer ``request`` with an error response made here (a 4xx the server gave without one)."""
@@ -462,14 +519,15 @@ class HttpClientStream:
 
 @asynccontextmanager
 async def open_http(url: str, *, name: str | None = None, recorder: Recorder | None = None,
-                    headers: Mapping[str, str] | None = None,
-                    timeout: float = 30.0) -> AsyncIterator[HttpClientStream]:
-    """Open a client link to the Streamable HTTP endpoint at ``url`` for the duration of the block."""
+                    headers: Mapping[str, str] | None = None, timeout: float = 30.0,
+                    authorizer: Authorizer | None = None) -> AsyncIterator[HttpClientStream]:
+    """Open a client link to the Streamable HTTP endpoint at ``url`` for the duration of the block
+    (``authorizer``: what to do about a ``401``/``403``, see the module's docstring)."""
     name = name or httpx.URL(url).host or "server"
     recorder = recorder if recorder is not None else WallClockRecorder()
     info = LinkInfo(name=name, transport="http", client=f"client/{name}", server=f"server/{name}")
     async with httpx.AsyncClient(timeout=httpx.Timeout(timeout)) as http, anyio.create_task_group() as tg:
-        stream = HttpClientStream(url, info, http, tg, recorder, headers)
+        stream = HttpClientStream(url, info, http, tg, recorder, headers, authorizer)
         recorder.record_event(kind="transport", link=name, sender=info.client, receiver=info.server,
                               text=f"HTTP client for {url}", transport="http")
         try:

@@ -219,12 +219,13 @@ class StreamableHTTPEndpoint:
             return None
         metadata = f'resource_metadata="{self.resource_metadata or self._metadata_url(headers)}"'
         value = headers.get("authorization")
+        wanted = f', scope="{" ".join(self.required_scopes)}"' if self.required_scopes else ""  # what to ask for
         if value is None or not value.startswith("Bearer "):
-            return 401, f"Bearer {metadata}", b""
+            return 401, f"Bearer {metadata}{wanted}", b""
         auth = self.token_validator(value[len("Bearer "):])
         if auth is None:
             body = json.dumps({"error": "invalid_token", "error_description": "the bearer token is not valid"})
-            return 401, f'Bearer error="invalid_token", {metadata}', body.encode()
+            return 401, f'Bearer error="invalid_token", {metadata}{wanted}', body.encode()
         missing = [scope for scope in self.required_scopes if scope not in auth.scopes]
         if missing:
             body = json.dumps({"error": "insufficient_scope", "error_description": f"needs {' '.join(missing)}"})
@@ -542,11 +543,15 @@ async def serve_http(server: Any, *, host: str = "127.0.0.1", port: int = 0, pat
                      recorder: Recorder | None = None, revision: str | None = None,
                      allowed_origins: tuple[str, ...] = (), name: str | None = None,
                      serve: ServeFunction | None = None, token_validator: TokenValidator | None = None,
-                     required_scopes: tuple[str, ...] = ()) -> AsyncIterator[HttpServerHandle]:
+                     required_scopes: tuple[str, ...] = (),
+                     setup: Callable[[str, StreamableHTTPEndpoint, Any], Any] | None = None,
+                     ) -> AsyncIterator[HttpServerHandle]:
     """Serve ``server`` over real Streamable HTTP on ``host:port`` (``port=0``: any free port) for the
     duration of the block. The handle's ``url`` is the MCP endpoint to give a client. With a
     ``token_validator`` (e.g. :func:`~mcp_sim.transports.http_server.static_tokens`) every request
-    needs a valid bearer token carrying ``required_scopes``."""
+    needs a valid bearer token carrying ``required_scopes``. ``setup(url, endpoint, app)``, called once
+    the URL is known, may configure the endpoint and wrap the ASGI app (the built-in authorization
+    server of :mod:`mcp_sim.bridge.http_auth` does)."""
     import uvicorn
 
     check_loopback(host)
@@ -558,11 +563,12 @@ async def serve_http(server: Any, *, host: str = "127.0.0.1", port: int = 0, pat
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     actual_port = sock.getsockname()[1]
-    config = uvicorn.Config(endpoint.app(path), log_level="warning", access_log=False, lifespan="on",
-                            timeout_graceful_shutdown=2)
-    userver = uvicorn.Server(config)
     url_host = f"[{host}]" if ":" in host else host
     handle = HttpServerHandle(f"http://{url_host}:{actual_port}{path}", host, actual_port, endpoint)
+    app = endpoint.app(path) if setup is None else setup(handle.url, endpoint, endpoint.app(path))
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=2)
+    userver = uvicorn.Server(config)
+
     async def run_uvicorn() -> None:
         try:
             await userver.serve([sock])

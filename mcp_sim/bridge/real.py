@@ -32,7 +32,7 @@ import sys
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
@@ -43,6 +43,9 @@ from mcp_sim.roles.client.elicitation import content_errors, placeholder_content
 from mcp_sim.sim.world import Simulation
 from mcp_sim.trace.recorder import Recorder
 from mcp_sim.transports.base import MessageStream
+
+if TYPE_CHECKING:
+    from mcp_sim.bridge.http_client import Authorizer
 
 Target = Sequence[str] | str
 """A server command (``["python", "server.py"]``) or a Streamable HTTP URL."""
@@ -93,14 +96,17 @@ class RealSession:
 async def open_real_stream(target: Target, *, recorder: Recorder, name: str | None = None,
                            env: Mapping[str, str] | None = None,
                            shutdown_grace: float = SHUTDOWN_GRACE_SECONDS,
-                           headers: Mapping[str, str] | None = None) -> AsyncIterator[MessageStream]:
+                           headers: Mapping[str, str] | None = None,
+                           authorizer: Authorizer | None = None) -> AsyncIterator[MessageStream]:
     """A client stream to ``target``: a spawned stdio server, or a Streamable HTTP endpoint.
     ``shutdown_grace``: seconds a stdio server gets to exit after its stdin closes (and after SIGTERM);
-    ``headers`` go on every HTTP request (``{"Authorization": "Bearer …"}``)."""
+    ``headers`` go on every HTTP request (``{"Authorization": "Bearer …"}``); ``authorizer`` answers
+    an HTTP ``401``/``403`` with a new token (:mod:`mcp_sim.bridge.oauth_http`)."""
     if isinstance(target, str):
         from mcp_sim.bridge.http_client import open_http
 
-        async with open_http(target, name=name, recorder=recorder, headers=headers) as http_stream:
+        async with open_http(target, name=name, recorder=recorder, headers=headers,
+                             authorizer=authorizer) as http_stream:
             yield http_stream
     else:
         from mcp_sim.bridge.stdio import spawn_stdio
@@ -117,13 +123,15 @@ async def connect_real(target: Target, *, era: ClientEra = "auto", recorder: Rec
                        probe_timeout: float = 5.0, env: Mapping[str, str] | None = None,
                        client_name: str = "mcp-sim-client",
                        shutdown_grace: float = SHUTDOWN_GRACE_SECONDS,
-                       headers: Mapping[str, str] | None = None) -> AsyncIterator[RealSession]:
+                       headers: Mapping[str, str] | None = None,
+                       authorizer: Authorizer | None = None) -> AsyncIterator[RealSession]:
     """Connect the simulator's Client to a real server; yields a :class:`RealSession`.
 
     ``era``: ``"auto"`` probes with ``server/discover`` and falls back to ``initialize``;
     ``"legacy"``/``"modern"`` force one. ``callbacks`` are the Host side (elicitation answers …);
     by default elicitations are accepted with placeholder values (:func:`accept_elicitation`).
-    ``headers`` go on every HTTP request (a bearer token, say)."""
+    ``headers`` go on every HTTP request (a bearer token, say); ``authorizer`` runs MCP authorization
+    when the server answers ``401``/``403`` (:func:`~mcp_sim.bridge.oauth_http.open_oauth`)."""
     recorder = recorder if recorder is not None else WallClockRecorder()
     options: dict[str, Any] = {}
     if versions is not None:
@@ -131,7 +139,8 @@ async def connect_real(target: Target, *, era: ClientEra = "auto", recorder: Rec
     client = Client(client_name, era=era, callbacks=callbacks or accept_elicitation(), timeout=timeout,
                     probe_timeout=probe_timeout, sim=Simulation(recorder=recorder), **options)
     async with open_real_stream(target, recorder=recorder, name=name, env=env,
-                                shutdown_grace=shutdown_grace, headers=headers) as stream, \
+                                shutdown_grace=shutdown_grace, headers=headers,
+                                authorizer=authorizer) as stream, \
             client.connected_to(stream):
         yield RealSession(client, stream, recorder)
 

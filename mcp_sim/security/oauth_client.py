@@ -7,7 +7,8 @@ the user for a password. It follows the trail the Server left:
    (:func:`parse_www_authenticate`);
 2. **fetch the Protected Resource Metadata** (RFC 9728) from that URL — or, when the header names
    none, from the well-known URIs (with the endpoint's path first, then the root) — and check that
-   its ``resource`` is the Server it is talking to;
+   its ``resource`` is the Server it is talking to (the same URI, or one it lies under: a root
+   document names the whole origin); from then on that ``resource`` is what the client asks for;
 3. **discover the authorization server**: its RFC 8414 metadata, then the OpenID Connect discovery
    document, at the URIs the spec lists in that order; refuse an AS that does not advertise PKCE
    ``S256`` (without ``code_challenge_methods_supported`` the client cannot know PKCE is enforced);
@@ -15,30 +16,43 @@ the user for a password. It follows the trail the Server left:
    else the client's **metadata document** URL as its ``client_id``, when the AS advertises
    ``client_id_metadata_document_supported``; else Dynamic Client Registration;
 5. **authorize** with PKCE (a fresh verifier, its ``S256`` challenge), a fresh ``state``, the
-   ``resource`` parameter (RFC 8707) naming the Server, and the scopes the challenge asked for;
-   check the redirect's ``state`` (and ``iss``) before using the code;
-6. **exchange the code** at the token endpoint (with the verifier and the same ``resource``);
+   ``resource`` parameter (RFC 8707) naming the Server, and the scopes the challenge asked for
+   (else those the metadata lists; none at all when neither says); check the redirect's ``state``
+   and ``iss`` (RFC 9207: a present ``iss`` must equal the issuer exactly, and one the AS promised
+   must be present) before using the code;
+6. **exchange the code** at the token endpoint (with the verifier and the same ``resource``),
+   authenticating the way the AS asks (``none`` for a public client, else its secret by HTTP Basic
+   or in the form);
 7. retry the MCP request with ``Authorization: Bearer <token>``.
 
 Later, ``401 invalid_token`` on an expired token → the **refresh** grant (no user involved); ``403
-insufficient_scope`` → **step-up**: authorize again with the scopes the ``403`` names.
+insufficient_scope`` → **step-up**: authorize again with the scopes the ``403`` names added to
+those asked for before (but not when the token already carries them: asking again cannot help).
 
-:class:`OAuthClient` does all that over a :class:`~mcp_sim.security.oauth_web.SimulatedWeb`; the MCP
-request itself is the caller's (:func:`with_authorization` retries it). Failures raise
-:class:`OAuthFailed`, which names the rule that stopped the flow.
+Client registrations belong to one authorization server: when the metadata names another one, the
+client registers anew there and never shows it the old ``client_id``.
+
+:class:`OAuthClient` does all that over a :class:`~mcp_sim.security.oauth_web.Web` — the simulated
+one (:class:`~mcp_sim.security.oauth_web.SimulatedWeb`) or the real network
+(:mod:`mcp_sim.bridge.oauth_http`); the MCP request itself is the caller's
+(:func:`with_authorization` retries it). Before every fetch of a URL it learned from a server or a
+metadata document it calls ``url_guard`` (when set), which may refuse it
+(:mod:`mcp_sim.security.url_safety` in the simulation, https-or-loopback on the real wire).
+Failures raise :class:`OAuthFailed`, which names the rule that stopped the flow.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import quote, urlencode, urlsplit
 
 from mcp_sim.security.oauth import AS_METADATA_PATH, FORM, OIDC_METADATA_PATH, PRM_PATH, read_form, s256
-from mcp_sim.security.oauth_web import SimulatedWeb
+from mcp_sim.security.oauth_web import Web
 from mcp_sim.transports.http import HttpResponse, HttpStatusError
 
 __all__ = ["OAuthClient", "OAuthFailed", "TokenSet", "metadata_urls", "parse_www_authenticate", "with_authorization"]
@@ -82,6 +96,23 @@ def _origin(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}"
 
 
+def within(resource: str, server_url: str) -> bool:
+    """Does the protected resource ``resource`` cover ``server_url``: the same URI, or one the server's
+    URL lies under (same origin, a path prefix ending at a ``/``)?"""
+    if resource == server_url:
+        return True
+    if _origin(resource) != _origin(server_url):
+        return False
+    base = urlsplit(resource).path.rstrip("/")
+    return urlsplit(server_url).path.startswith(base + "/")
+
+
+def basic_credentials(client_id: str, secret: str) -> str:
+    """``Basic base64(id:secret)``, each part form-encoded first (RFC 6749 §2.3.1)."""
+    pair = f"{quote(client_id, safe='')}:{quote(secret, safe='')}"
+    return "Basic " + base64.b64encode(pair.encode()).decode("ascii")
+
+
 def metadata_urls(issuer: str) -> list[str]:
     """Where to look for an authorization server's metadata, in the order MCP's spec gives: RFC 8414
     first, then OpenID Connect discovery (for an issuer with a path, both path-inserted forms and
@@ -102,7 +133,7 @@ class OAuthClient:
     out of band. ``draw`` is the simulation's seeded generator of random hex (``Simulation.token``),
     ``clock_ms`` its virtual clock."""
 
-    web: SimulatedWeb
+    web: Web
     participant: str
     resource: str
     client_name: str
@@ -110,15 +141,27 @@ class OAuthClient:
     draw: Callable[[], str]
     clock_ms: Callable[[], float]
     preregistered: dict[str, str] = field(default_factory=dict)
+    client_secrets: dict[str, str] = field(default_factory=dict)
+    """The secret of a pre-registered confidential client, by ``client_id``."""
     metadata_document: str | None = None
     """The https URL of this client's Client ID Metadata Document, if it publishes one."""
     browser: str = "browser"
     """The trace's name for the user's browser, which carries the authorization request."""
+    application_type: str | None = None
+    """What the client tells dynamic registration it is: ``"native"`` (an app on the user's machine,
+    a loopback redirect) or ``"web"``; ``None`` leaves it out (the AS then assumes ``"web"``)."""
     url_guard: Callable[[str], None] | None = None
     """Called before every fetch of a URL learned from a server or a metadata document; it raises
     (an :class:`OAuthFailed` naming the rule) to refuse one (see :mod:`mcp_sim.security.url_safety`)."""
     tokens: TokenSet | None = None
     client_id: str | None = None
+    client_secret: str | None = None
+    issuer: str | None = None
+    """The authorization server ``client_id`` (and ``client_secret``) belong to."""
+    resource_indicator: str | None = None
+    """The ``resource`` the Protected Resource Metadata names (RFC 8707's parameter); ``resource``
+    until it is read."""
+    requested_scopes: frozenset[str] = frozenset()
     as_metadata: dict[str, Any] | None = None
     steps: list[str] = field(default_factory=list)
     """What the flow did, one line a step (for tests and notebooks)."""
@@ -130,8 +173,13 @@ class OAuthClient:
         challenge = parse_www_authenticate(response.headers.get("WWW-Authenticate") or "")
         scope = challenge.get("scope")
         if response.status == 403 and challenge.get("error") == "insufficient_scope":
+            needed = set((scope or "").split())
+            held = set(self.tokens.scopes) if self.tokens else set()
+            if needed and needed <= held:
+                raise OAuthFailed(f"the Server refuses scope {scope!r} although the token carries it",
+                                  "Asking again for scopes already granted cannot help: stop instead of looping.")
             self.steps.append(f"step-up: the Server needs scope {scope!r}")
-            wanted = set((scope or "").split()) | (set(self.tokens.scopes) if self.tokens else set())
+            wanted = needed | held | set(self.requested_scopes)
             return await self.authorize(challenge, " ".join(sorted(wanted)))
         if response.status != 401:
             raise OAuthFailed(f"HTTP {response.status} is not an authorization challenge")
@@ -153,15 +201,21 @@ class OAuthClient:
             scope = " ".join(prm["scopes_supported"])  # no scope in the challenge: what the Server lists
         issuer = str(servers[0])
         meta = await self._as_metadata(issuer)
+        if scope and "offline_access" in (meta.get("scopes_supported") or []) \
+                and "offline_access" not in scope.split():
+            scope += " offline_access"  # the AS offers refresh tokens for it (asked only when listed)
         client_id = await self._client_id(issuer, meta)
         verifier = self.draw() + self.draw()  # 64 hex characters: within PKCE's 43–128
         state = self.draw()[:16]
+        resource = self.resource_indicator or self.resource
         query = {"response_type": "code", "client_id": client_id, "redirect_uri": self.redirect_uri,
                  "code_challenge": s256(verifier), "code_challenge_method": "S256",
-                 "resource": self.resource, "state": state, **({"scope": scope} if scope else {})}
+                 "resource": resource, "state": state, **({"scope": scope} if scope else {})}
+        self.requested_scopes = frozenset((scope or "").split())
+        endpoint = str(meta["authorization_endpoint"])
+        self._guard(endpoint)
         # The user's browser carries this request (the client opens it, the user signs in there).
-        self._guard(str(meta["authorization_endpoint"]))
-        answer = await self.web.fetch(self.browser, "GET", f"{meta['authorization_endpoint']}?{urlencode(query)}")
+        answer = await self.web.fetch(self.browser, "GET", f"{endpoint}?{urlencode(query)}")
         location = answer.headers.get("Location") if answer.status in (302, 303) else None
         if location is None:
             raise OAuthFailed(f"the authorization endpoint answered {answer.status_line()}: {answer.body}",
@@ -170,15 +224,18 @@ class OAuthClient:
         if back.get("state") != state:
             raise OAuthFailed("the redirect's state differs from the one sent",
                               "Clients MUST check state to bind the response to their request.")
-        if "iss" in back and back["iss"] != meta["issuer"]:
+        if "iss" in back and back["iss"] != meta["issuer"]:  # exact string comparison, no normalising
             raise OAuthFailed("the redirect came from another issuer", "Check iss (RFC 9207) against mix-up.")
+        if "iss" not in back and meta.get("authorization_response_iss_parameter_supported"):
+            raise OAuthFailed("the redirect carries no iss although the authorization server promised one",
+                              "RFC 9207: when the metadata advertises iss, a response without it is refused.")
         if "error" in back:
             raise OAuthFailed(f"{back['error']}: {back.get('error_description', '')}",
                               "The user or the authorization server refused the request.")
         self.steps.append("the user authorised; the browser brings the code back")
         return await self._token_request({"grant_type": "authorization_code", "code": back["code"],
                                           "redirect_uri": self.redirect_uri, "client_id": client_id,
-                                          "code_verifier": verifier, "resource": self.resource})
+                                          "code_verifier": verifier, "resource": resource})
 
     async def refresh(self) -> str:
         """The refresh grant: a new access token without the user (the refresh token is rotated)."""
@@ -186,10 +243,12 @@ class OAuthClient:
             raise OAuthFailed("no refresh token")
         self.steps.append("the token expired: refresh it")
         return await self._token_request({"grant_type": "refresh_token", "refresh_token": self.tokens.refresh_token,
-                                          "client_id": self.client_id, "resource": self.resource})
+                                          "client_id": self.client_id,
+                                          "resource": self.resource_indicator or self.resource})
 
     # -- the steps ---------------------------------------------------------------------------------
     def _guard(self, url: str) -> None:
+        """Let ``url_guard`` refuse a URL the flow learned before anything is sent to it."""
         if self.url_guard is not None:
             self.url_guard(url)
 
@@ -198,7 +257,10 @@ class OAuthClient:
         response = await self.web.fetch(self.participant, "GET", url, headers={"Accept": "application/json"})
         if response.status != 200 or not response.body:
             return None
-        data = json.loads(response.body)
+        try:
+            data = json.loads(response.body)
+        except ValueError:
+            return None
         return data if isinstance(data, dict) else None
 
     async def _resource_metadata(self, url: str | None) -> dict[str, Any]:
@@ -207,9 +269,11 @@ class OAuthClient:
         for candidate in candidates:
             document = await self._get_json(candidate)
             if document is not None:
-                if document.get("resource") != self.resource:
-                    raise OAuthFailed(f"the metadata is for {document.get('resource')!r}, not {self.resource!r}",
+                named = document.get("resource")
+                if not isinstance(named, str) or not within(named, self.resource):
+                    raise OAuthFailed(f"the metadata is for {named!r}, not {self.resource!r}",
                                       "The resource in Protected Resource Metadata MUST match the server's URI.")
+                self.resource_indicator = named  # sent exactly as published
                 self.steps.append("read the Protected Resource Metadata")
                 return document
         raise OAuthFailed("no Protected Resource Metadata found", "MCP servers MUST publish RFC 9728 metadata.")
@@ -231,10 +295,14 @@ class OAuthClient:
         raise OAuthFailed(f"no authorization server metadata for {issuer}", "RFC 8414 / OIDC discovery.")
 
     async def _client_id(self, issuer: str, meta: dict[str, Any]) -> str:
-        if self.client_id is not None:
+        if self.client_id is not None and self.issuer == issuer:
             return self.client_id
+        if self.client_id is not None:
+            self.steps.append("another authorization server: register there anew")
+        self.issuer, self.client_secret = issuer, None
         if issuer in self.preregistered:
             self.client_id = self.preregistered[issuer]
+            self.client_secret = self.client_secrets.get(self.client_id)
             self.steps.append("use the pre-registered client_id")
             return self.client_id
         if self.metadata_document is not None and meta.get("client_id_metadata_document_supported"):
@@ -245,30 +313,57 @@ class OAuthClient:
         if not endpoint:
             raise OAuthFailed("not registered, and the server offers no registration endpoint",
                               "Without a client_id the flow cannot start.")
-        body = json.dumps({"client_name": self.client_name, "redirect_uris": [self.redirect_uri],
-                           "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
-                           "token_endpoint_auth_method": "none"})
+        asked = {"client_name": self.client_name, "redirect_uris": [self.redirect_uri],
+                 "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
+                 "token_endpoint_auth_method": "none"}
+        if self.application_type is not None:
+            asked["application_type"] = self.application_type
+        body = json.dumps(asked)
         self._guard(str(endpoint))
         answer = await self.web.fetch(self.participant, "POST", str(endpoint),
                                       headers={"Content-Type": "application/json"}, body=body)
-        if answer.status != 201:
+        if answer.status not in (200, 201):
             raise OAuthFailed(f"registration refused: {answer.body}", "RFC 7591.")
-        self.client_id = str(json.loads(answer.body or "{}")["client_id"])
+        registered = json.loads(answer.body or "{}")
+        self.client_id = str(registered["client_id"])
+        secret = registered.get("client_secret")
+        self.client_secret = secret if isinstance(secret, str) and secret else None
         self.steps.append("registered dynamically (RFC 7591)")
         return self.client_id
 
+    def _client_authentication(self, fields: dict[str, str]) -> dict[str, str]:
+        """How the client proves who it is at the token endpoint: a public client (no secret) only
+        names itself; a confidential one sends its secret the way the AS lists first of the two
+        (HTTP Basic when the AS names neither). Returns the headers to add (``fields`` may change)."""
+        if self.client_secret is None or self.client_id is None:
+            return {}
+        methods = (self.as_metadata or {}).get("token_endpoint_auth_methods_supported") or ["client_secret_basic"]
+        usable = [m for m in methods if m in ("client_secret_basic", "client_secret_post", "none")]
+        method = usable[0] if usable else "client_secret_basic"
+        if method == "client_secret_post":
+            fields["client_secret"] = self.client_secret
+        elif method == "client_secret_basic":
+            del fields["client_id"]  # Basic carries it
+            return {"Authorization": basic_credentials(self.client_id, self.client_secret)}
+        return {}
+
     async def _token_request(self, fields: dict[str, str]) -> str:
         assert self.as_metadata is not None or self.tokens is not None
-        endpoint = (self.as_metadata or {}).get("token_endpoint", "")
-        self._guard(str(endpoint))
-        answer = await self.web.fetch(self.participant, "POST", str(endpoint),
-                                      headers={"Content-Type": FORM}, body=urlencode(fields))
-        data = json.loads(answer.body or "{}")
-        if answer.status != 200:
-            raise OAuthFailed(f"{data.get('error')}: {data.get('error_description', '')}",
+        endpoint = str((self.as_metadata or {}).get("token_endpoint", ""))
+        self._guard(endpoint)
+        headers = {"Content-Type": FORM, **self._client_authentication(fields)}
+        answer = await self.web.fetch(self.participant, "POST", endpoint, headers=headers, body=urlencode(fields))
+        try:
+            data = json.loads(answer.body or "{}")
+        except ValueError:
+            data = {}
+        if answer.status != 200 or not isinstance(data, dict) or not isinstance(data.get("access_token"), str):
+            said = data if isinstance(data, dict) else {}
+            raise OAuthFailed(f"HTTP {answer.status}: {said.get('error')}: {said.get('error_description', '')}",
                               "The token endpoint refused the grant.")
-        self.tokens = TokenSet(data["access_token"], self.clock_ms() + 1000.0 * data["expires_in"],
-                               frozenset(str(data.get("scope", "")).split()), data.get("refresh_token"))
+        scope = str(data.get("scope") or " ".join(sorted(self.requested_scopes)))
+        self.tokens = TokenSet(data["access_token"], self.clock_ms() + 1000.0 * float(data.get("expires_in", 3600)),
+                               frozenset(scope.split()), data.get("refresh_token"))
         self.steps.append(f"got an access token for {self.resource} (scope {data.get('scope', '')!r})")
         return self.tokens.access_token
 

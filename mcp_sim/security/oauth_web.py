@@ -3,7 +3,9 @@ simulated network, recorded in the trace beside the MCP messages.
 
 OAuth's exchanges are ordinary HTTP, not JSON-RPC: a client ``GET``s metadata documents, ``POST``s a
 registration, sends the user's browser to an authorization endpoint and ``POST``s a form to a token
-endpoint. :class:`SimulatedWeb` carries those exchanges between *sites* — objects with a sans-IO
+endpoint. Whatever carries them is a :class:`Web`: one method, ``fetch`` (send one request, get its
+response), so the client's flow reads the same on either network. :class:`SimulatedWeb` carries
+those exchanges between *sites* — objects with a sans-IO
 ``serve(request) -> response``, such as :class:`~mcp_sim.security.oauth.OAuthAuthorizationServer` or
 an MCP Server's metadata endpoint (:class:`ResourceSite`) — after a latency on the virtual clock.
 
@@ -11,6 +13,8 @@ Every exchange becomes two trace events (``kind="transport"``, marked ``oauth``)
 its response, with the HTTP head in ``framing["http"]`` and the body in ``framing["body"]``. Secrets
 are **redacted** in what the trace keeps — access and refresh tokens, ``Authorization`` headers —
 because a trace is shown, saved and shared; the parties themselves of course see the real values.
+The real network's :class:`Web` (:mod:`mcp_sim.bridge.oauth_http`) records with the same
+:func:`record_exchange`, so a real flow and a simulated one look alike in the trace player.
 """
 
 from __future__ import annotations
@@ -24,10 +28,11 @@ import anyio
 
 from mcp_sim.security.oauth import read_form
 from mcp_sim.sim.world import Simulation
+from mcp_sim.trace.recorder import Recorder
 from mcp_sim.transports.http import Headers, HttpRequest, HttpResponse
 from mcp_sim.transports.http_server import SimulatedHttpServer
 
-__all__ = ["DocumentSite", "ResourceSite", "SimulatedWeb", "Site", "redact"]
+__all__ = ["DocumentSite", "ResourceSite", "SimulatedWeb", "Site", "Web", "record_exchange", "redact"]
 
 SECRET_FIELDS = frozenset({"access_token", "refresh_token", "client_secret"})
 """Fields whose values never appear in a trace."""
@@ -65,6 +70,16 @@ def _shown_headers(headers: Headers) -> dict[str, str]:
         if name.lower() == "authorization":
             shown[name] = "Bearer " + _mask(shown[name][len("Bearer "):])
     return shown
+
+
+class Web(Protocol):
+    """What an OAuth client needs of a network: one HTTP exchange at a time. ``sender`` names who
+    sends it in the trace (the client itself, or the user's browser carrying the authorization
+    request). Redirects are *not* followed: a ``302`` comes back as it is, because the client reads
+    the authorization response from its ``Location``."""
+
+    async def fetch(self, sender: str, method: str, url: str, *, headers: dict[str, str] | None = None,
+                    body: str = "") -> HttpResponse: ...
 
 
 class Site(Protocol):
@@ -181,24 +196,30 @@ class SimulatedWeb:
 
     def _record(self, sender: str, receiver: str, request: HttpRequest, response: HttpResponse | None,
                 origin: str) -> None:
-        recorder = self.sim.recorder
-        if not recorder.enabled:
-            return
-        shown_path = redact(request.path) or request.path
-        head: dict[str, Any] = {"method": request.method, "path": shown_path, "origin": origin,
-                                "headers": _shown_headers(request.headers)}
-        framing: dict[str, Any] = {"http": {"request": head}}
-        if response is None:
-            text = f"{request.method} {origin}{shown_path}"
-            body = redact(request.body, request.headers.get("Content-Type"))
-        else:
-            framing["http"]["response"] = {"status": response.status,
-                                           "reason": _REASONS.get(response.status, response.reason),
-                                           "headers": _shown_headers(response.headers)}
-            status = f"HTTP {response.status} {_REASONS.get(response.status, response.reason)}".rstrip()
-            text = f"{status} (to {request.method} {origin}{shown_path.partition('?')[0]})"
-            body = redact(response.body, response.content_type)
-        if body:
-            framing["body"] = body
-        recorder.record_event(kind="transport", link=self.link, sender=sender, receiver=receiver, text=text,
-                              transport="http", framing=framing, marks=("oauth",))
+        record_exchange(self.sim.recorder, self.link, sender, receiver, request, response, origin)
+
+
+def record_exchange(recorder: Recorder, link: str, sender: str, receiver: str, request: HttpRequest,
+                    response: HttpResponse | None, origin: str, t_ms: float | None = None) -> None:
+    """Record one half of an OAuth exchange (the request when ``response`` is ``None``, else the
+    response) as a ``transport`` event marked ``oauth``, with every secret redacted."""
+    if not recorder.enabled:
+        return
+    shown_path = redact(request.path) or request.path
+    head: dict[str, Any] = {"method": request.method, "path": shown_path, "origin": origin,
+                            "headers": _shown_headers(request.headers)}
+    framing: dict[str, Any] = {"http": {"request": head}}
+    if response is None:
+        text = f"{request.method} {origin}{shown_path}"
+        body = redact(request.body, request.headers.get("Content-Type"))
+    else:
+        framing["http"]["response"] = {"status": response.status,
+                                       "reason": _REASONS.get(response.status, response.reason),
+                                       "headers": _shown_headers(response.headers)}
+        status = f"HTTP {response.status} {_REASONS.get(response.status, response.reason)}".rstrip()
+        text = f"{status} (to {request.method} {origin}{shown_path.partition('?')[0]})"
+        body = redact(response.body, response.content_type)
+    if body:
+        framing["body"] = body
+    recorder.record_event(kind="transport", link=link, sender=sender, receiver=receiver, text=text,
+                          transport="http", framing=framing, marks=("oauth",), t_ms=t_ms)
