@@ -38,6 +38,7 @@ from mcp_sim.grading.exercises import (
     ex09_host_policy,
     ex09_next_step,
     ex09_who_decides,
+    ex12_capstone,
 )
 from mcp_sim.grading.model import Exercise
 
@@ -50,7 +51,8 @@ EXERCISES: Final[Mapping[str, Exercise]] = MappingProxyType({
               ex06_diagnose_stdout,
               ex07_list_changed, ex07_cache, ex07_next_message,
               ex08_task_polling, ex08_next_message, ex08_diagnose,
-              ex09_who_decides, ex09_host_policy, ex09_next_step)
+              ex09_who_decides, ex09_host_policy, ex09_next_step,
+              ex12_capstone)
 })
 """Every exercise, in course order."""
 
