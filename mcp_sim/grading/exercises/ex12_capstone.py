@@ -25,8 +25,9 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from mcp_sim.grading.exercises import ex12_policy as policy
+import mcp_sim.grading.exercises.ex12_policy as policy
 from mcp_sim.grading.exercises.ex12_wire import Plan, WireRun, drive
+from mcp_sim.grading.launcher import READY_MARK
 from mcp_sim.grading.learner_code import HIDDEN_MODULES, SANDBOX_FILE, LearnerProcess
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 from mcp_sim.protocol.schema import schema_errors
@@ -113,12 +114,13 @@ def _json_list(run: WireRun, step: str) -> list[dict[str, Any]]:
 
 def check_started(run: WireRun) -> None:
     """The process started, loaded the file, spoke the era's revision, and kept stdout clean."""
-    if "mcp-sim-capstone: loaded" not in run.stderr:
+    if READY_MARK not in run.stderr:
         told = run.stderr.strip() or run.failure or "(nothing on stderr)"
         raise _fail(run, f"Your server process did not start:\n{told}", R_PROCESS)
     if run.failure:
-        tail = "\n".join(run.stderr.strip().splitlines()[-8:])
-        raise _fail(run, f"The session broke off: {run.failure}.\nThe server's last words on stderr:\n{tail}",
+        tail = "\n".join([line for line in run.stderr.strip().splitlines() if line != READY_MARK][-8:]) or "(nothing)"
+        raise _fail(run, f"The session broke off: {run.failure}. Did your server's process end (a crash, sys.exit, "
+                         f"os._exit) or stop answering (an endless loop)?\nIts last words on stderr:\n{tail}",
                     R_PROCESS)
     if run.stray_stdout.strip():
         raise _fail(run, f"Your server wrote this to stdout besides MCP messages:\n{run.stray_stdout.strip()[:300]}\n"
@@ -305,7 +307,7 @@ def check_confirmation(ctx: CheckContext, kind: str) -> None:
             raise CheckFailed(f"decide() answered {seen.answer!r} for {where}, which a trusted server annotates "
                               f"readOnlyHint: true. Reading the user's own data should run without a question.",
                               R_WORKLOAD)
-    elif seen.answer == "run" or not seen.asked and seen.ran:
+    elif seen.answer == "run" or (not seen.asked and seen.ran):
         raise CheckFailed(f"decide() answered 'run' for {where} ({kind}): it ran without the user's confirmation.",
                           R_CONFIRM)
     elif seen.trusted and not seen.ran:

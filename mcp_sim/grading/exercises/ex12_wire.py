@@ -57,7 +57,6 @@ class WireRun:
     """Every JSON-RPC message the server read or wrote: ``{"from": "client"|"server", "message": ...}``."""
     stray_stdout: str = ""
     stderr: str = ""
-    exit_code: int | None = None
     failure: str = ""
     """Why the session could not be completed (empty when it was)."""
 
@@ -68,13 +67,27 @@ def _outcome(result: Any) -> dict[str, Any]:
     return {"is_error": bool(result.is_error), "text": "\n".join(texts)}
 
 
+ANSWERED_CODES: Final = frozenset({-32700, -32600, -32601, -32602, -32603, -32002})
+"""JSON-RPC errors the server itself sent. Any other code (the SDK's -32000 "connection closed", its
+request timeout) means the session broke off."""
+REQUEST_TIMEOUT: Final = 5.0
+"""Seconds the SDK waits for one answer."""
+
+
+class BrokeOff(Exception):
+    """The session cannot go on: the server's process ended, or stopped answering."""
+
+
 async def _step(seen: dict[str, Any], name: str, coro: Any) -> Any:
-    """Await one SDK call; keep its value, or the JSON-RPC error it raised, under ``name``."""
+    """Await one SDK call; keep its value, or the JSON-RPC error it raised, under ``name``. A session
+    that broke off raises :class:`BrokeOff` naming the step."""
     from mcp import MCPError
 
     try:
         value = await coro
     except MCPError as exc:
+        if exc.code not in ANSWERED_CODES:
+            raise BrokeOff(f"during {name} the SDK reported {exc.code} {exc.message!r}") from None
         seen[name] = {"error": {"code": exc.code, "message": exc.message}}
         return None
     seen[name] = value
@@ -124,7 +137,6 @@ def drive(config: dict[str, Any], plan: Plan, revision: str, *, timeout: float =
     ``config`` holds the learner process's rules (file, display, forbidden imports, hidden paths); the
     caller and the book come from ``plan``. Never raises for the learner's mistakes: a session that
     could not be completed says why in :attr:`WireRun.failure`."""
-    import anyio
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -145,9 +157,13 @@ def drive(config: dict[str, Any], plan: Plan, revision: str, *, timeout: float =
 
         async def session() -> None:
             with (root / "stderr.txt").open("w", encoding="utf-8") as errlog:
-                async with Client(stdio_client(params, errlog=errlog), mode=MODES[revision]) as client:
+                async with Client(stdio_client(params, errlog=errlog), mode=MODES[revision],
+                                  read_timeout_seconds=REQUEST_TIMEOUT) as client:
                     run.protocol_version = client.protocol_version
-                    await _script(client, plan, run.seen)
+                    try:
+                        await _script(client, plan, run.seen)
+                    except BrokeOff as exc:
+                        run.failure = str(exc)
 
         try:
             run_sync(session, timeout=timeout)
@@ -162,7 +178,6 @@ def drive(config: dict[str, Any], plan: Plan, revision: str, *, timeout: float =
                 if event.message is not None:
                     sender = "server" if event.sender.startswith("server/") else "client"
                     run.frames.append({"from": sender, "message": event.message})
-        run.exit_code = _exit_code(run.stderr)
     return run
 
 
@@ -175,8 +190,3 @@ def _leaf(exc: BaseException) -> str:
 
 def _read(path: Path) -> str:
     return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
-
-
-def _exit_code(stderr: str) -> int | None:
-    """Not known from here (the SDK reaps the process); kept for the message about a crash."""
-    return None
