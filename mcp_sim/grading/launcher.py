@@ -29,7 +29,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, NoReturn
 
 LOAD_FAILED: Final = 3
 """Exit code: the learner's server could not be built (the reason is on stderr)."""
@@ -37,7 +37,7 @@ READY_MARK: Final = "mcp-sim-capstone: loaded"
 """Written to stderr once the learner's server is built, before serving."""
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     sys.stderr.write(message.rstrip("\n") + "\n")
     sys.stderr.flush()
     os._exit(LOAD_FAILED)
@@ -81,7 +81,6 @@ def main(argv: list[str]) -> int:
         spec = importlib.util.spec_from_file_location("learner", learner)
         if spec is None or spec.loader is None:
             _fail(f"{guard.display} is not a Python file the grader can load.")
-        assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         build = getattr(module, "build_server", None)
