@@ -347,8 +347,9 @@ EXERCISE = Exercise(
               hint="Untrusted servers: nothing. file:// URIs: decode, resolve '..', then compare whole path "
                    "segments with each root."),
         Check("Your server, driven by the official SDK over stdio in both eras", R_PROCESS, check_server,
-              tuple(ERAS), hint="Read the rule named in the failure; every answer your server gives is checked "
-                                "against the official schema and the course's rules.", seeds=1),
+              tuple(ERAS), hint="The failure quotes what the SDK saw and names the rule; the exercise's hints "
+                                "(result.hint(n)) take the rules one by one. Keep the tools, template and prompt "
+                                "named as in the README.", seeds=1),
     ),
     hints=(
         Hint("Start with the server: build_server(expenses) returns a Server; each tool takes ctx: Context and uses "
