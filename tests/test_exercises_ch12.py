@@ -50,6 +50,9 @@ WRONG: list[tuple[str, str, Any, str]] = [
                                                   "from mcp_sim.roles.server import Server"),
       ("raise KeyError(expense_id)  # not found", 'raise McpError(-32002, "Resource not found")  # not found')],
      SERVER),
+    ("ex12_capstone", "a hand-built result with a misspelt field",
+     [("        return json.dumps([public(e) for e in mine(ctx)])",
+       '        return {"content": [{"type": "text", "words": json.dumps([public(e) for e in mine(ctx)])}]}')], SERVER),
     # --- (b) the Host policy, inside the Host ---
     ("ex12_capstone", "a policy that lets everything run",
      [('def decide(server: str, tool: dict[str, Any], trusted: bool) -> str:\n',
@@ -80,6 +83,7 @@ RULES: dict[str, str] = {
     "delete without the per-caller check": capstone.R_AUTHZ,
     "everyone's expenses listed": capstone.R_AUTHZ,
     "not found hard-coded as -32002": capstone.R_RESOURCES,
+    "a hand-built result with a misspelt field": capstone.R_SCHEMA,
     "a policy that lets everything run": capstone.R_CONFIRM,
     "a policy that refuses everything": capstone.R_WORKLOAD,
     "readOnlyHint believed from any server": capstone.R_CONFIRM,

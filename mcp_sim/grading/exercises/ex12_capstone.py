@@ -113,18 +113,22 @@ def _json_list(run: WireRun, step: str) -> list[dict[str, Any]]:
 
 
 def check_started(run: WireRun) -> None:
-    """The process started, loaded the file, spoke the era's revision, and kept stdout clean."""
+    """The process started, loaded the file and kept stdout for protocol lines only."""
     if READY_MARK not in run.stderr:
         told = run.stderr.strip() or run.failure or "(nothing on stderr)"
         raise _fail(run, f"Your server process did not start:\n{told}", R_PROCESS)
+    if run.stray_stdout.strip():
+        raise _fail(run, f"Your server wrote this to stdout besides MCP messages:\n{run.stray_stdout.strip()[:300]}\n"
+                         f"On a real stdio pipe that text corrupts the client's stream.", R_STDOUT)
+
+
+def check_completed(run: WireRun) -> None:
+    """The session ran to its end, in the era's revision."""
     if run.failure:
         tail = "\n".join([line for line in run.stderr.strip().splitlines() if line != READY_MARK][-8:]) or "(nothing)"
         raise _fail(run, f"The session broke off: {run.failure}. Did your server's process end (a crash, sys.exit, "
                          f"os._exit) or stop answering (an endless loop)?\nIts last words on stderr:\n{tail}",
                     R_PROCESS)
-    if run.stray_stdout.strip():
-        raise _fail(run, f"Your server wrote this to stdout besides MCP messages:\n{run.stray_stdout.strip()[:300]}\n"
-                         f"On a real stdio pipe that text corrupts the client's stream.", R_STDOUT)
     if run.protocol_version != run.revision:
         raise _fail(run, f"The SDK negotiated {run.protocol_version!r} instead of {run.revision}.", R_PROCESS)
 
@@ -229,7 +233,8 @@ def check_server(ctx: CheckContext, kind: str) -> None:
     plan = make_plan(ctx.rng)
     run = drive(launcher_config(ctx.learner), plan, ERAS[kind])
     check_started(run)
-    check_schema(run)
+    check_schema(run)  # before the SDK's own complaints: the schema says what exactly is wrong
+    check_completed(run)
     check_offer(run)
     check_calls(run, plan)
     check_resource_and_prompt(run, plan)
