@@ -144,3 +144,26 @@ def test_the_confirmation_world_runs_the_reference_decision(kind: str) -> None:
     seen = policy.confirmation_case(module.decide, kind, 3)
     assert seen.ran
     assert seen.asked == (kind != "a trusted read-only tool runs unconfirmed")
+
+
+@pytest.mark.slow
+def test_a_server_hard_coded_for_one_seed_fails_on_the_others(tmp_path: Path) -> None:
+    """A server that ignores its book and its caller and answers what seed 0's client expected gets seed 0's
+    first listing right and fails every other seed there: the book, the caller and the arguments change with
+    the seed."""
+    from mcp_sim.grading.model import check_seeds
+    from mcp_sim.grading.runner import case_rng
+
+    kind = next(iter(capstone.ERAS))
+    plan = capstone.make_plan(case_rng(check_seeds(EX.id, SERVER, 1, 0)[0], kind))
+    listed = [{"id": e["id"], "description": e["description"], "cents": e["cents"]}
+              for e in plan.expenses if e["owner"] == plan.caller]
+    path = wrong(tmp_path, "        return json.dumps([public(e) for e in mine(ctx)])",
+                 f"        return json.dumps({listed!r})")
+    results = grade_seeds(EX, path, None, [0, 1, 2, 3], only=[SERVER])
+    server = [next(c for c in r.checks if c.name == SERVER) for r in results]
+    assert "does not show it" in server[0].explanation  # seed 0: the listing was right, adding was not
+    for other in server[1:]:
+        assert other.status == "failed" and other.kind == kind, other
+        assert "should list" in other.explanation or "other callers" in other.explanation, other.explanation
+        assert other.rule in (capstone.R_AUTHZ, capstone.R_TOOL_ERRORS)
