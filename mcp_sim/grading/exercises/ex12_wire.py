@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -78,9 +79,10 @@ class BrokeOff(Exception):
     """The session cannot go on: the server's process ended, or stopped answering."""
 
 
-async def _step(seen: dict[str, Any], name: str, coro: Any) -> Any:
-    """Await one SDK call; keep its value, or the JSON-RPC error it raised, under ``name``. A session
-    that broke off raises :class:`BrokeOff` naming the step."""
+async def _step(seen: dict[str, Any], name: str, coro: Any, keep: Callable[[Any], Any]) -> None:
+    """Await one SDK call and keep ``keep(answer)`` — plain data — under ``name``; a JSON-RPC error the
+    server sent is kept as ``{"error": {"code", "message"}}``. A session that broke off raises
+    :class:`BrokeOff` naming the step."""
     from mcp import MCPError
 
     try:
@@ -89,46 +91,44 @@ async def _step(seen: dict[str, Any], name: str, coro: Any) -> Any:
         if exc.code not in ANSWERED_CODES:
             raise BrokeOff(f"during {name} the SDK reported {exc.code} {exc.message!r}") from None
         seen[name] = {"error": {"code": exc.code, "message": exc.message}}
-        return None
-    seen[name] = value
-    return value
+        return
+    seen[name] = keep(value)
+
+
+def _dumps(items: Any) -> list[dict[str, Any]]:
+    return [item.model_dump(by_alias=True, exclude_none=True) for item in items]
+
+
+def _texts(contents: Any) -> list[str]:
+    return [str(getattr(c, "text", "")) for c in contents]
 
 
 async def _script(client: Any, plan: Plan, seen: dict[str, Any]) -> None:
-    """The session's steps, in order (each one's answer under its own name in ``seen``)."""
-    tools = await _step(seen, "tools", client.list_tools())
-    seen["tools"] = [t.model_dump(by_alias=True, exclude_none=True) for t in tools.tools] if tools else seen["tools"]
-    templates = await _step(seen, "templates", client.list_resource_templates())
-    if templates is not None:
-        seen["templates"] = [t.uri_template for t in templates.resource_templates]
-    prompts = await _step(seen, "prompts", client.list_prompts())
-    if prompts is not None:
-        seen["prompts"] = [p.model_dump(by_alias=True, exclude_none=True) for p in prompts.prompts]
-    calls = {
-        "list_before": ("list_expenses", {}),
-        "add": ("add_expense", {"description": plan.new_description, "cents": plan.new_cents}),
-        "list_after": ("list_expenses", {}),
-        "add_negative": ("add_expense", {"description": plan.new_description, "cents": plan.bad_cents}),
-        "add_wrong_type": ("add_expense", {"description": plan.new_description, "cents": str(plan.new_cents)}),
-        "delete_theirs": ("delete_expense", {"expense_id": plan.theirs}),
-        "delete_mine": ("delete_expense", {"expense_id": plan.mine}),
-        "list_end": ("list_expenses", {}),
-        "unknown_tool": ("no_such_tool", {}),
-    }
-    for name, (tool, arguments) in calls.items():
-        if name == "delete_mine":
-            mine = await _step(seen, "read_mine", client.read_resource(f"expenses://{plan.mine}"))
-            if mine is not None:
-                seen["read_mine"] = [getattr(c, "text", "") for c in mine.contents]
-            theirs = await _step(seen, "read_theirs", client.read_resource(f"expenses://{plan.theirs}"))
-            if theirs is not None:
-                seen["read_theirs"] = [getattr(c, "text", "") for c in theirs.contents]
-        result = await _step(seen, name, client.call_tool(tool, arguments))
-        if result is not None:
-            seen[name] = _outcome(result)
-    prompt = await _step(seen, "prompt", client.get_prompt("monthly_report", {"month": plan.month}))
-    if prompt is not None:
-        seen["prompt"] = [str(getattr(m.content, "text", "")) for m in prompt.messages]
+    """The session's steps, in order; each answer is kept in ``seen`` under the step's name."""
+    await _step(seen, "tools", client.list_tools(), lambda r: _dumps(r.tools))
+    await _step(seen, "templates", client.list_resource_templates(),
+                lambda r: [t.uri_template for t in r.resource_templates])
+    await _step(seen, "prompts", client.list_prompts(), lambda r: _dumps(r.prompts))
+
+    async def call(name: str, tool: str, **arguments: Any) -> None:
+        await _step(seen, name, client.call_tool(tool, arguments), _outcome)
+
+    async def read(name: str, expense_id: str) -> None:
+        await _step(seen, name, client.read_resource(f"expenses://{expense_id}"), lambda r: _texts(r.contents))
+
+    await call("list_before", "list_expenses")
+    await call("add", "add_expense", description=plan.new_description, cents=plan.new_cents)
+    await call("list_after", "list_expenses")
+    await call("add_negative", "add_expense", description=plan.new_description, cents=plan.bad_cents)
+    await call("add_wrong_type", "add_expense", description=plan.new_description, cents=str(plan.new_cents))
+    await call("delete_theirs", "delete_expense", expense_id=plan.theirs)
+    await read("read_mine", plan.mine)
+    await read("read_theirs", plan.theirs)
+    await call("delete_mine", "delete_expense", expense_id=plan.mine)
+    await call("list_end", "list_expenses")
+    await call("unknown_tool", "no_such_tool")
+    await _step(seen, "prompt", client.get_prompt("monthly_report", {"month": plan.month}),
+                lambda r: _texts(m.content for m in r.messages))
 
 
 def drive(config: dict[str, Any], plan: Plan, revision: str, *, timeout: float = SESSION_TIMEOUT) -> WireRun:
