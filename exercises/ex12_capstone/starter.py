@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_sim.capabilities.context import Context  # noqa: F401  (your tools take ctx: Context)
-from mcp_sim.roles.server import Server  # noqa: F401
+from mcp_sim.roles.server import Server
 
 # --- (a) the server ----------------------------------------------------------------------------------
 
