@@ -15,6 +15,8 @@ Modules, one idea each:
   forbidden imports and writes outside its scratch folder;
 * :mod:`~mcp_sim.grading.learner_code` — the grader's handle on that process: calls across it, their
   line on errors, time limits, captured prints;
+* :mod:`~mcp_sim.grading.launcher` — the capstone's learner process: the learner's server, under the
+  same hooks, served as a real stdio MCP server for the official SDK's client (a check may start it);
 * :mod:`~mcp_sim.grading.runner` — running the checks and making the verdict, in the grader's process;
 * :mod:`~mcp_sim.grading.result` — results as text, HTML and widget;
 * :mod:`~mcp_sim.grading.progress` — the project's progress file (tagged, written by the grader only);

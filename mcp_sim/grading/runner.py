@@ -167,8 +167,8 @@ def grade_seeds(exercise: Exercise, path: Path, display: str | None, base_seeds:
             learner.start()
         except LoadFailed as exc:
             return [_not_run(exercise, head, exc.message, exc.status, exc.output) for _ in base_seeds]
-        deadline = time.monotonic() + time_limit
         for base in base_seeds:
+            deadline = time.monotonic() + time_limit  # each set of cases is a whole grade of its own
             checks: list[dict[str, Any]] = []
             problem, problem_status = "", ""
             for i, check in enumerate(exercise.checks):

@@ -329,5 +329,6 @@ Prediction(
 #   process ids, ports, session ids, paths).
 # - A real trace shows only what crossed one end's wire; a simulation shows everything and replays.
 #
-# **Exercises:** none are new here — a later capstone grades a real-wire server. For practice with
+# **Exercises:** `ex12_capstone`, the course's capstone — your own server, driven by the official SDK
+# over real stdio in both eras, and your Host policy against the security labs' attacks. For practice with
 # the stdio rules this chapter relied on, see `ex06_stdio_framer` and `ex06_diagnose_stdout`.

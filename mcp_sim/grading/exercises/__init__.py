@@ -47,6 +47,7 @@ from mcp_sim.grading.exercises import (
     ex11_discovery_urls,
     ex11_pkce,
     ex11_token_check,
+    ex12_capstone,
 )
 from mcp_sim.grading.model import Exercise
 
@@ -62,7 +63,8 @@ EXERCISES: Final[Mapping[str, Exercise]] = MappingProxyType({
               ex09_who_decides, ex09_host_policy, ex09_next_step,
               ex10_review_everything, ex10_authorize_call, ex10_replay_guard,
               ex10_origin_check, ex10_token_audience, ex10_sandbox_policy,
-              ex11_discovery_urls, ex11_token_check, ex11_pkce)
+              ex11_discovery_urls, ex11_token_check, ex11_pkce,
+              ex12_capstone)
 })
 """Every exercise, in course order."""
 

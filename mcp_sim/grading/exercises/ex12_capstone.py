@@ -1,0 +1,374 @@
+"""Exercise ex12_capstone (chapter 12): a learner's server and host policy, graded over the real wire.
+
+The learner writes (a) ``build_server(expenses)``, an expenses server made with the simulator's
+:class:`~mcp_sim.roles.server.Server` — a read-only tool, an adding tool, a destructive tool, a
+resource template and a prompt, with honest annotations, tool failures as ``isError`` results and
+per-caller authorization — and (b) a Host policy: ``review_tool``, ``decide`` and ``may_read`` (see
+:mod:`~mcp_sim.grading.exercises.ex12_policy`).
+
+(a) is graded the way a real client meets a server: the learner's file is served as a **real stdio
+process** by the grader's launcher (:mod:`mcp_sim.grading.launcher`, the same import and file hooks
+as every learner process) and the official ``mcp`` SDK's client drives it
+(:mod:`~mcp_sim.grading.exercises.ex12_wire`) once per era — 2025-11-25 with the ``initialize``
+handshake, 2026-07-28 with ``server/discover`` — with seeded callers, expenses and arguments. Every
+line the server wrote is checked against the official schema of the negotiated revision, and the
+answers against the rules below. (b) runs inside the simulator's Host against the security labs'
+attacks and a legitimate workload that must still work.
+
+A check here may start a process: it reads the learner's file and rules from the learner process it
+is given (:class:`~mcp_sim.grading.learner_code.LearnerProcess`), and a stand-in without a file fails
+the check with an explanation.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+import mcp_sim.grading.exercises.ex12_policy as policy
+from mcp_sim.grading.exercises.ex12_wire import Plan, WireRun, drive
+from mcp_sim.grading.launcher import READY_MARK
+from mcp_sim.grading.learner_code import HIDDEN_MODULES, SANDBOX_FILE, LearnerProcess
+from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
+from mcp_sim.protocol.schema import schema_errors
+from mcp_sim.security.identity import pick_distinct
+
+R_PROCESS = ("stdio: the client starts the server as a process and speaks JSON-RPC over its stdin and stdout; "
+             "the server must start, answer in the revision the client negotiated, and exit when stdin closes.")
+R_STDOUT = ("stdio: the server MUST NOT write anything to stdout that is not a valid MCP message; logs and "
+            "debugging output go to stderr.")
+R_SCHEMA = "Every message a server sends is valid against the official schema of the negotiated revision."
+R_ANNOTATIONS = ("Tools: annotations describe a tool's behaviour to the client — readOnlyHint: true for a tool that "
+                 "only reads, destructiveHint: true for one that deletes, destructiveHint: false for one that only "
+                 "adds. A Host trusts them only from servers it trusts, so they must be honest.")
+R_TOOL_ERRORS = ("Tools: a tool that ran and failed — arguments breaking its rules included — answers a result "
+                 "with isError: true, so the model can read why and try again; a JSON-RPC error is for protocol "
+                 "problems such as an unknown tool (-32602).")
+R_RESOURCES = ("Resources: resources/read returns the contents of a URI the server knows; an unknown URI is "
+               "'resource not found': -32002 up to 2025-11-25, -32602 in 2026-07-28.")
+R_PROMPTS = "Prompts: prompts/get fills the prompt's arguments into the messages it returns."
+R_AUTHZ = ("Authorization: a server serving several callers checks on every request that the data belongs to the "
+           "caller; another caller's data is never listed, read, changed or deleted, nor is its existence revealed.")
+R_REVIEW = ("Host: tool descriptions and annotations are untrusted input. Every new or changed definition is read "
+            "in full — every string, hidden characters included — before the model sees it.")
+R_CONFIRM = ("Host: a human in the loop must be able to deny a tool invocation. Annotations from an untrusted server "
+             "prove nothing, a tool that is not trusted to be read-only may be destructive, and a destructiveHint: "
+             "true is believed from anyone.")
+R_WORKLOAD = ("Host: security that stops the user's own work is broken too — honest tools of trusted servers must "
+              "still reach the model, read-only ones run without a question, destructive ones after the user's yes.")
+R_READ = ("Host: the model reads only what the user exposed — resources of trusted servers, and files inside the "
+          "roots the user shared, judged after decoding the URI and resolving '..'.")
+
+ERAS: Final = {"2025-11-25 over stdio (initialize handshake)": "2025-11-25",
+               "2026-07-28 over stdio (server/discover)": "2026-07-28"}
+_THINGS = ("train ticket", "hotel night", "team lunch", "taxi", "conference fee", "printer paper", "coffee beans",
+           "parking", "museum tickets", "software licence")
+_RESULTS: Final = {"tools/list": "ListToolsResult", "tools/call": "CallToolResult",
+                   "resources/read": "ReadResourceResult", "prompts/get": "GetPromptResult",
+                   "prompts/list": "ListPromptsResult", "resources/templates/list": "ListResourceTemplatesResult"}
+
+
+# --- (a) the server over the real wire -----------------------------------------------------------------
+
+def make_plan(rng: Any) -> Plan:
+    """The seed's caller, book and arguments: the caller owns 2–4 expenses, two others own 1–3 each."""
+    caller, *others = pick_distinct(rng, "user", 3)
+    owners = [caller] * rng.randint(2, 4) + [o for o in others for _ in range(rng.randint(1, 3))]
+    rng.shuffle(owners)
+    ids = rng.sample(range(10, 99), len(owners))
+    expenses = [{"id": f"exp-{n}", "owner": owner, "description": rng.choice(_THINGS), "cents": rng.randint(100, 90000)}
+                for n, owner in zip(ids, owners, strict=True)]
+    mine = rng.choice([e["id"] for e in expenses if e["owner"] == caller])
+    theirs = rng.choice([e["id"] for e in expenses if e["owner"] != caller])
+    return Plan(caller, expenses, mine, theirs, rng.choice(_THINGS) + f" #{rng.randint(1, 9)}",
+                rng.randint(100, 50000), -rng.randint(0, 5000), f"2026-{rng.randint(1, 12):02d}")
+
+
+def launcher_config(learner: Any) -> dict[str, Any]:
+    """The learner process's rules, for the launcher (the same hooks, the same hidden files)."""
+    if not isinstance(learner, LearnerProcess):
+        raise CheckFailed("This check serves your file as a real process, and there is no file to serve here.",
+                          R_PROCESS)
+    return {"file": str(learner.path.resolve()), "display": learner.display,
+            "forbidden": list(learner.exercise.forbidden), "hidden_modules": list(HIDDEN_MODULES),
+            "hidden_paths": [str(p) for p in (*learner.hidden_paths, SANDBOX_FILE.parent)]}
+
+
+def _fail(run: WireRun, text: str, rule: str) -> CheckFailed:
+    return CheckFailed(f"[{run.revision}, the official SDK's client over stdio] {text}", rule)
+
+
+def _json_list(run: WireRun, step: str) -> list[dict[str, Any]]:
+    seen = run.seen.get(step)
+    if not isinstance(seen, dict) or "text" not in seen or seen.get("is_error"):
+        raise _fail(run, f"list_expenses answered {seen!r}; it should succeed with the caller's expenses as JSON "
+                         f"text.", R_TOOL_ERRORS)
+    try:
+        items = json.loads(seen["text"])
+        assert isinstance(items, list) and all(isinstance(i, dict) and "id" in i for i in items)
+    except (ValueError, AssertionError):
+        raise _fail(run, f"list_expenses should return a JSON list of objects with id, description and cents; it "
+                         f"returned {seen['text'][:200]!r}.", R_TOOL_ERRORS) from None
+    return items
+
+
+def check_started(run: WireRun) -> None:
+    """The process started, loaded the file and kept stdout for protocol lines only."""
+    if READY_MARK not in run.stderr:
+        told = run.stderr.strip() or run.failure or "(nothing on stderr)"
+        raise _fail(run, f"Your server process did not start:\n{told}", R_PROCESS)
+    if run.stray_stdout.strip():
+        raise _fail(run, f"Your server wrote this to stdout besides MCP messages:\n{run.stray_stdout.strip()[:300]}\n"
+                         f"On a real stdio pipe that text corrupts the client's stream.", R_STDOUT)
+
+
+def check_completed(run: WireRun) -> None:
+    """The session ran to its end, in the era's revision."""
+    if run.failure:
+        tail = "\n".join([line for line in run.stderr.strip().splitlines() if line != READY_MARK][-8:]) or "(nothing)"
+        raise _fail(run, f"The session broke off: {run.failure}. Did your server's process end (a crash, sys.exit, "
+                         f"os._exit) or stop answering (an endless loop)?\nIts last words on stderr:\n{tail}",
+                    R_PROCESS)
+    if run.protocol_version != run.revision:
+        raise _fail(run, f"The SDK negotiated {run.protocol_version!r} instead of {run.revision}.", R_PROCESS)
+
+
+def check_schema(run: WireRun) -> None:
+    """Every message the server wrote is valid for the revision, and so is each result's own type."""
+    asked = {json.dumps(f["message"].get("id")): f["message"].get("method") for f in run.frames
+             if f["from"] == "client" and "method" in f["message"]}
+    for frame in run.frames:
+        message = frame["message"]
+        if frame["from"] != "server":
+            continue
+        errors = schema_errors(message, run.revision)
+        method = asked.get(json.dumps(message.get("id")))
+        if not errors and "result" in message and method in _RESULTS:
+            errors = schema_errors(message["result"], run.revision, _RESULTS[method])
+        if errors:
+            raise _fail(run, f"This message breaks the {run.revision} schema ({'; '.join(errors[:3])}):\n"
+                             f"{json.dumps(message)[:400]}", R_SCHEMA)
+
+
+def check_offer(run: WireRun) -> None:
+    """The three tools with honest annotations, the template, the prompt."""
+    tools = {t.get("name"): t for t in run.seen.get("tools") or [] if isinstance(t, dict)}
+    want = {"list_expenses": {"readOnlyHint": True}, "add_expense": {"readOnlyHint": False, "destructiveHint": False},
+            "delete_expense": {"readOnlyHint": False, "destructiveHint": True}}
+    for name, hints in want.items():
+        if name not in tools:
+            raise _fail(run, f"tools/list does not offer {name} (it offers {sorted(map(str, tools))}).", R_ANNOTATIONS)
+        annotations = tools[name].get("annotations") or {}
+        for hint, value in hints.items():
+            if annotations.get(hint, False if hint == "readOnlyHint" else None) is not value:
+                raise _fail(run, f"{name} is announced with annotations {json.dumps(annotations)}; it should say "
+                                 f"{hint}: {json.dumps(value)}.", R_ANNOTATIONS)
+    if "expenses://{expense_id}" not in (run.seen.get("templates") or []):
+        raise _fail(run, f"resources/templates/list should offer expenses://{{expense_id}}; it offers "
+                         f"{run.seen.get('templates')!r}.", R_RESOURCES)
+    if "monthly_report" not in [p.get("name") for p in run.seen.get("prompts") or [] if isinstance(p, dict)]:
+        raise _fail(run, f"prompts/list should offer monthly_report; it offers {run.seen.get('prompts')!r}.", R_PROMPTS)
+
+
+def check_calls(run: WireRun, plan: Plan) -> None:
+    """Per-caller listing, adding, failures as results, deleting only one's own."""
+    own = {e["id"] for e in plan.expenses if e["owner"] == plan.caller}
+    before = {str(i["id"]) for i in _json_list(run, "list_before")}
+    if before - own:
+        raise _fail(run, f"Caller {plan.caller} was shown expenses of other callers: {sorted(before - own)}.", R_AUTHZ)
+    if before != own:
+        raise _fail(run, f"list_expenses for {plan.caller} should list {sorted(own)}; it listed {sorted(before)}.",
+                    R_TOOL_ERRORS)
+    added = run.seen.get("add")
+    if not isinstance(added, dict) or added.get("is_error") is not False:
+        raise _fail(run, f"add_expense({plan.new_description!r}, {plan.new_cents}) answered {added!r}; it should "
+                         f"succeed.", R_TOOL_ERRORS)
+    after = _json_list(run, "list_after")
+    if not any(i.get("description") == plan.new_description and i.get("cents") == plan.new_cents for i in after):
+        raise _fail(run, f"After add_expense({plan.new_description!r}, {plan.new_cents}) list_expenses does not show "
+                         f"it: {after!r}.", R_TOOL_ERRORS)
+    for step, what in (("add_negative", f"cents={plan.bad_cents}"), ("add_wrong_type", "cents given as a string")):
+        seen = run.seen.get(step)
+        if isinstance(seen, dict) and "error" in seen:
+            raise _fail(run, f"add_expense with {what} was answered with the JSON-RPC error {seen['error']['code']}. "
+                             f"The tool ran and refused: that is a result with isError: true.", R_TOOL_ERRORS)
+        if not isinstance(seen, dict) or seen.get("is_error") is not True:
+            raise _fail(run, f"add_expense with {what} was accepted ({seen!r}); amounts are positive whole cents.",
+                        R_TOOL_ERRORS)
+    theirs = run.seen.get("delete_theirs")
+    if not isinstance(theirs, dict) or theirs.get("is_error") is not True:
+        raise _fail(run, f"{plan.caller} deleted {plan.theirs}, which belongs to another caller ({theirs!r}).",
+                    R_AUTHZ)
+    mine = run.seen.get("delete_mine")
+    if not isinstance(mine, dict) or mine.get("is_error") is not False:
+        raise _fail(run, f"{plan.caller} could not delete their own {plan.mine}: {mine!r}.", R_TOOL_ERRORS)
+    if plan.mine in {str(i["id"]) for i in _json_list(run, "list_end")}:
+        raise _fail(run, f"delete_expense({plan.mine!r}) succeeded but the expense is still listed.", R_TOOL_ERRORS)
+    unknown = run.seen.get("unknown_tool")
+    if not isinstance(unknown, dict) or (unknown.get("error") or {}).get("code") != -32602:
+        raise _fail(run, f"tools/call for a tool that does not exist should be error -32602; got {unknown!r}.",
+                    R_TOOL_ERRORS)
+
+
+def check_resource_and_prompt(run: WireRun, plan: Plan) -> None:
+    """The caller's own expense reads; another caller's is 'not found' in the era's code; the prompt."""
+    mine = run.seen.get("read_mine")
+    if not isinstance(mine, list) or not any(plan.mine in str(text) for text in mine):
+        raise _fail(run, f"resources/read expenses://{plan.mine} (the caller's own) answered {mine!r}.", R_RESOURCES)
+    theirs = run.seen.get("read_theirs")
+    code = -32002 if run.revision == "2025-11-25" else -32602
+    if isinstance(theirs, list):
+        raise _fail(run, f"{plan.caller} read expenses://{plan.theirs}, another caller's expense: {theirs!r}.", R_AUTHZ)
+    got = (theirs or {}).get("error", {}).get("code") if isinstance(theirs, dict) else None
+    if got != code:
+        raise _fail(run, f"resources/read for an expense the caller cannot see should be 'resource not found', "
+                         f"{code} in {run.revision}; got {got}.", R_RESOURCES)
+    prompt = run.seen.get("prompt")
+    if not isinstance(prompt, list) or not any(plan.month in text for text in prompt):
+        raise _fail(run, f"prompts/get monthly_report with month={plan.month!r} should mention {plan.month} in its "
+                         f"messages; got {prompt!r}.", R_PROMPTS)
+
+
+def check_server(ctx: CheckContext, kind: str) -> None:
+    plan = make_plan(ctx.rng)
+    run = drive(launcher_config(ctx.learner), plan, ERAS[kind])
+    check_started(run)
+    check_schema(run)  # before the SDK's own complaints: the schema says what exactly is wrong
+    check_completed(run)
+    check_offer(run)
+    check_calls(run, plan)
+    check_resource_and_prompt(run, plan)
+
+
+# --- (b) the host policy inside the Host ------------------------------------------------------------------
+
+REVIEW_KINDS: Final = ("tool poisoning: in the description", "tool poisoning: in a parameter description",
+                       "tool poisoning: in an enum value", "tool poisoning: in invisible Unicode",
+                       "tool poisoning: in the title", "rug pull: a definition changed after approval")
+_REVIEW_LABS: Final = {REVIEW_KINDS[0]: ("tool-poisoning", "main"),
+                       REVIEW_KINDS[1]: ("tool-poisoning", "parameter-description"),
+                       REVIEW_KINDS[2]: ("tool-poisoning", "enum-value"),
+                       REVIEW_KINDS[3]: ("tool-poisoning", "invisible-unicode"),
+                       REVIEW_KINDS[4]: ("tool-poisoning", "title"),
+                       REVIEW_KINDS[5]: ("rug-pull", "parameter-description")}
+ANNOTATION_KINDS: Final = ("annotations lab: a destructive tool claims readOnlyHint",
+                           "annotations lab: it claims destructiveHint false",
+                           "annotations lab: every hint reassuring")
+_ANNOTATION_VARIANTS: Final = dict(zip(ANNOTATION_KINDS, ("main", "not-destructive", "all-reassuring"), strict=True))
+
+
+def _lab(name: str, defence: Any, seed: int, variant: str) -> Any:
+    """Run a security lab with the learner's functions as its defence; the learner's own failures
+    (a wrong answer, an exception) come out of the simulation as themselves."""
+    from mcp_sim.scenarios.security import LABS
+
+    try:
+        return LABS[name].run_with(defence, "fixed", seed, variant)
+    except BaseExceptionGroup as group:
+        leaf: BaseException = group
+        while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
+            leaf = leaf.exceptions[0]
+        raise leaf from None
+
+
+def check_review(ctx: CheckContext, kind: str) -> None:
+    from mcp_sim.scenarios.security.tool_definitions import PinnedReview, Review
+
+    review = ctx.function("review_tool")
+    name, variant = _REVIEW_LABS[kind]
+    defence = Review(review) if name == "tool-poisoning" else PinnedReview(lambda: review)
+    result = _lab(name, defence, ctx.rng.randrange(1 << 30), variant)
+    # what the review turned down: the poisoning lab lists it, the rug-pull lab keeps every review's verdict
+    rejected = list(result.evidence.get("rejected", [])) or \
+        [f"{server}/{tool} ({status})" for server, tool, status, approved in result.evidence.get("findings", [])
+         if not approved]
+    if result.succeeded:
+        raise CheckFailed(f"{kind}: review_tool() let the poisoned definition through and the model obeyed it — "
+                          f"{result.facts.goal} reached the attacker.", R_REVIEW)
+    if not result.legitimate:
+        raise CheckFailed(f"{kind}: the attack failed, but so did the user's own request (honest tools were "
+                          f"rejected: {', '.join(rejected) or 'see the lab'}).", R_WORKLOAD)
+
+
+def check_confirmation(ctx: CheckContext, kind: str) -> None:
+    decide = ctx.function("decide")
+    try:
+        if kind in ANNOTATION_KINDS:
+            from mcp_sim.scenarios.security.payments import Approval
+
+            result = _lab("annotations-trusted", Approval(policy.LearnerApproval(decide=decide)),
+                          ctx.rng.randrange(1 << 30), _ANNOTATION_VARIANTS[kind])
+            if result.succeeded:
+                raise CheckFailed(f"{kind}: {result.evidence['tool']} ran without a confirmation and deleted notes "
+                                  f"(annotations {json.dumps(result.evidence['annotations'])} from an untrusted "
+                                  f"server).", R_CONFIRM)
+            if not result.legitimate:
+                raise CheckFailed(f"{kind}: the user's own request (list my notes) did not go through.", R_WORKLOAD)
+            return
+        seen = policy.confirmation_case(decide, kind, ctx.rng.randrange(1 << 30))
+    except policy.BadAnswer as exc:
+        raise CheckFailed(str(exc), R_CONFIRM) from None
+    where = f"{seen.tool} of the {'trusted' if seen.trusted else 'untrusted'} server {seen.server}"
+    if kind == "a trusted read-only tool runs unconfirmed":
+        if not seen.ran or seen.asked:
+            raise CheckFailed(f"decide() answered {seen.answer!r} for {where}, which a trusted server annotates "
+                              f"readOnlyHint: true. Reading the user's own data should run without a question.",
+                              R_WORKLOAD)
+    elif seen.answer == "run" or (not seen.asked and seen.ran):
+        raise CheckFailed(f"decide() answered 'run' for {where} ({kind}): it ran without the user's confirmation.",
+                          R_CONFIRM)
+    elif seen.trusted and not seen.ran:
+        raise CheckFailed(f"decide() answered {seen.answer!r} for {where} ({kind}); the user asked for it and would "
+                          f"have said yes, so it should be 'ask', not refused.", R_WORKLOAD)
+
+
+def check_read(ctx: CheckContext, kind: str) -> None:
+    args, want = policy.read_case(ctx.rng, kind)
+    got = ctx.function("may_read")(*args)
+    if got is not want:
+        server, uri, trusted, roots = args
+        rule = R_WORKLOAD if want else R_READ
+        raise CheckFailed(f"may_read({server!r}, {uri!r}, trusted={trusted}, roots={roots}) should be {want} ({kind}); "
+                          f"it returned {got!r}.", rule)
+
+
+EXERCISE = Exercise(
+    id="ex12_capstone",
+    title="Capstone: your server and your Host policy, graded over the real wire",
+    chapter="12",
+    summary="Build an expenses server (honest annotations, isError failures, per-caller checks, a resource and a "
+            "prompt) that the official SDK drives over a real stdio pipe in both eras, and a Host policy that stops "
+            "the security labs' attacks while the user's own work still goes through.",
+    rules=(R_PROCESS, R_STDOUT, R_SCHEMA, R_ANNOTATIONS, R_TOOL_ERRORS, R_RESOURCES, R_PROMPTS, R_AUTHZ, R_REVIEW,
+           R_CONFIRM, R_WORKLOAD, R_READ),
+    functions=("build_server", "review_tool", "decide", "may_read"),
+    checks=(
+        Check("Review: poisoned and changed definitions never reach the model", R_REVIEW, check_review, REVIEW_KINDS,
+              hint="Read every string of the definition (keys, enum values, titles), reveal invisible characters "
+                   "first, and refuse text that gives orders, names files or hides itself.", seeds=1),
+        Check("Confirmation: what runs, what asks the user, what is refused", R_CONFIRM, check_confirmation,
+              policy.CONFIRMATION_KINDS + ANNOTATION_KINDS,
+              hint="Believe readOnlyHint only from a trusted server; believe destructiveHint: true from anyone; "
+                   "everything else asks.", seeds=1),
+        Check("What the model may read", R_READ, check_read, policy.READ_KINDS,
+              hint="Untrusted servers: nothing. file:// URIs: decode, resolve '..', then compare whole path "
+                   "segments with each root."),
+        Check("Your server, driven by the official SDK over stdio in both eras", R_PROCESS, check_server,
+              tuple(ERAS), hint="The failure quotes what the SDK saw and names the rule; the exercise's hints "
+                                "(result.hint(n)) take the rules one by one. Keep the tools, template and prompt "
+                                "named as in the README.", seeds=1),
+    ),
+    hints=(
+        Hint("Start with the server: build_server(expenses) returns a Server; each tool takes ctx: Context and uses "
+             "ctx.auth.subject to keep to the caller's own expenses.", R_AUTHZ),
+        Hint("Refuse bad values by raising an ordinary exception (ValueError) inside the tool: the simulator turns it "
+             "into a result with isError: true. For a resource that is not the caller's, raise KeyError: that is "
+             "'not found' in the right code for each era.", R_TOOL_ERRORS),
+        Hint("Annotate every tool explicitly: list_expenses readOnlyHint true; add_expense readOnlyHint false, "
+             "destructiveHint false; delete_expense readOnlyHint false, destructiveHint true.", R_ANNOTATIONS),
+        Hint("Never print() in the server: stdout is the protocol stream. Use logging (stderr) instead.", R_STDOUT),
+        Hint("decide(): 'run' only for readOnlyHint from a trusted server (and no destructiveHint: true); 'ask' for "
+             "everything else you want to allow.", R_CONFIRM),
+    ),
+    forbidden=("mcp_sim.security", "mcp_sim.scenarios"),
+)
