@@ -3,13 +3,19 @@
 
 Same text out, same messages in, in fewer steps, using only the ``json`` module's public API:
 
-* ``json.dumps`` with options builds a new ``JSONEncoder`` for every call; :func:`encode` reuses one,
-  which does not look for circular references (a message is a tree of JSON values: a cycle could
-  only come from a bug, and ends in ``RecursionError`` instead of ``ValueError``).
+* ``json.dumps`` with options builds a new ``JSONEncoder`` for every call, and each ``encode`` of an
+  encoder builds the encoding function it runs (``json.encoder.c_make_encoder``, the C encoder the
+  ``json`` module itself uses when it has one). :func:`encode` builds that function once, with the
+  same options, and calls it; it does not look for circular references (a message is a tree of JSON
+  values: a cycle could only come from a bug, and ends in ``RecursionError`` instead of
+  ``ValueError``). A Python without the C encoder uses the reused encoder's ``encode``.
 * ``json.loads`` skips leading whitespace with a regular expression and checks for trailing data;
-  :func:`decode` asks a reused ``JSONDecoder`` for the one value at the start of the frame, and
-  anything unusual (whitespace, extra data, an error, a batch) goes to the plain ``decode``, so the
-  results and the error messages are exactly the plain ones.
+  :func:`decode` asks a reused ``JSONDecoder``'s scanner (``scan_once``, what its ``raw_decode``
+  calls) for the one value at the start of the frame, and anything unusual (whitespace, extra data,
+  an error, a batch) goes to the plain ``decode``, so the results and the error messages are exactly
+  the plain ones.
+* The four message types are turned into their JSON objects here, in the order their own
+  ``to_dict`` writes the members (the same text).
 * The well-formed request, notification and result are recognised at a glance; anything else takes
   the plain :func:`~mcp_sim.wire.jsonrpc.parse_object`, which also says what is wrong.
 """
@@ -17,6 +23,8 @@ Same text out, same messages in, in fewer steps, using only the ``json`` module'
 from __future__ import annotations
 
 import json
+import json.encoder
+from collections.abc import Callable
 from typing import Any, Final
 
 from mcp_sim.wire import jsonrpc
@@ -34,21 +42,48 @@ from mcp_sim.wire.jsonrpc import (
 
 _ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False)
 _DECODER: Final = json.JSONDecoder()
+_SCAN: Final = _DECODER.scan_once
+"""``(value, end)`` of the JSON value at a position of a text; ``StopIteration`` if there is none."""
+
+
+def _one_shot_encoder() -> Callable[[Any], str]:
+    """The text of a JSON value, as ``_ENCODER.encode`` writes it, with the encoding function built once."""
+    make = json.encoder.c_make_encoder
+    if make is None:
+        return _ENCODER.encode
+    c_encode = make(None, _ENCODER.default, json.encoder.encode_basestring, None, ":", ",", False, False, True)
+
+    def encode_value(value: Any) -> str:
+        return "".join(c_encode(value, 0))
+
+    return encode_value
+
+
+_ENCODE_VALUE: Final = _one_shot_encoder()
 _MESSAGE_TYPES: Final = frozenset({JSONRPCRequest, JSONRPCNotification, JSONRPCResultResponse, JSONRPCErrorResponse})
 
 
 def encode(message: JSONRPCMessage | Batch | dict[str, Any]) -> str:
-    """:func:`mcp_sim.wire.jsonrpc.encode`, with one encoder made once."""
-    if type(message) in _MESSAGE_TYPES:
-        return _ENCODER.encode(message.to_dict())  # type: ignore[union-attr]
-    return _ENCODER.encode(jsonrpc.json_value(message))
+    """:func:`mcp_sim.wire.jsonrpc.encode`, with one encoding function made once."""
+    kind = type(message)
+    if kind is JSONRPCRequest:
+        rid, method, params = message  # type: ignore[misc]
+        if params is None:
+            return _ENCODE_VALUE({"jsonrpc": JSONRPC_VERSION, "id": rid, "method": method})
+        return _ENCODE_VALUE({"jsonrpc": JSONRPC_VERSION, "id": rid, "method": method, "params": params})
+    if kind is JSONRPCResultResponse:
+        rid, result = message  # type: ignore[misc]
+        return _ENCODE_VALUE({"jsonrpc": JSONRPC_VERSION, "id": rid, "result": result})
+    if kind in _MESSAGE_TYPES:
+        return _ENCODE_VALUE(message.to_dict())  # type: ignore[union-attr]
+    return _ENCODE_VALUE(jsonrpc.json_value(message))
 
 
 def decode(text: str) -> JSONRPCMessage | InvalidMessage:
     """``jsonrpc.decode(text, allow_batch=False)`` for one frame of text."""
     try:
-        obj, end = _DECODER.raw_decode(text)
-    except (ValueError, RecursionError):
+        obj, end = _SCAN(text, 0)
+    except (StopIteration, ValueError, RecursionError):
         obj, end = None, -1
     if end != len(text) or type(obj) is not dict:
         decoded: Decoded = jsonrpc.decode(text, allow_batch=False)
