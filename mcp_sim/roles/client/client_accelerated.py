@@ -14,6 +14,12 @@ changes:
 * **Kept answers.** The declared capabilities, the per-request ``_meta`` and the methods the
   pre-send checks allowed (revision, server capabilities, lifecycle state) are kept and reused while
   what they were computed from is unchanged.
+* **The first exchange in one step.** A plain request on the accelerated memory pipe (no progress
+  callback, no narrowed capabilities, no session being opened) is checked, sent and waited for in
+  :meth:`AcceleratedParts._request` itself, without the readable layers in between. A complete
+  result is returned at once; any other outcome (an error response, an ``InputRequiredResult``, a
+  lost link) is handed to the readable ``_request`` as the outcome of its first exchange
+  (:meth:`AcceleratedParts._replay`), so what happens next is the readable client's own doing.
 
 It imports only the layers it speeds up, never :mod:`.verbs` (which imports it).
 """
@@ -32,7 +38,7 @@ from mcp_sim.protocol.lifecycle import LegacyState
 from mcp_sim.roles.client.client_input import ClientInput
 from mcp_sim.roles.client.connection import Pending, ProgressCallback
 from mcp_sim.roles.client.errors import RequestTimeout
-from mcp_sim.transports.base import RequestRefused
+from mcp_sim.transports.base import RequestRefused, TransportClosed
 from mcp_sim.transports.memory_accelerated import PipeEnd
 from mcp_sim.wire.jsonrpc import (
     JSONRPCErrorResponse,
@@ -105,6 +111,76 @@ class AcceleratedParts(ClientInput):
         self._declared_by: dict[tuple[Any, ...], dict[str, Any]] = {}
         self._meta_made: MetaMade | None = None
         self._sends_checked: SendsChecked | None = None
+        self._first_outcome: JSONRPCResultResponse | JSONRPCErrorResponse | TransportClosed | None = None
+        """The outcome of a first exchange made by :meth:`_request`, while the readable ``_request``
+        it is handed to has not reached its own first exchange (see :meth:`_replay`)."""
+
+    # ---------------------------------------------------------------------------------------------
+    # the first exchange of a plain request, in one step
+    # ---------------------------------------------------------------------------------------------
+    async def _request(self, method: str, params: Mapping[str, Any] | None, *, timeout: float | None,
+                       on_progress: ProgressCallback | None, capabilities: Mapping[str, Any] | None,
+                       ) -> tuple[dict[str, Any], bool]:
+        """What the readable ``_request`` (and the restarting client's before it) does up to the end
+        of its first exchange, for a plain request on the accelerated memory pipe: the connection is
+        open (nothing to restart), no session is being opened (nothing to wait for), the send cannot
+        wait. Anything else takes the readable way from the start."""
+        stream = self._stream
+        seconds = self.timeout if timeout is None else timeout
+        if on_progress is not None or capabilities is not None or self._initializing is not None \
+                or not isinstance(stream, PipeEnd) or self._closed.is_set() \
+                or seconds is None or seconds == INFINITY or not stream.sends_at_once():
+            return await super()._request(method, params, timeout=timeout, on_progress=on_progress,  # type: ignore[misc, no-any-return]
+                                          capabilities=capabilities)
+        self._check_request(method)
+        if self.era == "modern":
+            wire_params = self._with_meta(params or {}, self._declared(self.protocol_version or self.versions[0]))
+        else:
+            wire_params = dict(params or {})
+        try:
+            rid = self._new_id()
+            pending = FuturePending(method)
+            self._pending[rid] = pending
+            try:
+                loop = asyncio.get_running_loop()
+                timer = loop.call_at(loop.time() + seconds, pending.time_out)
+                try:
+                    await stream.send(JSONRPCRequest(rid, method, wire_params or None))
+                    await pending.done
+                finally:
+                    timer.cancel()
+                if pending.timed_out and not pending.finish_called:
+                    await self._on_timeout(rid, method, seconds, cancel=True)
+                    raise RequestTimeout(self.server_name, method, rid, seconds)
+            finally:
+                self._pending.pop(rid, None)
+            response = pending.response
+            if response is None:
+                response = self._answer_of(pending, rid)
+        except TransportClosed as lost:
+            return await self._replay(lost, method, params, timeout)
+        if type(response) is JSONRPCResultResponse:
+            result = response.result
+            if self.era == "legacy" or result.get("resultType", "complete") == "complete":
+                return result, False
+        return await self._replay(response, method, params, timeout)
+
+    async def _replay(self, outcome: JSONRPCResultResponse | JSONRPCErrorResponse | TransportClosed, method: str,
+                      params: Mapping[str, Any] | None, timeout: float | None) -> tuple[dict[str, Any], bool]:
+        """Run the readable ``_request`` with ``outcome`` as the outcome of its first exchange: its
+        wait for an opening session and its checks were made before the request was sent, so they
+        are skipped, and its first :meth:`_exchange` gives ``outcome`` instead of sending. It gets
+        there without waiting, so no other request can come in between."""
+        self._first_outcome = outcome
+        try:
+            return await super()._request(method, params, timeout=timeout, on_progress=None,  # type: ignore[misc, no-any-return]
+                                          capabilities=None)
+        finally:
+            self._first_outcome = None
+
+    async def _session_open(self) -> None:
+        if self._first_outcome is None:
+            await super()._session_open()  # type: ignore[misc]
 
     # ---------------------------------------------------------------------------------------------
     # waiting: a future and a timer per request, no cancel scope
@@ -112,6 +188,12 @@ class AcceleratedParts(ClientInput):
     async def _exchange(self, method: str, params: dict[str, Any] | None, *, timeout: float | None,
                         on_progress: ProgressCallback | None = None, cancel_on_timeout: bool = True,
                         ) -> JSONRPCResultResponse | JSONRPCErrorResponse:
+        outcome = self._first_outcome
+        if outcome is not None:  # see _replay
+            self._first_outcome = None
+            if isinstance(outcome, TransportClosed):
+                raise outcome
+            return outcome
         rid = self._new_id()
         pending = FuturePending(method, on_progress)
         if on_progress is not None:
@@ -202,6 +284,8 @@ class AcceleratedParts(ClientInput):
 
     def _check_request(self, method: str) -> None:
         """Allowed a moment ago, and nothing it depends on changed: allowed again."""
+        if self._first_outcome is not None:
+            return  # checked before the request was sent (see _replay)
         checked = self._sends_checked
         if checked is not None and method in checked.methods and checked.version == self.protocol_version \
                 and checked.server_capabilities is self.server_capabilities \
