@@ -42,6 +42,10 @@ from mcp_sim.wire.jsonrpc import (
 
 _ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False)
 _DECODER: Final = json.JSONDecoder()
+_REQUEST_MEMBERS: Final = frozenset({"jsonrpc", "id", "method", "params"})
+_RESULT_MEMBERS: Final = frozenset({"jsonrpc", "id", "result"})
+_new_tuple: Final = tuple.__new__
+"""Makes a message (a named tuple) from its fields in order, as its class does, minus a call."""
 _SCAN: Final = _DECODER.scan_once
 """``(value, end)`` of the JSON value at a position of a text; ``StopIteration`` if there is none."""
 
@@ -89,6 +93,17 @@ def decode(text: str) -> JSONRPCMessage | InvalidMessage:
         decoded: Decoded = jsonrpc.decode(text, allow_batch=False)
         assert not isinstance(decoded, Batch)
         return decoded
+    # The two frames of a round trip, told by their exact set of members.
+    members = obj.keys()
+    if members == _REQUEST_MEMBERS:
+        rid, method, params = obj["id"], obj["method"], obj["params"]
+        if obj["jsonrpc"] == JSONRPC_VERSION and (type(rid) is int or type(rid) is str) and type(method) is str \
+                and method and type(params) is dict:
+            return _new_tuple(JSONRPCRequest, (rid, method, params))  # type: ignore[no-any-return]
+    elif members == _RESULT_MEMBERS:
+        rid, result = obj["id"], obj["result"]
+        if obj["jsonrpc"] == JSONRPC_VERSION and (type(rid) is int or type(rid) is str) and type(result) is dict:
+            return _new_tuple(JSONRPCResultResponse, (rid, result))  # type: ignore[no-any-return]
     if obj.get("jsonrpc") == JSONRPC_VERSION and "error" not in obj:
         if "method" in obj:
             method, params = obj["method"], obj.get("params")
