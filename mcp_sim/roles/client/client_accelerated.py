@@ -103,6 +103,17 @@ class SendsChecked:
     methods: set[str]
 
 
+@dataclass
+class PlainKept:
+    """What :meth:`AcceleratedParts._plain_params` worked out, and from what (``key``)."""
+
+    key: tuple[Any, ...]
+    meta: dict[str, Any] | None
+    """The ``_meta`` of a modern request (``None`` in the legacy era)."""
+    methods: set[str]
+    """The methods the pre-send checks allowed."""
+
+
 class AcceleratedParts(ClientInput):
     """The twins of the connection's and the session's hot methods (mixed in before the Client)."""
 
@@ -111,6 +122,7 @@ class AcceleratedParts(ClientInput):
         self._declared_by: dict[tuple[Any, ...], dict[str, Any]] = {}
         self._meta_made: MetaMade | None = None
         self._sends_checked: SendsChecked | None = None
+        self._plain_kept: PlainKept | None = None
         self._first_outcome: JSONRPCResultResponse | JSONRPCErrorResponse | TransportClosed | None = None
         """The outcome of a first exchange made by :meth:`_request`, while the readable ``_request``
         it is handed to has not reached its own first exchange (see :meth:`_replay`)."""
@@ -132,11 +144,7 @@ class AcceleratedParts(ClientInput):
                 or seconds is None or seconds == INFINITY or not stream.sends_at_once():
             return await super()._request(method, params, timeout=timeout, on_progress=on_progress,  # type: ignore[misc, no-any-return]
                                           capabilities=capabilities)
-        self._check_request(method)
-        if self.era == "modern":
-            wire_params = self._with_meta(params or {}, self._declared(self.protocol_version or self.versions[0]))
-        else:
-            wire_params = dict(params or {})
+        wire_params = self._plain_params(method, params)
         try:
             rid = self._new_id()
             pending = FuturePending(method)
@@ -164,6 +172,35 @@ class AcceleratedParts(ClientInput):
             if self.era == "legacy" or result.get("resultType", "complete") == "complete":
                 return result, False
         return await self._replay(response, method, params, timeout)
+
+    def _plain_params(self, method: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The pre-send checks of ``method``, then the params the readable ``_request`` sends for a
+        plain request (a copy, with the client's ``_meta`` in the modern era). What the checks allowed
+        and the ``_meta`` made are kept together with everything they were worked out from (era,
+        versions, server capabilities, lifecycle state, declared capabilities and callbacks, client
+        info, log level): while all of it is equal, one comparison stands for the checks and the
+        building."""
+        cb = self.callbacks
+        key = (self.era, self.protocol_version, self.server_capabilities, self.lifecycle.state,
+               self._explicit_capabilities, cb.roots is not None, cb.sampling is not None, cb.elicitation is not None,
+               cb.elicitation_url, self.client_info, self.log_level)
+        kept = self._plain_kept
+        if kept is None or kept.key != key or method not in kept.methods:
+            self._check_request(method)
+            meta = None
+            if self.era == "modern":
+                meta = self._with_meta({}, self._declared(self.protocol_version or self.versions[0]))["_meta"]
+            if self.protocol_version is None:  # the versions to choose from: nothing worth keeping
+                kept = PlainKept(key, meta, set())
+            elif kept is None or kept.key != key:
+                kept = self._plain_kept = PlainKept(key, meta, set())
+            kept.methods.add(method)
+        out = dict(params or {})
+        meta = kept.meta
+        if meta is not None:
+            given = out.get("_meta")
+            out["_meta"] = {**given, **meta} if given else meta
+        return out
 
     async def _replay(self, outcome: JSONRPCResultResponse | JSONRPCErrorResponse | TransportClosed, method: str,
                       params: Mapping[str, Any] | None, timeout: float | None) -> tuple[dict[str, Any], bool]:
