@@ -32,7 +32,7 @@ from mcp_sim.capabilities.context import Context
 from mcp_sim.protocol import meta as M
 from mcp_sim.protocol.lifecycle import ModernRequestMeta
 from mcp_sim.protocol.revisions import TASKS_EXTENSION_METHODS, MethodInfo, get_revision
-from mcp_sim.wire.jsonrpc import JSONRPCMessage, JSONRPCRequest, JSONRPCResponse, RequestId
+from mcp_sim.wire.jsonrpc import InvalidMessage, JSONRPCMessage, JSONRPCRequest, JSONRPCResponse, RequestId
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -74,6 +74,18 @@ class WorkerPool:
             self._requests_seen[request.id] = request
             return "new"
         return "copy" if self._digest(before) == self._digest(request) else "reuse"
+
+    async def _on_message(self, message: JSONRPCMessage | InvalidMessage) -> None:
+        """A request with an id new on this connection (nearly every message a client sends) goes
+        straight to a worker: what the readable ``_on_message`` decides for it, without the questions
+        whose answer is already known. Everything else is the readable session's."""
+        if type(message) is JSONRPCRequest and message.method != "initialize":
+            seen = self._requests_seen
+            if message.id not in seen:
+                seen[message.id] = message
+                self._dispatch(message)
+                return
+        await super()._on_message(message)  # type: ignore[misc]
 
     def _dispatch(self, request: JSONRPCRequest) -> None:
         """Give ``request`` to an idle worker, or start a new worker for it."""
