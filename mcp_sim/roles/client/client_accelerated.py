@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import anyio
+from anyio.abc import TaskGroup
 
 from mcp_sim.protocol import meta as M
 from mcp_sim.protocol.lifecycle import LegacyState
@@ -41,7 +42,9 @@ from mcp_sim.roles.client.errors import RequestTimeout
 from mcp_sim.transports.base import RequestRefused, TransportClosed
 from mcp_sim.transports.memory_accelerated import PipeEnd
 from mcp_sim.wire.jsonrpc import (
+    InvalidMessage,
     JSONRPCErrorResponse,
+    JSONRPCMessage,
     JSONRPCRequest,
     JSONRPCResultResponse,
 )
@@ -218,6 +221,18 @@ class AcceleratedParts(ClientInput):
     async def _session_open(self) -> None:
         if self._first_outcome is None:
             await super()._session_open()  # type: ignore[misc]
+
+    def _dispatch(self, message: JSONRPCMessage | InvalidMessage, tg: TaskGroup) -> None:
+        """The awaited result of a request in flight (nearly every message a server sends) finishes
+        its waiter here, as the readable ``_on_response`` would; everything else is the readable
+        connection's."""
+        if type(message) is JSONRPCResultResponse:
+            pending = self._pending.get(message.id)
+            if pending is not None and pending.response is None:
+                pending.response = message
+                pending.finish()
+                return
+        super()._dispatch(message, tg)
 
     # ---------------------------------------------------------------------------------------------
     # waiting: a future and a timer per request, no cancel scope
