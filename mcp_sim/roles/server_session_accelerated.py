@@ -120,7 +120,7 @@ class WorkerPool:
                     await self._send(response)
                 if self._closed:
                     return
-                next_request: asyncio.Future[JSONRPCRequest | None] = asyncio.get_running_loop().create_future()
+                next_request: asyncio.Future[JSONRPCRequest | None] = asyncio.Future()
                 self._idle_workers.append(next_request)
                 try:
                     request = await next_request

@@ -67,7 +67,7 @@ class FuturePending(Pending):
         self.progress_token: str | int | None = None
         self.response: JSONRPCResultResponse | JSONRPCErrorResponse | None = None
         self.refused: RequestRefused | None = None
-        self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.done: asyncio.Future[None] = asyncio.Future()
         self.finish_called = False
         self.timed_out = False
 
