@@ -230,7 +230,13 @@ class AcceleratedParts(ClientInput):
             pending = self._pending.get(message.id)
             if pending is not None and pending.response is None:
                 pending.response = message
-                pending.finish()
+                if type(pending) is FuturePending:  # FuturePending.finish's steps, taken here
+                    pending.finish_called = True
+                    done = pending.done
+                    if not done.done():
+                        done.set_result(None)
+                else:
+                    pending.finish()
                 return
         super()._dispatch(message, tg)
 
