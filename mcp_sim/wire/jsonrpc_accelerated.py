@@ -1,7 +1,9 @@
 """The accelerated twin of :mod:`mcp_sim.wire.jsonrpc`'s ``encode`` and ``decode`` (see
 :mod:`mcp_sim.accelerated`).
 
-Same text out, same messages in, in fewer steps, using only the ``json`` module's public API:
+Same text out, same messages in, in fewer steps. It uses no private name of the ``json`` module, but
+two of the names it uses are the module's own machinery rather than its documented interface (the C
+encoder and the decoder's scanner), so each is looked up with a fallback to the documented way:
 
 * ``json.dumps`` with options builds a new ``JSONEncoder`` for every call, and each ``encode`` of an
   encoder builds the encoding function it runs (``json.encoder.c_make_encoder``, the C encoder the
@@ -46,13 +48,14 @@ _REQUEST_MEMBERS: Final = frozenset({"jsonrpc", "id", "method", "params"})
 _RESULT_MEMBERS: Final = frozenset({"jsonrpc", "id", "result"})
 _new_tuple: Final = tuple.__new__
 """Makes a message (a named tuple) from its fields in order, as its class does, minus a call."""
-_SCAN: Final = _DECODER.scan_once
-"""``(value, end)`` of the JSON value at a position of a text; ``StopIteration`` if there is none."""
+_SCAN: Final[Callable[[str, int], tuple[Any, int]]] = getattr(_DECODER, "scan_once", None) or _DECODER.raw_decode
+"""``(value, end)`` of the JSON value at a position of a text: the decoder's scanner (``StopIteration``
+if there is no value there), or, on a Python whose decoder has none, ``raw_decode`` itself."""
 
 
 def _one_shot_encoder() -> Callable[[Any], str]:
     """The text of a JSON value, as ``_ENCODER.encode`` writes it, with the encoding function built once."""
-    make = json.encoder.c_make_encoder
+    make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:
         return _ENCODER.encode
     c_encode = make(None, _ENCODER.default, json.encoder.encode_basestring, None, ":", ",", False, False, True)
