@@ -210,7 +210,13 @@ class AcceleratedParts(ClientInput):
         """Run the readable ``_request`` with ``outcome`` as the outcome of its first exchange: its
         wait for an opening session and its checks were made before the request was sent, so they
         are skipped, and its first :meth:`_exchange` gives ``outcome`` instead of sending. It gets
-        there without waiting, so no other request can come in between."""
+        there without waiting, so no other request can come in between.
+
+        What the readable loop reads before its first exchange it reads here after the wait instead:
+        on a memory link the restart and session counters cannot have moved meanwhile, and the
+        declared capabilities (used again only for an ``InputRequiredResult`` or a task) are the
+        ones sent unless the client's version, callbacks or declaration changed while the request
+        waited."""
         self._first_outcome = outcome
         try:
             return await super()._request(method, params, timeout=timeout, on_progress=None,  # type: ignore[misc, no-any-return]
