@@ -111,6 +111,8 @@ class PlainKept:
     """What :meth:`AcceleratedParts._plain_params` worked out, and from what (``key``)."""
 
     key: tuple[Any, ...]
+    declared: dict[str, Any]
+    """What a modern request declares (empty in the legacy era, as the readable loop starts it)."""
     meta: dict[str, Any] | None
     """The ``_meta`` of a modern request (``None`` in the legacy era)."""
     methods: set[str]
@@ -129,6 +131,8 @@ class AcceleratedParts(ClientInput):
         self._first_outcome: JSONRPCResultResponse | JSONRPCErrorResponse | TransportClosed | None = None
         """The outcome of a first exchange made by :meth:`_request`, while the readable ``_request``
         it is handed to has not reached its own first exchange (see :meth:`_replay`)."""
+        self._first_declared: dict[str, Any] = {}
+        """What that first exchange declared, for the readable ``_request`` to start from."""
 
     # ---------------------------------------------------------------------------------------------
     # the first exchange of a plain request, in one step
@@ -147,7 +151,7 @@ class AcceleratedParts(ClientInput):
                 or seconds is None or seconds == INFINITY or not stream.sends_at_once():
             return await super()._request(method, params, timeout=timeout, on_progress=on_progress,  # type: ignore[misc, no-any-return]
                                           capabilities=capabilities)
-        wire_params = self._plain_params(method, params)
+        wire_params, declared = self._plain_params(method, params)
         try:
             rid = self._new_id()
             pending = FuturePending(method)
@@ -169,16 +173,17 @@ class AcceleratedParts(ClientInput):
             if response is None:
                 response = self._answer_of(pending, rid)
         except TransportClosed as lost:
-            return await self._replay(lost, method, params, timeout)
+            return await self._replay(lost, declared, method, params, timeout)
         if type(response) is JSONRPCResultResponse:
             result = response.result
             if self.era == "legacy" or result.get("resultType", "complete") == "complete":
                 return result, False
-        return await self._replay(response, method, params, timeout)
+        return await self._replay(response, declared, method, params, timeout)
 
-    def _plain_params(self, method: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
+    def _plain_params(self, method: str, params: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
         """The pre-send checks of ``method``, then the params the readable ``_request`` sends for a
-        plain request (a copy, with the client's ``_meta`` in the modern era). What the checks allowed
+        plain request (a copy, with the client's ``_meta`` in the modern era) and what it declares
+        (empty in the legacy era). What the checks allowed
         and the ``_meta`` made are kept together with everything they were worked out from (era,
         versions, server capabilities, lifecycle state, declared capabilities and callbacks, client
         info, log level): while all of it is equal, one comparison stands for the checks and the
@@ -190,34 +195,35 @@ class AcceleratedParts(ClientInput):
         kept = self._plain_kept
         if kept is None or kept.key != key or method not in kept.methods:
             self._check_request(method)
+            declared: dict[str, Any] = {}
             meta = None
             if self.era == "modern":
-                meta = self._with_meta({}, self._declared(self.protocol_version or self.versions[0]))["_meta"]
+                declared = self._declared(self.protocol_version or self.versions[0])
+                meta = self._with_meta({}, declared)["_meta"]
             if self.protocol_version is None:  # the versions to choose from: nothing worth keeping
-                kept = PlainKept(key, meta, set())
+                kept = PlainKept(key, declared, meta, set())
             elif kept is None or kept.key != key:
-                kept = self._plain_kept = PlainKept(key, meta, set())
+                kept = self._plain_kept = PlainKept(key, declared, meta, set())
             kept.methods.add(method)
         out = dict(params or {})
         meta = kept.meta
         if meta is not None:
             given = out.get("_meta")
             out["_meta"] = {**given, **meta} if given else meta
-        return out
+        return out, kept.declared
 
-    async def _replay(self, outcome: JSONRPCResultResponse | JSONRPCErrorResponse | TransportClosed, method: str,
-                      params: Mapping[str, Any] | None, timeout: float | None) -> tuple[dict[str, Any], bool]:
+    async def _replay(self, outcome: JSONRPCResultResponse | JSONRPCErrorResponse | TransportClosed,
+                      declared: dict[str, Any], method: str, params: Mapping[str, Any] | None,
+                      timeout: float | None) -> tuple[dict[str, Any], bool]:
         """Run the readable ``_request`` with ``outcome`` as the outcome of its first exchange: its
         wait for an opening session and its checks were made before the request was sent, so they
-        are skipped, and its first :meth:`_exchange` gives ``outcome`` instead of sending. It gets
-        there without waiting, so no other request can come in between.
-
-        What the readable loop reads before its first exchange it reads here after the wait instead:
-        on a memory link the restart and session counters cannot have moved meanwhile, and the
-        declared capabilities (used again only for an ``InputRequiredResult`` or a task) are the
-        ones sent unless the client's version, callbacks or declaration changed while the request
-        waited."""
+        are skipped, its first round declares what was sent (``declared``: what the readable loop
+        worked out before sending), and its first :meth:`_exchange` gives ``outcome`` instead of
+        sending. It gets there without waiting, so no other request can come in between. (The
+        restart and session counters it also reads first cannot move while a request waits on a
+        memory link.)"""
         self._first_outcome = outcome
+        self._first_declared = declared
         try:
             return await super()._request(method, params, timeout=timeout, on_progress=None,  # type: ignore[misc, no-any-return]
                                           capabilities=None)
@@ -316,6 +322,8 @@ class AcceleratedParts(ClientInput):
     # ---------------------------------------------------------------------------------------------
     def _declared(self, version: str) -> dict[str, Any]:
         """Kept per version and per set of callbacks; read it, never change it."""
+        if self._first_outcome is not None:
+            return self._first_declared  # see _replay
         if self._explicit_capabilities is not None:
             return self._explicit_capabilities
         cb = self.callbacks
