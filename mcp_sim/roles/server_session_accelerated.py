@@ -32,7 +32,7 @@ from mcp_sim.capabilities.context import Context
 from mcp_sim.protocol import meta as M
 from mcp_sim.protocol.lifecycle import ModernRequestMeta
 from mcp_sim.protocol.revisions import TASKS_EXTENSION_METHODS, MethodInfo, get_revision
-from mcp_sim.wire.jsonrpc import JSONRPCMessage, JSONRPCRequest, JSONRPCResponse, RequestId
+from mcp_sim.wire.jsonrpc import InvalidMessage, JSONRPCMessage, JSONRPCRequest, JSONRPCResponse, RequestId
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -75,6 +75,18 @@ class WorkerPool:
             return "new"
         return "copy" if self._digest(before) == self._digest(request) else "reuse"
 
+    async def _on_message(self, message: JSONRPCMessage | InvalidMessage) -> None:
+        """A request with an id new on this connection (nearly every message a client sends) goes
+        straight to a worker: what the readable ``_on_message`` decides for it, without the questions
+        whose answer is already known. Everything else is the readable session's."""
+        if type(message) is JSONRPCRequest and message.method != "initialize":
+            seen = self._requests_seen
+            if message.id not in seen:
+                seen[message.id] = message
+                self._dispatch(message)
+                return
+        await super()._on_message(message)  # type: ignore[misc]
+
     def _dispatch(self, request: JSONRPCRequest) -> None:
         """Give ``request`` to an idle worker, or start a new worker for it."""
         if self._idle_workers:
@@ -108,7 +120,7 @@ class WorkerPool:
                     await self._send(response)
                 if self._closed:
                     return
-                next_request: asyncio.Future[JSONRPCRequest | None] = asyncio.get_running_loop().create_future()
+                next_request: asyncio.Future[JSONRPCRequest | None] = asyncio.Future()
                 self._idle_workers.append(next_request)
                 try:
                     request = await next_request

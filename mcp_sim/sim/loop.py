@@ -122,6 +122,8 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         self._timer_numbers = itertools.count()
         self._timers_kept = 0
         """How many timers :attr:`_timers` held after it was last swept (see :meth:`call_at`)."""
+        self._sweep_above = 64
+        """Sweep :attr:`_timers` when it holds more than this: twice what it kept at the last sweep, plus 64."""
         self._resolution = time.get_clock_info("monotonic").resolution
         """What asyncio adds to ``time()`` to decide that a timer is due (see the module docstring)."""
         self.selector = _VirtualSelector(self)
@@ -142,14 +144,15 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         every ``sleep`` and timeout come through here)."""
         handle = super().call_at(when, callback, *args, context=context)
         timers = self._timers
-        heapq.heappush(timers, (handle.when(), next(self._timer_numbers), handle))
-        if len(timers) > 2 * self._timers_kept + 64:
+        heapq.heappush(timers, (when, next(self._timer_numbers), handle))  # the handle keeps ``when`` as given
+        if len(timers) > self._sweep_above:
             # Fired and cancelled timers leave the heap when a jump passes them; a busy world may not
             # jump for a while, so sweep them out whenever the heap has doubled since the last sweep.
             now = self._time
             self._timers = timers = [t for t in timers if t[0] > now and not t[2].cancelled()]
             heapq.heapify(timers)
             self._timers_kept = len(timers)
+            self._sweep_above = 2 * len(timers) + 64
         return handle
 
     def advance_to(self, deadline: float) -> None:

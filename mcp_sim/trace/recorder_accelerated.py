@@ -9,9 +9,13 @@ Everything else (marked frames, frames with listeners, unusual frames, log and t
 goes the readable way, after the rows before it have been made into events, so order and numbering
 never change.
 
-A frame's row is a tuple of strings and numbers only (its kind first, then time, link, ends, text,
-revision, transport, method and id): Python's garbage collector stops watching such a tuple the
-first time it looks at it, so ten thousand rows waiting to be read cost it nothing.
+Which method a response answers is also worked out when the rows are made into events, in order,
+from the requests before it (the readable recorder notes it as each request is recorded; the
+readable way is taken only after the rows are events, so it always finds the note). A frame's row
+is a tuple of strings and numbers only (its kind first, then time, link, ends, text, revision,
+transport, method — ``None`` for a response until then — and id): Python's garbage collector stops
+watching such a tuple the first time it looks at it, so ten thousand rows waiting to be read cost
+it nothing.
 
 This module holds the recording methods only; :mod:`mcp_sim.trace.recorder` combines them with the
 readable recorder (and never the other way round, so neither module imports a module that imports it).
@@ -66,7 +70,6 @@ class RecordingRows:
                 rid, method, params = sent
                 if type(rid) in _ID_TYPES and type(method) is str and method \
                         and (params is None or type(params) is dict):
-                    self._pending[(link, sender, rid)] = method
                     clock = self.clock
                     self._rows.append(("request", clock() if clock is not None else 0.0, link, sender, receiver,
                                        raw, revision, transport, method, rid))
@@ -76,7 +79,7 @@ class RecordingRows:
                 if type(rid) in _ID_TYPES and type(result) is dict:
                     clock = self.clock
                     self._rows.append(("response", clock() if clock is not None else 0.0, link, sender, receiver,
-                                       raw, revision, transport, self._pending.get((link, receiver, rid)), rid))
+                                       raw, revision, transport, None, rid))
                     return
         super().record_sent(link, sender, receiver, raw, revision, transport, sent)  # type: ignore[misc]
 
@@ -93,6 +96,11 @@ class RecordingRows:
             return
         super().record_app(sender=sender, receiver=receiver, text=text, link=link,  # type: ignore[misc]
                            marks=marks, data=data, t_ms=t_ms)
+
+    def record_message(self, **frame: Any) -> TraceEvent | None:
+        if self._rows:
+            self.events  # the rows recorded before come first, and teach the requests they hold  # noqa: B018
+        return super().record_message(**frame)  # type: ignore[misc, no-any-return]
 
     def _add(self, t_ms: float | None, link: str, sender: str, receiver: str, kind: str,
              message: dict[str, Any] | None, **details: Any) -> TraceEvent:
@@ -113,6 +121,10 @@ class RecordingRows:
                                        transport="app", marks=marks, text=text() if callable(text) else text)
                 else:
                     raw, revision, transport, method, request_id = rest
+                    if kind == "request":
+                        self._pending[(link, sender, request_id)] = method
+                    else:  # the method the request asked for, as the readable recorder labels a response
+                        method = self._pending.get((link, receiver, request_id))
                     event = TraceEvent(seq, t_ms, link, sender, receiver, kind, json.loads(raw), raw, revision,
                                        transport, method=method, request_id=request_id)
                 events.append(self._completed(event))

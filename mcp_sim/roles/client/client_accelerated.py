@@ -14,6 +14,12 @@ changes:
 * **Kept answers.** The declared capabilities, the per-request ``_meta`` and the methods the
   pre-send checks allowed (revision, server capabilities, lifecycle state) are kept and reused while
   what they were computed from is unchanged.
+* **The first exchange in one step.** A plain request on the accelerated memory pipe (no progress
+  callback, no narrowed capabilities, no session being opened) is checked, sent and waited for in
+  :meth:`AcceleratedParts._request` itself, without the readable layers in between. A complete
+  result is returned at once; any other outcome (an error response, an ``InputRequiredResult``, a
+  lost link) is handed to the readable ``_request`` as the outcome of its first exchange
+  (:meth:`AcceleratedParts._replay`), so what happens next is the readable client's own doing.
 
 It imports only the layers it speeds up, never :mod:`.verbs` (which imports it).
 """
@@ -26,16 +32,19 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import anyio
+from anyio.abc import TaskGroup
 
 from mcp_sim.protocol import meta as M
 from mcp_sim.protocol.lifecycle import LegacyState
 from mcp_sim.roles.client.client_input import ClientInput
 from mcp_sim.roles.client.connection import Pending, ProgressCallback
 from mcp_sim.roles.client.errors import RequestTimeout
-from mcp_sim.transports.base import RequestRefused
+from mcp_sim.transports.base import RequestRefused, TransportClosed
 from mcp_sim.transports.memory_accelerated import PipeEnd
 from mcp_sim.wire.jsonrpc import (
+    InvalidMessage,
     JSONRPCErrorResponse,
+    JSONRPCMessage,
     JSONRPCRequest,
     JSONRPCResultResponse,
 )
@@ -58,7 +67,7 @@ class FuturePending(Pending):
         self.progress_token: str | int | None = None
         self.response: JSONRPCResultResponse | JSONRPCErrorResponse | None = None
         self.refused: RequestRefused | None = None
-        self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.done: asyncio.Future[None] = asyncio.Future()
         self.finish_called = False
         self.timed_out = False
 
@@ -97,6 +106,19 @@ class SendsChecked:
     methods: set[str]
 
 
+@dataclass
+class PlainKept:
+    """What :meth:`AcceleratedParts._plain_params` worked out, and from what (``key``)."""
+
+    key: tuple[Any, ...]
+    declared: dict[str, Any]
+    """What a modern request declares (empty in the legacy era, as the readable loop starts it)."""
+    meta: dict[str, Any] | None
+    """The ``_meta`` of a modern request (``None`` in the legacy era)."""
+    methods: set[str]
+    """The methods the pre-send checks allowed."""
+
+
 class AcceleratedParts(ClientInput):
     """The twins of the connection's and the session's hot methods (mixed in before the Client)."""
 
@@ -105,6 +127,130 @@ class AcceleratedParts(ClientInput):
         self._declared_by: dict[tuple[Any, ...], dict[str, Any]] = {}
         self._meta_made: MetaMade | None = None
         self._sends_checked: SendsChecked | None = None
+        self._plain_kept: PlainKept | None = None
+        self._first_outcome: JSONRPCResultResponse | JSONRPCErrorResponse | TransportClosed | None = None
+        """The outcome of a first exchange made by :meth:`_request`, while the readable ``_request``
+        it is handed to has not reached its own first exchange (see :meth:`_replay`)."""
+        self._first_declared: dict[str, Any] = {}
+        """What that first exchange declared, for the readable ``_request`` to start from."""
+
+    # ---------------------------------------------------------------------------------------------
+    # the first exchange of a plain request, in one step
+    # ---------------------------------------------------------------------------------------------
+    async def _request(self, method: str, params: Mapping[str, Any] | None, *, timeout: float | None,
+                       on_progress: ProgressCallback | None, capabilities: Mapping[str, Any] | None,
+                       ) -> tuple[dict[str, Any], bool]:
+        """What the readable ``_request`` (and the restarting client's before it) does up to the end
+        of its first exchange, for a plain request on the accelerated memory pipe: the connection is
+        open (nothing to restart), no session is being opened (nothing to wait for), the send cannot
+        wait. Anything else takes the readable way from the start."""
+        stream = self._stream
+        seconds = self.timeout if timeout is None else timeout
+        if on_progress is not None or capabilities is not None or self._initializing is not None \
+                or not isinstance(stream, PipeEnd) or self._closed.is_set() \
+                or seconds is None or seconds == INFINITY or not stream.sends_at_once():
+            return await super()._request(method, params, timeout=timeout, on_progress=on_progress,  # type: ignore[misc, no-any-return]
+                                          capabilities=capabilities)
+        wire_params, declared = self._plain_params(method, params)
+        try:
+            rid = self._new_id()
+            pending = FuturePending(method)
+            self._pending[rid] = pending
+            try:
+                loop = asyncio.get_running_loop()
+                timer = loop.call_at(loop.time() + seconds, pending.time_out)
+                try:
+                    await stream.send(JSONRPCRequest(rid, method, wire_params or None))
+                    await pending.done
+                finally:
+                    timer.cancel()
+                if pending.timed_out and not pending.finish_called:
+                    await self._on_timeout(rid, method, seconds, cancel=True)
+                    raise RequestTimeout(self.server_name, method, rid, seconds)
+            finally:
+                self._pending.pop(rid, None)
+            response = pending.response
+            if response is None:
+                response = self._answer_of(pending, rid)
+        except TransportClosed as lost:
+            return await self._replay(lost, declared, method, params, timeout)
+        if type(response) is JSONRPCResultResponse:
+            result = response.result
+            if self.era == "legacy" or result.get("resultType", "complete") == "complete":
+                return result, False
+        return await self._replay(response, declared, method, params, timeout)
+
+    def _plain_params(self, method: str, params: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The pre-send checks of ``method``, then the params the readable ``_request`` sends for a
+        plain request (a copy, with the client's ``_meta`` in the modern era) and what it declares
+        (empty in the legacy era). What the checks allowed
+        and the ``_meta`` made are kept together with everything they were worked out from (era,
+        versions, server capabilities, lifecycle state, declared capabilities and callbacks, client
+        info, log level): while all of it is equal, one comparison stands for the checks and the
+        building."""
+        cb = self.callbacks
+        key = (self.era, self.protocol_version, self.server_capabilities, self.lifecycle.state,
+               self._explicit_capabilities, cb.roots is not None, cb.sampling is not None, cb.elicitation is not None,
+               cb.elicitation_url, self.client_info, self.log_level)
+        kept = self._plain_kept
+        if kept is None or kept.key != key or method not in kept.methods:
+            self._check_request(method)
+            declared: dict[str, Any] = {}
+            meta = None
+            if self.era == "modern":
+                declared = self._declared(self.protocol_version or self.versions[0])
+                meta = self._with_meta({}, declared)["_meta"]
+            if self.protocol_version is None:  # the versions to choose from: nothing worth keeping
+                kept = PlainKept(key, declared, meta, set())
+            elif kept is None or kept.key != key:
+                kept = self._plain_kept = PlainKept(key, declared, meta, set())
+            kept.methods.add(method)
+        out = dict(params or {})
+        meta = kept.meta
+        if meta is not None:
+            given = out.get("_meta")
+            out["_meta"] = {**given, **meta} if given else meta
+        return out, kept.declared
+
+    async def _replay(self, outcome: JSONRPCResultResponse | JSONRPCErrorResponse | TransportClosed,
+                      declared: dict[str, Any], method: str, params: Mapping[str, Any] | None,
+                      timeout: float | None) -> tuple[dict[str, Any], bool]:
+        """Run the readable ``_request`` with ``outcome`` as the outcome of its first exchange: its
+        wait for an opening session and its checks were made before the request was sent, so they
+        are skipped, its first round declares what was sent (``declared``: what the readable loop
+        worked out before sending), and its first :meth:`_exchange` gives ``outcome`` instead of
+        sending. It gets there without waiting, so no other request can come in between. (The
+        restart and session counters it also reads first cannot move while a request waits on a
+        memory link.)"""
+        self._first_outcome = outcome
+        self._first_declared = declared
+        try:
+            return await super()._request(method, params, timeout=timeout, on_progress=None,  # type: ignore[misc, no-any-return]
+                                          capabilities=None)
+        finally:
+            self._first_outcome = None
+
+    async def _session_open(self) -> None:
+        if self._first_outcome is None:
+            await super()._session_open()  # type: ignore[misc]
+
+    def _dispatch(self, message: JSONRPCMessage | InvalidMessage, tg: TaskGroup) -> None:
+        """The awaited result of a request in flight (nearly every message a server sends) finishes
+        its waiter here, as the readable ``_on_response`` would; everything else is the readable
+        connection's."""
+        if type(message) is JSONRPCResultResponse:
+            pending = self._pending.get(message.id)
+            if pending is not None and pending.response is None:
+                pending.response = message
+                if type(pending) is FuturePending:  # FuturePending.finish's steps, taken here
+                    pending.finish_called = True
+                    done = pending.done
+                    if not done.done():
+                        done.set_result(None)
+                else:
+                    pending.finish()
+                return
+        super()._dispatch(message, tg)
 
     # ---------------------------------------------------------------------------------------------
     # waiting: a future and a timer per request, no cancel scope
@@ -112,6 +258,12 @@ class AcceleratedParts(ClientInput):
     async def _exchange(self, method: str, params: dict[str, Any] | None, *, timeout: float | None,
                         on_progress: ProgressCallback | None = None, cancel_on_timeout: bool = True,
                         ) -> JSONRPCResultResponse | JSONRPCErrorResponse:
+        outcome = self._first_outcome
+        if outcome is not None:  # see _replay
+            self._first_outcome = None
+            if isinstance(outcome, TransportClosed):
+                raise outcome
+            return outcome
         rid = self._new_id()
         pending = FuturePending(method, on_progress)
         if on_progress is not None:
@@ -170,6 +322,8 @@ class AcceleratedParts(ClientInput):
     # ---------------------------------------------------------------------------------------------
     def _declared(self, version: str) -> dict[str, Any]:
         """Kept per version and per set of callbacks; read it, never change it."""
+        if self._first_outcome is not None:
+            return self._first_declared  # see _replay
         if self._explicit_capabilities is not None:
             return self._explicit_capabilities
         cb = self.callbacks
@@ -202,6 +356,8 @@ class AcceleratedParts(ClientInput):
 
     def _check_request(self, method: str) -> None:
         """Allowed a moment ago, and nothing it depends on changed: allowed again."""
+        if self._first_outcome is not None:
+            return  # checked before the request was sent (see _replay)
         checked = self._sends_checked
         if checked is not None and method in checked.methods and checked.version == self.protocol_version \
                 and checked.server_capabilities is self.server_capabilities \
