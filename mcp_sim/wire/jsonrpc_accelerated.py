@@ -1,21 +1,17 @@
 """The accelerated twin of :mod:`mcp_sim.wire.jsonrpc`'s ``encode`` and ``decode`` (see
 :mod:`mcp_sim.accelerated`).
 
-Same text out, same messages in, in fewer steps. It uses no private name of the ``json`` module, but
-two of the names it uses are the module's own machinery rather than its documented interface (the C
-encoder and the decoder's scanner), so each is looked up with a fallback to the documented way:
+Same text out, same messages in, in fewer steps, using only the ``json`` module's documented API (not
+its C machinery: ``c_make_encoder`` and a decoder's ``scan_once`` are the private ``_json`` module under
+another name):
 
-* ``json.dumps`` with options builds a new ``JSONEncoder`` for every call, and each ``encode`` of an
-  encoder builds the encoding function it runs (``json.encoder.c_make_encoder``, the C encoder the
-  ``json`` module itself uses when it has one). :func:`encode` builds that function once, with the
-  same options, and calls it; it does not look for circular references (a message is a tree of JSON
-  values: a cycle could only come from a bug, and ends in ``RecursionError`` instead of
-  ``ValueError``). A Python without the C encoder uses the reused encoder's ``encode``.
+* ``json.dumps`` with options builds a new ``JSONEncoder`` for every call; :func:`encode` reuses one,
+  which does not look for circular references (a message is a tree of JSON values: a cycle could
+  only come from a bug, and ends in ``RecursionError`` instead of ``ValueError``).
 * ``json.loads`` skips leading whitespace with a regular expression and checks for trailing data;
-  :func:`decode` asks a reused ``JSONDecoder``'s scanner (``scan_once``, what its ``raw_decode``
-  calls) for the one value at the start of the frame, and anything unusual (whitespace, extra data,
-  an error, a batch) goes to the plain ``decode``, so the results and the error messages are exactly
-  the plain ones.
+  :func:`decode` asks a reused ``JSONDecoder`` (``raw_decode``) for the one value at the start of the
+  frame, and anything unusual (whitespace, extra data, an error, a batch) goes to the plain ``decode``,
+  so the results and the error messages are exactly the plain ones.
 * The four message types are turned into their JSON objects here, in the order their own
   ``to_dict`` writes the members (the same text).
 * The well-formed request, notification and result are recognised at a glance; anything else takes
@@ -25,7 +21,6 @@ encoder and the decoder's scanner), so each is looked up with a fallback to the 
 from __future__ import annotations
 
 import json
-import json.encoder
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -48,30 +43,14 @@ _REQUEST_MEMBERS: Final = frozenset({"jsonrpc", "id", "method", "params"})
 _RESULT_MEMBERS: Final = frozenset({"jsonrpc", "id", "result"})
 _new_tuple: Final = tuple.__new__
 """Makes a message (a named tuple) from its fields in order, as its class does, minus a call."""
-_SCAN: Final[Callable[[str, int], tuple[Any, int]]] = getattr(_DECODER, "scan_once", None) or _DECODER.raw_decode
-"""``(value, end)`` of the JSON value at a position of a text: the decoder's scanner (``StopIteration``
-if there is no value there), or, on a Python whose decoder has none, ``raw_decode`` itself."""
-
-
-def _one_shot_encoder() -> Callable[[Any], str]:
-    """The text of a JSON value, as ``_ENCODER.encode`` writes it, with the encoding function built once."""
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:
-        return _ENCODER.encode
-    c_encode = make(None, _ENCODER.default, json.encoder.encode_basestring, None, ":", ",", False, False, True)
-
-    def encode_value(value: Any) -> str:
-        return "".join(c_encode(value, 0))
-
-    return encode_value
-
-
-_ENCODE_VALUE: Final = _one_shot_encoder()
+_SCAN: Final[Callable[[str], tuple[Any, int]]] = _DECODER.raw_decode
+"""``(value, end)`` of the JSON value at the start of a text (``ValueError`` if there is none)."""
+_ENCODE_VALUE: Final[Callable[[Any], str]] = _ENCODER.encode
 _MESSAGE_TYPES: Final = frozenset({JSONRPCRequest, JSONRPCNotification, JSONRPCResultResponse, JSONRPCErrorResponse})
 
 
 def encode(message: JSONRPCMessage | Batch | dict[str, Any]) -> str:
-    """:func:`mcp_sim.wire.jsonrpc.encode`, with one encoding function made once."""
+    """:func:`mcp_sim.wire.jsonrpc.encode`, with one encoder made once."""
     kind = type(message)
     if kind is JSONRPCRequest:
         rid, method, params = message  # type: ignore[misc]
@@ -89,8 +68,8 @@ def encode(message: JSONRPCMessage | Batch | dict[str, Any]) -> str:
 def decode(text: str) -> JSONRPCMessage | InvalidMessage:
     """``jsonrpc.decode(text, allow_batch=False)`` for one frame of text."""
     try:
-        obj, end = _SCAN(text, 0)
-    except (StopIteration, ValueError, RecursionError):
+        obj, end = _SCAN(text)
+    except (ValueError, RecursionError):
         obj, end = None, -1
     if end != len(text) or type(obj) is not dict:
         decoded: Decoded = jsonrpc.decode(text, allow_batch=False)
