@@ -27,7 +27,8 @@ survive the young collections and get promoted while thousands of calls are in f
   (``len(gc.get_objects())``) at the busiest moment, over those before the run, per client — what one
   in-flight client costs the collector;
 - ``full_collections`` (and ``collections``, one count per generation, from the timed run):
-  how many collections the run caused;
+  how many collections the run caused, and ``collector_cpu_seconds`` / ``full_collection_cpu_seconds``
+  the processor time they took (timed from a ``gc.callbacks`` hook);
 - ``promoted_per_call``: objects that survived a young collection and moved up a generation
   (``[to generation 1, to generation 2]``), per call — objects that outlive their call's first
   moments and end up in the costly full passes.
@@ -62,6 +63,20 @@ from mcp_sim.wire.jsonrpc import JSONRPCNotification
 
 MODERN_META = {PROTOCOL_VERSION: "2026-07-28", CLIENT_CAPABILITIES: {}}
 SIZES = (10, 100, 1000, 5000)
+
+
+class CollectorClock:
+    """Processor time spent in the garbage collector, per generation (a ``gc.callbacks`` hook)."""
+
+    def __init__(self) -> None:
+        self.seconds = [0.0, 0.0, 0.0]
+        self._started = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.process_time()
+        else:
+            self.seconds[info["generation"]] += time.process_time() - self._started
 
 
 class CollectorProbe:
@@ -143,10 +158,16 @@ def run(era: str, clients: int, calls: int, *, mode: str) -> dict[str, Any]:
         out["promoted"] = probe.promoted
     else:
         stats = gc.get_stats()
+        clock = CollectorClock()
+        gc.callbacks.append(clock)
         started, cpu = time.perf_counter(), time.process_time()
-        sim.run(main)
+        try:
+            sim.run(main)
+        finally:
+            gc.callbacks.remove(clock)
         out["wall_seconds"] = time.perf_counter() - started
         out["cpu_seconds"] = time.process_time() - cpu
+        out["collector_cpu_seconds"] = clock.seconds
         out["collections"] = [after["collections"] - start["collections"]
                               for start, after in zip(stats, gc.get_stats(), strict=True)]
     return out
@@ -181,6 +202,8 @@ def report(sizes: list[int], calls: int) -> dict[str, Any]:
                 "gc_tracked_objects_per_client_at_peak": round(collector["tracked_objects_at_peak"] / clients, 1),
                 "full_collections": timed["collections"][2],
                 "collections": timed["collections"],
+                "collector_cpu_seconds": round(sum(timed["collector_cpu_seconds"]), 3),
+                "full_collection_cpu_seconds": round(timed["collector_cpu_seconds"][2], 3),
                 "promoted_per_call": [round(n / (clients * calls), 2) for n in collector["promoted"]],
             }
         entry: dict[str, Any] = {"clients": rows}
