@@ -195,3 +195,23 @@ def test_a_closed_mailbox_is_drained_before_it_ends() -> None:
         return [first]
 
     assert Simulation(1).run(main) == ["last words"]
+
+
+def test_the_load_benchmark_reports_the_collector_figures() -> None:
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "http_load.py"
+    proc = subprocess.run([sys.executable, str(script), "--sizes", "3", "6", "--calls", "2"],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    for era in ("legacy", "modern"):
+        assert report[era]["per_client_cpu_cost_ratio_6_vs_3"] > 0
+        for row in report[era]["clients"].values():
+            assert row["gc_tracked_objects_per_client_at_peak"] > 0
+            assert row["full_collections"] == row["collections"][2] >= 0
+            assert len(row["promoted_per_call"]) == 2
+            assert row["collector_cpu_seconds"] >= row["full_collection_cpu_seconds"] >= 0
