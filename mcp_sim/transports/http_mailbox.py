@@ -56,6 +56,7 @@ class Mailbox:
         while not self._texts:
             if self.closed:
                 raise anyio.EndOfStream
-            self._arrived = anyio.Event()
+            if self._arrived is None:  # (a second reader, if ever, waits for the same event)
+                self._arrived = anyio.Event()
             await self._arrived.wait()
         return self._texts.popleft()
