@@ -461,7 +461,7 @@ class HttpExchange:
         handler = self._handler
         if handler is not None:
             if frame.kind in _LAST_FRAMES:
-                self._handler = None  # nothing follows: let go of the reader (its closure holds us)
+                self._handler = None  # nothing follows: let go of the reader (it holds us)
             handler(frame)
             return
         if self._frames is None:
