@@ -16,6 +16,25 @@ hangs up. For each era and size the report gives:
   1,000 (or at the smallest size, when 1,000 is not run), and ``per_client_cpu_cost_ratio_…`` the same
   for processor time. Simulated load should scale linearly: close to 1.
 
+Time on a busy machine is noisy, so each size also reports figures that do not depend on the load,
+about Python's cyclic garbage collector — the one cost that can grow faster than the number of
+clients. It runs a *full* (generation 2) pass when the objects promoted to the oldest generation since
+the last full pass exceed a quarter of those already there; each full pass walks every tracked object.
+The more objects each in-flight call keeps alive (tasks, coroutines, frames, dicts, closures), the more
+survive the young collections and get promoted while thousands of calls are in flight at once:
+
+- ``gc_tracked_objects_per_client_at_peak``: objects the collector tracks
+  (``len(gc.get_objects())``) at the busiest moment, over those before the run, per client — what one
+  in-flight client costs the collector;
+- ``full_collections`` (and ``collections``, one count per generation, from the timed run):
+  how many collections the run caused, and ``collector_cpu_seconds`` / ``full_collection_cpu_seconds``
+  the processor time they took (timed from a ``gc.callbacks`` hook);
+- ``promoted_per_call``: objects that survived a young collection and moved up a generation
+  (``[to generation 1, to generation 2]``), per call — objects that outlive their call's first
+  moments and end up in the costly full passes.
+
+The peak and the promotions are measured in a third run of the same size (counting them costs time).
+
 Each measurement runs in a fresh Python process, so one size's heap never slows the next. The recorder
 is off: this measures the transport, not the trace. Wall-clock time is used on purpose: this measures
 the simulator, it is not part of it.
@@ -46,10 +65,53 @@ MODERN_META = {PROTOCOL_VERSION: "2026-07-28", CLIENT_CAPABILITIES: {}}
 SIZES = (10, 100, 1000, 5000)
 
 
-def run(era: str, clients: int, calls: int, *, trace_memory: bool) -> dict[str, float]:
-    """One load run in this process: wall seconds, or the traced heap's peak and what stays after."""
+class CollectorClock:
+    """Processor time spent in the garbage collector, per generation (a ``gc.callbacks`` hook)."""
+
+    def __init__(self) -> None:
+        self.seconds = [0.0, 0.0, 0.0]
+        self._started = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.process_time()
+        else:
+            self.seconds[info["generation"]] += time.process_time() - self._started
+
+
+class CollectorProbe:
+    """Watches the garbage collector during a run: objects promoted per generation (from a
+    ``gc.callbacks`` hook) and the peak number of tracked objects (sampled by :meth:`watch`)."""
+
+    def __init__(self) -> None:
+        self.promoted = [0, 0]
+        self.peak = 0
+        self._young = 0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        generation = info["generation"]
+        if generation == 2:
+            return  # survivors of a full pass stay where they are
+        if phase == "start":  # a collection of generation g also takes every younger generation
+            self._young = sum(len(gc.get_objects(g)) for g in range(generation + 1))
+        else:
+            self.promoted[generation] += self._young - info["collected"]
+
+    async def watch(self, done: anyio.Event) -> None:
+        """Count the tracked objects at every turn of the event loop until ``done``."""
+        while not done.is_set():
+            self.peak = max(self.peak, len(gc.get_objects()))
+            await anyio.sleep(0)
+
+
+def run(era: str, clients: int, calls: int, *, mode: str) -> dict[str, Any]:
+    """One load run in this process. ``mode``: ``time`` (wall and processor seconds, collections per
+    generation), ``memory`` (the traced heap's peak and what stays after) or ``collector`` (the peak
+    of tracked objects and the promotions, see :class:`CollectorProbe`)."""
     sim = Simulation(5, recorder=Recorder(enabled=False))
-    out: dict[str, float] = {}
+    out: dict[str, Any] = {}
+    trace_memory = mode == "memory"
+    probe = CollectorProbe() if mode == "collector" else None
 
     async def one_client(server: SimulatedHttpServer, n: int) -> None:
         stream = server.connect(f"c{n}", open_get_stream=False)
@@ -65,9 +127,13 @@ def run(era: str, clients: int, calls: int, *, trace_memory: bool) -> dict[str, 
     async def main() -> None:
         async with anyio.create_task_group() as tg:
             server = SimulatedHttpServer(sim, tg, "hub", echo_server)
+            finished = anyio.Event()
+            if probe is not None:
+                tg.start_soon(probe.watch, finished)
             async with anyio.create_task_group() as group:
                 for n in range(clients):
                     group.start_soon(one_client, server, n)
+            finished.set()
             await anyio.sleep(1.0)  # let the server finish with the last hang-ups
             if trace_memory:
                 gc.collect()
@@ -81,19 +147,35 @@ def run(era: str, clients: int, calls: int, *, trace_memory: bool) -> dict[str, 
         sim.run(main)
         out["peak_bytes"] = tracemalloc.get_traced_memory()[1] - out.pop("start_bytes")
         tracemalloc.stop()
+    elif probe is not None:
+        before = len(gc.get_objects())
+        gc.callbacks.append(probe)
+        try:
+            sim.run(main)
+        finally:
+            gc.callbacks.remove(probe)
+        out["tracked_objects_at_peak"] = probe.peak - before
+        out["promoted"] = probe.promoted
     else:
+        stats = gc.get_stats()
+        clock = CollectorClock()
+        gc.callbacks.append(clock)
         started, cpu = time.perf_counter(), time.process_time()
-        sim.run(main)
+        try:
+            sim.run(main)
+        finally:
+            gc.callbacks.remove(clock)
         out["wall_seconds"] = time.perf_counter() - started
         out["cpu_seconds"] = time.process_time() - cpu
+        out["collector_cpu_seconds"] = clock.seconds
+        out["collections"] = [after["collections"] - start["collections"]
+                              for start, after in zip(stats, gc.get_stats(), strict=True)]
     return out
 
 
-def measure(era: str, clients: int, calls: int, trace_memory: bool) -> dict[str, float]:
+def measure(era: str, clients: int, calls: int, mode: str) -> dict[str, Any]:
     """Run one measurement in a fresh interpreter (its own heap, its own collector history)."""
-    args = [sys.executable, str(Path(__file__).resolve()), "--one", era, str(clients), str(calls)]
-    if trace_memory:
-        args.append("--trace-memory")
+    args = [sys.executable, str(Path(__file__).resolve()), "--one", era, str(clients), str(calls), "--mode", mode]
     proc = subprocess.run(args, capture_output=True, text=True, check=True)
     return json.loads(proc.stdout)  # type: ignore[no-any-return]
 
@@ -105,10 +187,11 @@ def report(sizes: list[int], calls: int) -> dict[str, Any]:
         timed_per_client: dict[int, float] = {}
         cpu_per_client: dict[int, float] = {}
         for clients in sizes:
-            timed = measure(era, clients, calls, trace_memory=False)
+            timed = measure(era, clients, calls, "time")
             timed_per_client[clients] = timed["wall_seconds"] / clients
             cpu_per_client[clients] = timed["cpu_seconds"] / clients
-            memory = measure(era, clients, calls, trace_memory=True)
+            memory = measure(era, clients, calls, "memory")
+            collector = measure(era, clients, calls, "collector")
             rows[str(clients)] = {
                 "wall_seconds": round(timed["wall_seconds"], 3),
                 "wall_ms_per_client": round(1000 * timed["wall_seconds"] / clients, 3),
@@ -116,6 +199,12 @@ def report(sizes: list[int], calls: int) -> dict[str, Any]:
                 "peak_bytes": round(memory["peak_bytes"]),
                 "peak_bytes_per_client": round(memory["peak_bytes"] / clients),
                 "retained_bytes_per_client": round(memory["retained_bytes"] / clients),
+                "gc_tracked_objects_per_client_at_peak": round(collector["tracked_objects_at_peak"] / clients, 1),
+                "full_collections": timed["collections"][2],
+                "collections": timed["collections"],
+                "collector_cpu_seconds": round(sum(timed["collector_cpu_seconds"]), 3),
+                "full_collection_cpu_seconds": round(timed["collector_cpu_seconds"][2], 3),
+                "promoted_per_call": [round(n / (clients * calls), 2) for n in collector["promoted"]],
             }
         entry: dict[str, Any] = {"clients": rows}
         base = 1000 if 1000 in sizes else min(sizes)
@@ -134,11 +223,11 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     parser.add_argument("--calls", type=int, default=10)
     parser.add_argument("--one", nargs=3, metavar=("ERA", "CLIENTS", "CALLS"), help=argparse.SUPPRESS)
-    parser.add_argument("--trace-memory", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--mode", choices=("time", "memory", "collector"), default="time", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         era, clients, calls = args.one[0], int(args.one[1]), int(args.one[2])
-        print(json.dumps(run(era, clients, calls, trace_memory=args.trace_memory)))
+        print(json.dumps(run(era, clients, calls, mode=args.mode)))
         return
     print(json.dumps(report(args.sizes, args.calls), indent=2))  # a benchmark script reports on stdout
 

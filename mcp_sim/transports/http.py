@@ -410,7 +410,13 @@ class HttpExchange:
     this exchange until the client reads it with :meth:`next_frame`. :meth:`client_close` is the
     client hanging up; the server learns it through :meth:`on_client_close` callbacks (2026-07-28:
     that *is* the cancellation of the request).
+
+    Thousands of exchanges can be open at once, so an exchange makes nothing it may not need: no
+    buffer while a handler takes the frames, no list until someone asks to hear of a hang-up.
     """
+
+    __slots__ = ("__weakref__", "_arrived", "_frames", "_handler", "_on_close", "client_closed", "link",
+                 "request", "response", "server_done")
 
     def __init__(self, link: ClientLink, request: HttpRequest) -> None:
         self.link = link
@@ -418,10 +424,11 @@ class HttpExchange:
         self.response: HttpResponse | None = None
         self.client_closed = False
         self.server_done = False
-        self._frames: deque[_Frame] = deque()
+        self._frames: deque[_Frame] | None = None
+        """Frames that arrived and wait for :meth:`next_frame` (made by the first one)."""
         self._arrived: anyio.Event | None = None
         self._handler: Callable[[_Frame], None] | None = None
-        self._on_close: list[Any] = []
+        self._on_close: list[Callable[[], None]] | None = None
 
     # -- recording ----------------------------------------------------------------------------------
     def _framing(self, event: SseEvent | None = None) -> dict[str, Any]:
@@ -454,9 +461,11 @@ class HttpExchange:
         handler = self._handler
         if handler is not None:
             if frame.kind in _LAST_FRAMES:
-                self._handler = None  # nothing follows: let go of the reader (its closure holds us)
+                self._handler = None  # nothing follows: let go of the reader (it holds us)
             handler(frame)
             return
+        if self._frames is None:
+            self._frames = deque()
         self._frames.append(frame)
         if self._arrived is not None:
             self._arrived.set()
@@ -540,12 +549,15 @@ class HttpExchange:
         the server's stream logs and calls, and keeping them would make a reference cycle per
         exchange that only the garbage collector's full passes could free."""
         self.server_done = True
-        self._on_close = []
+        self._on_close = None
 
-    def on_client_close(self, callback: Any) -> None:
+    def on_client_close(self, callback: Callable[[], None]) -> None:
         """Call ``callback()`` when the connection goes away before the server finished."""
-        if not self.server_done:
-            self._on_close.append(callback)
+        if self.server_done:
+            return
+        if self._on_close is None:
+            self._on_close = []
+        self._on_close.append(callback)
 
     # -- the client reads --------------------------------------------------------------------------
     async def next_frame(self) -> _Frame:
@@ -570,7 +582,7 @@ class HttpExchange:
         if self.client_closed:
             return
         self.client_closed = True
-        self._frames.clear()
+        self._frames = None
         self._handler = None  # frames now fall on the floor (see _put)
         if self._arrived is not None:
             self._arrived.set()
@@ -578,6 +590,6 @@ class HttpExchange:
             self._notify_close()
 
     def _notify_close(self) -> None:
-        callbacks, self._on_close = self._on_close, []
+        callbacks, self._on_close = self._on_close or [], None
         for callback in callbacks:
             callback()

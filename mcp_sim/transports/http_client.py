@@ -59,6 +59,7 @@ from mcp_sim.transports.http import (
     message_version,
     modern_request_headers,
 )
+from mcp_sim.transports.http_mailbox import Mailbox
 from mcp_sim.transports.sse import SseEvent, parse_event_id
 from mcp_sim.wire.jsonrpc import (
     PARSE_ERROR,
@@ -117,7 +118,8 @@ class HttpClientStream:
         self.expired = False
         self.closed = False
         self.retry_ms: int | None = None
-        self._inbox_tx, self._inbox_rx = anyio.create_memory_object_stream[str](float("inf"))
+        self._inbox = Mailbox()
+        """Answers and server messages, as text, until :meth:`receive` takes them."""
         self._open: dict[RequestId, HttpExchange] = {}
         self._initialize_id: RequestId | None = None
         self._scopes: dict[anyio.CancelScope, None] = {}
@@ -144,7 +146,7 @@ class HttpClientStream:
         await self._post(request, message, modern)
 
     async def receive(self) -> JSONRPCMessage | InvalidMessage:
-        text = await self._inbox_rx.receive()  # anyio.EndOfStream once the link is closed
+        text = await self._inbox.get()  # anyio.EndOfStream once the link is closed
         return decode_frame(text, self.revision or self.protocol_version)
 
     async def aclose(self) -> None:
@@ -167,7 +169,7 @@ class HttpClientStream:
         self._open.clear()
         for scope in list(self._scopes):
             scope.cancel()
-        self._inbox_tx.close()
+        self._inbox.close()
 
     # -- raw HTTP ---------------------------------------------------------------------------------
     async def http(self, request: HttpRequest) -> HttpResponse:
@@ -323,7 +325,7 @@ class HttpClientStream:
         verdict = await self.server.handle(exchange)
         if verdict == "accepted":
             if isinstance(message, JSONRPCRequest):
-                exchange.handle_frames(self._answer_frames(exchange, message.id))
+                exchange.handle_frames(_AnswerReader(self, exchange, message.id))
             return
         if isinstance(message, JSONRPCRequest):
             self._open.pop(message.id, None)
@@ -413,54 +415,13 @@ class HttpClientStream:
                 version = obj["result"].get("protocolVersion")
                 self.protocol_version = version if isinstance(version, str) else None
                 self._initialize_id = None
-        try:
-            self._inbox_tx.send_nowait(text)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass
+        self._inbox.put(text)  # (dropped once the link is closed)
 
     def _capture_session(self, response: HttpResponse) -> None:
         session_id = response.headers.get(MCP_SESSION_ID)
         if session_id is not None and self.session_id is None:
             self.session_id = session_id
             self.expired = False
-
-    def _answer_frames(self, exchange: HttpExchange, request_id: RequestId) -> Callable[[Any], None]:
-        """Handle one accepted POST's answer frame by frame as it arrives: a JSON body, or SSE events
-        until the server ends the stream. A broken legacy stream is resumed by a task."""
-        last_id: list[str | None] = [None]
-
-        def finish() -> None:
-            if self._open.get(request_id) is exchange:
-                del self._open[request_id]
-
-        def on_frame(frame: Any) -> None:
-            if frame.response is not None:
-                self._capture_session(frame.response)
-            if frame.kind == "response":
-                if frame.response.body:
-                    self._deliver(frame.response.body)
-                finish()
-            elif frame.kind == "event":
-                event: SseEvent = frame.event
-                if event.id is not None:
-                    last_id[0] = event.id
-                if event.retry is not None:
-                    self.retry_ms = event.retry
-                if event.data:
-                    self._deliver(event.data)
-            elif frame.kind == "end":
-                finish()
-            elif frame.kind == "cut":
-                exchange.handle_frames(None)
-                if exchange.client_closed or self.closed:
-                    finish()
-                elif last_id[0] is not None and parse_event_id(last_id[0]) is not None:
-                    self._spawn(self._resume_answer, last_id[0], request_id)
-                else:
-                    finish()
-                    self._lost(request_id)
-
-        return on_frame
 
     async def _resume_answer(self, last_event_id: str, request_id: RequestId) -> None:
         exchange = await self._resume(last_event_id)
@@ -560,6 +521,57 @@ class HttpClientStream:
             return
         await self._read_stream(exchange, None)
         self._listening = False
+
+
+class _AnswerReader:
+    """Handles one accepted POST's answer frame by frame as it arrives (no task waits for it): a JSON
+    body, or SSE events until the server ends the stream. A broken legacy stream is resumed by a task.
+
+    A small object rather than a closure: the exchange holds its reader until the last frame, and an
+    object with ``__slots__`` is fewer objects for the garbage collector than two functions and their
+    cells — which counts with thousands of calls in flight."""
+
+    __slots__ = ("client", "exchange", "last_id", "request_id")
+
+    def __init__(self, client: HttpClientStream, exchange: HttpExchange, request_id: RequestId) -> None:
+        self.client = client
+        self.exchange = exchange
+        self.request_id = request_id
+        self.last_id: str | None = None
+        """The id of the last SSE event received: where a resumed stream continues."""
+
+    def __call__(self, frame: Any) -> None:
+        client = self.client
+        if frame.response is not None:
+            client._capture_session(frame.response)
+        if frame.kind == "response":
+            if frame.response.body:
+                client._deliver(frame.response.body)
+            self._finish()
+        elif frame.kind == "event":
+            event: SseEvent = frame.event
+            if event.id is not None:
+                self.last_id = event.id
+            if event.retry is not None:
+                client.retry_ms = event.retry
+            if event.data:
+                client._deliver(event.data)
+        elif frame.kind == "end":
+            self._finish()
+        elif frame.kind == "cut":
+            self.exchange.handle_frames(None)
+            if self.exchange.client_closed or client.closed:
+                self._finish()
+            elif self.last_id is not None and parse_event_id(self.last_id) is not None:
+                client._spawn(client._resume_answer, self.last_id, self.request_id)
+            else:
+                self._finish()
+                client._lost(self.request_id)
+
+    def _finish(self) -> None:
+        """The answer is complete (or lost): the request no longer has an open exchange."""
+        if self.client._open.get(self.request_id) is self.exchange:
+            del self.client._open[self.request_id]
 
 
 def _names_version_in_header(version: str | None) -> TypeGuard[str]:

@@ -356,7 +356,7 @@ class SimulatedHttpServer:
         session = found
         if isinstance(message, JSONRPCRequest):
             return self._legacy_request(session, exchange, message, headers.get(MCP_PROTOCOL_VERSION), {})
-        session.inbox.send_nowait(exchange.request.body)
+        session.inbox.put(exchange.request.body)
         return self._reply(exchange, 202, None)
 
     def _new_session(self, exchange: HttpExchange, auth: AuthInfo | None) -> LegacySession:
@@ -394,7 +394,7 @@ class SimulatedHttpServer:
         session.track(exchange)
         if mode == "sse":
             channel.open_stream()
-        session.inbox.send_nowait(exchange.request.body)
+        session.inbox.put(exchange.request.body)
         return "accepted"
 
     def _legacy_get(self, exchange: HttpExchange, auth: AuthInfo | None) -> Verdict:
@@ -466,9 +466,9 @@ class SimulatedHttpServer:
         channel = None
         if isinstance(message, JSONRPCRequest):
             channel = ResponseChannel(exchange, modern=True, mode=self.response_mode or "auto",
-                                      log=SseStreamLog(0, resumable=False), extra_headers={}, priming=False)
+                                      log=None, extra_headers={}, priming=False)
         call = ModernCall(self.sim, exchange, message, auth, version, channel)
-        call.inbox.send_nowait(exchange.request.body)
+        call.inbox.put(exchange.request.body)
         if channel is None:
             call.inbox.close()
         self.calls[call] = None

@@ -30,6 +30,7 @@ from mcp_sim.sim.world import Simulation
 from mcp_sim.transports.base import LinkInfo, TransportClosed
 from mcp_sim.transports.faults import decode_frame
 from mcp_sim.transports.http import EVENT_STREAM, JSON, Headers, HttpExchange, HttpResponse, modern_status_for
+from mcp_sim.transports.http_mailbox import Mailbox
 from mcp_sim.transports.sse import SseStreamLog
 from mcp_sim.wire.jsonrpc import (
     InvalidMessage,
@@ -82,9 +83,16 @@ def error_body(code: int, message: str, data: Any = None, id: RequestId | None =
 
 class ResponseChannel:
     """The server's side of one POSTed request's answer: a JSON body or an SSE stream, decided by the
-    response mode (lazily in ``auto`` mode: the first message about the request decides)."""
+    response mode (lazily in ``auto`` mode: the first message about the request decides).
 
-    def __init__(self, exchange: HttpExchange, *, modern: bool, mode: ResponseMode, log: SseStreamLog,
+    ``log`` keeps a legacy stream's events for resumption. A 2026-07-28 stream cannot be resumed:
+    pass ``None`` and a log that keeps nothing is made only if the answer turns into a stream (most
+    answers are one JSON body, and an object not made is one the garbage collector never walks)."""
+
+    __slots__ = ("done", "exchange", "extra_headers", "log", "mode", "modern", "priming", "response_mode",
+                 "retry_ms")
+
+    def __init__(self, exchange: HttpExchange, *, modern: bool, mode: ResponseMode, log: SseStreamLog | None,
                  extra_headers: dict[str, str], priming: bool, retry_ms: int | None = None) -> None:
         self.exchange = exchange
         self.modern = modern
@@ -100,19 +108,23 @@ class ResponseChannel:
     def can_stream(self) -> bool:
         return self.response_mode != "json" and not self.done
 
-    def open_stream(self) -> None:
+    def open_stream(self) -> SseStreamLog:
         self.mode = "sse"
+        if self.log is None:
+            self.log = SseStreamLog(0, resumable=False)
+        log = self.log
         headers = Headers({"Content-Type": EVENT_STREAM, "Cache-Control": "no-cache"})
         if self.modern:
             headers["X-Accel-Buffering"] = "no"
         for name, value in self.extra_headers.items():
             headers[name] = value
         self.exchange.open_sse(HttpResponse(200, headers))
-        self.log.attach(self.exchange.send_event, self.exchange.end)
+        log.attach(self.exchange.send_event, self.exchange.end)
         if not self.modern:
-            self.exchange.on_client_close(self.log.detach)
+            self.exchange.on_client_close(log.detach)
         if self.priming:
-            self.log.append("", retry=self.retry_ms)
+            log.append("", retry=self.retry_ms)
+        return log
 
     def write(self, text: str, *, final: bool, error_code: int | None = None) -> None:
         if self.done:
@@ -129,11 +141,13 @@ class ResponseChannel:
                 note(self.exchange, "JSON response mode: a notification about the request has no stream to "
                                     "travel on and is dropped", ("dropped",))
                 return
-            self.open_stream()
-        self.log.append(text)
+            log = self.open_stream()
+        else:
+            log = self._stream_log()
+        log.append(text)
         if final:
             self.done = True
-            self.log.finish()
+            log.finish()
 
     def abandon(self) -> None:
         """The handler ended without answering: a 500 (nothing sent yet) or the stream just ends."""
@@ -144,7 +158,12 @@ class ResponseChannel:
             self.exchange.respond(HttpResponse(500, Headers({"Content-Type": JSON}),
                                                None))
         else:
-            self.log.finish()
+            self._stream_log().finish()
+
+    def _stream_log(self) -> SseStreamLog:
+        """The open stream's log (only called once the answer is a stream, which made it)."""
+        assert self.log is not None
+        return self.log
 
 
 class LegacyServerStream:
@@ -181,7 +200,7 @@ class LegacyServerStream:
         session.standalone.append(text)
 
     async def receive(self) -> JSONRPCMessage | InvalidMessage:
-        text = await self.session.outlet.receive()
+        text = await self.session.inbox.get()
         return decode_frame(text, self.revision)
 
     async def aclose(self) -> None:
@@ -214,10 +233,10 @@ class LegacySession:
         addresses)."""
         self.ended = False
         self.scope: anyio.CancelScope | None = None
-        self.inbox, self.outlet = anyio.create_memory_object_stream[str](float("inf"))
-        """The requests' text on its way to the server program. The session keeps the two ends and the
-        program's :class:`LegacyServerStream` points at the session, never the other way round (no
-        reference cycle: an ended session is freed at once, not by the garbage collector's full passes)."""
+        self.inbox = Mailbox()
+        """The requests' text on its way to the server program. The session keeps it and the program's
+        :class:`LegacyServerStream` points at the session, never the other way round (no reference
+        cycle: an ended session is freed at once, not by the garbage collector's full passes)."""
         self._next_stream = 0
 
     def new_log(self) -> SseStreamLog:
@@ -258,6 +277,9 @@ class LegacySession:
 class ModernCall:
     """One 2026-07-28 POST being served: its own stream, its own ``main``, its own answer."""
 
+    __slots__ = ("__weakref__", "auth", "cancelled", "channel", "exchange", "inbox", "message", "scope", "sim",
+                 "version")
+
     def __init__(self, sim: Simulation, exchange: HttpExchange, message: JSONRPCMessage,
                  auth: AuthInfo | None, version: str | None, channel: ResponseChannel | None) -> None:
         self.sim = sim
@@ -268,8 +290,8 @@ class ModernCall:
         self.cancelled = False
         self.auth = auth
         self.version = version
-        self.inbox, self.outlet = anyio.create_memory_object_stream[str](float("inf"))
-        """The request's text on its way to the server program. The call keeps the two ends and the
+        self.inbox = Mailbox()
+        """The request's text on its way to the server program. The call keeps it and the
         program's :class:`ModernServerStream` points at the call, never the other way round: a
         reference cycle per call would leave every finished call for the garbage collector's full
         passes, which grow with the heap (chapter 03's load figures)."""
@@ -324,7 +346,7 @@ class ModernServerStream:
             call.inbox.close()
 
     async def receive(self) -> JSONRPCMessage | InvalidMessage:
-        text = await self.call.outlet.receive()
+        text = await self.call.inbox.get()
         return decode_frame(text, self.revision)
 
     async def aclose(self) -> None:

@@ -140,12 +140,20 @@ class SseStreamLog:
     Event ids are ``"<stream number>-<event number>"``: unique within the session and telling the
     server which stream to resume, as the spec asks ("a per-stream cursor"). A stream of the
     2026-07-28 revision is not resumable: its events carry no id and are not kept.
+
+    A session keeps every stream's log while it lives, so a log keeps what its events carried as
+    plain ``(data, retry)`` pairs, frozen into a tuple once the stream is finished: tuples of text and
+    numbers are objects Python's garbage collector stops tracking, so a long session's history costs
+    nothing in its full passes. :meth:`event` rebuilds an event from its number.
     """
+
+    __slots__ = ("_kept", "_on_finish", "_sink", "count", "delivered", "finished", "number", "resumable")
 
     def __init__(self, number: int, *, resumable: bool = True) -> None:
         self.number = number
         self.resumable = resumable
-        self.events: list[SseEvent] = []
+        self._kept: list[tuple[str, int | None]] | tuple[tuple[str, int | None], ...] = []
+        """Event ``n``'s data and retry are ``_kept[n - 1]`` (a resumable stream only)."""
         self.count = 0
         self.finished = False
         self.delivered = 0
@@ -160,12 +168,17 @@ class SseStreamLog:
     def next_id(self) -> str | None:
         return f"{self.number}-{self.count + 1}" if self.resumable else None
 
+    def event(self, n: int) -> SseEvent:
+        """Event number ``n`` (from 1) of this resumable stream, as it was written."""
+        data, retry = self._kept[n - 1]
+        return SseEvent(data, f"{self.number}-{n}", "message", retry)
+
     def append(self, data: str, *, retry: int | None = None) -> SseEvent:
         """Write an event: kept for replay, and delivered now if a reader is attached."""
         self.count += 1
         event = SseEvent(data, f"{self.number}-{self.count}" if self.resumable else None, "message", retry)
-        if self.resumable:
-            self.events.append(event)
+        if isinstance(self._kept, list) and self.resumable:
+            self._kept.append((data, retry))
         if self._sink is not None:
             self.delivered = self.count
             self._sink(event)
@@ -175,7 +188,7 @@ class SseStreamLog:
         """A reader (re)connects. Returns the events it missed — after event number ``after``, or the
         never-delivered ones when ``after`` is ``None`` — for the caller to replay before new ones."""
         start = self.delivered if after is None else after
-        missed = [e for e in self.events if (parse_event_id(e.id or "") or (0, 0))[1] > start]
+        missed = [self.event(n) for n in range(max(start, 0) + 1, len(self._kept) + 1)]
         self._sink = sink
         self._on_finish = on_finish
         self.delivered = self.count
@@ -189,6 +202,7 @@ class SseStreamLog:
     def finish(self) -> None:
         """The server closes the stream (after the response, for a POST's stream)."""
         self.finished = True
+        self._kept = tuple(self._kept)  # nothing more will be written
         if self._on_finish is not None:
             on_finish = self._on_finish
             self.detach()
