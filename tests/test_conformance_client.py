@@ -58,23 +58,19 @@ AUTH_ASSERTED = (
     "auth/token-endpoint-auth-none", "auth/pre-registration", "auth/resource-mismatch", "auth/offline-access-scope",
     "auth/offline-access-not-supported", "auth/authorization-server-migration", "auth/iss-supported",
     "auth/iss-not-advertised", "auth/iss-supported-missing", "auth/iss-wrong-issuer", "auth/iss-unexpected",
-    "auth/iss-normalized", "auth/metadata-issuer-mismatch",
+    "auth/iss-normalized", "auth/metadata-issuer-mismatch", "auth/2025-03-26-oauth-metadata-backcompat",
+    "auth/2025-03-26-oauth-endpoint-fallback",
 )
-"""The authorization scenarios: discovery, registration, scopes, token endpoint authentication, iss checks."""
+"""The authorization scenarios: discovery (2025-03-26's, without Protected Resource Metadata, too), registration,
+scopes, token endpoint authentication, iss checks."""
 
 SKILLS = ("the skills extension (SEP-2640, io.modelcontextprotocol/skills) is outside every revision the "
           "simulator models: its client cannot send skills/list (no revision defines it) and there is no Host "
           "that loads skills and checks their files' digests, sizes and frontmatter")
-OLD_AUTH = ("2025-03-26 authorization (no Protected Resource Metadata: the MCP server's origin doubles as the "
-            "authorization server, and without metadata the client guesses /authorize, /token and /register) was "
-            "replaced in 2025-06-18; the client follows 2025-06-18 onward, where a server without RFC 9728 metadata "
-            "names no authorization server, and it refuses an authorization server that does not show PKCE S256")
 AUTH_EXTENSIONS = ("an authorization extension outside the core spec (client credentials, enterprise-managed "
                    "authorization, DPoP, workload identity federation): the client implements the authorization "
                    "code flow with PKCE that the core spec requires, and no other grant or proof of possession")
 NOT_ASSERTED = {
-    "auth/2025-03-26-oauth-metadata-backcompat": OLD_AUTH,
-    "auth/2025-03-26-oauth-endpoint-fallback": OLD_AUTH,
     "auth/client-credentials-jwt": AUTH_EXTENSIONS,
     "auth/client-credentials-basic": AUTH_EXTENSIONS,
     "auth/enterprise-managed-authorization": AUTH_EXTENSIONS,

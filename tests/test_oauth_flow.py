@@ -623,3 +623,168 @@ def test_a_promised_iss_must_come_back() -> None:
     world, rule = play(LATEST, story)
     assert "RFC 9207" in rule and world.oauth.tokens is None
     assert world.oauth_exchanges()[-1] == ("GET", f"{ISSUER}/authorize", 302)
+
+
+# -- a 2025-03-26 server: no Protected Resource Metadata, the origin is the authorization server ---------
+
+OLD_ORIGIN = "https://notes.example"
+OLD_REVISION = "2025-03-26"
+
+
+class Server20250326(SimulatedHttpServer):
+    """The HTTP layer of a 2025-03-26 MCP server: that revision had no Protected Resource Metadata, so
+    its ``401`` challenge names none (and nothing is served at the well-known URIs)."""
+
+    def _authenticate(self, headers: Headers,
+                      request: HttpRequest | None = None) -> tuple[AuthInfo | None, HttpResponse | None]:
+        auth, refusal = super()._authenticate(headers, request)
+        if refusal is not None:
+            kept = {k: v for k, v in parse_www_authenticate(refusal.headers["WWW-Authenticate"]).items()
+                    if k != "resource_metadata"}
+            refusal.headers["WWW-Authenticate"] = " ".join(["Bearer", ", ".join(f'{k}="{v}"' for k, v in kept.items())]).strip()
+        return auth, refusal
+
+
+def play_2025_03_26(story: Callable[[World], Awaitable[Any]], *, discovery: tuple[Any, ...] = ("oauth",),
+                    site: Callable[[OAuthAuthorizationServer], Any] | None = None) -> tuple[World, Any]:
+    """A 2025-03-26 deployment: the notes server's own origin runs the authorization server
+    (the unchanged simulated one, with ``issuer`` = that origin)."""
+    sim = Simulation(5)
+    box: dict[str, Any] = {}
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            table = AuthorizationServer(OLD_ORIGIN, lambda: sim.token(16), sim.now_ms)
+            auth_server = OAuthAuthorizationServer(OLD_ORIGIN, table, ScriptedUser(User("ada", "acme")),
+                                                   resources=(RESOURCE,), discovery=discovery, sends_iss=False)
+            server = Server("notes", version="1.0.0", supported_versions=(OLD_REVISION,))
+
+            @server.tool()
+            def read_notes() -> str:
+                """Your notes."""
+                return "buy milk"
+
+            def validate(value: str) -> AuthInfo | None:
+                try:
+                    return table.validate(value, audience=RESOURCE)
+                except TokenRejected:
+                    return None
+
+            http = Server20250326(sim, tg, "notes", server_main(server), versions=[OLD_REVISION],
+                                  token_validator=validate)
+            web = SimulatedWeb(sim)
+            web.add(OLD_ORIGIN, site(auth_server) if site is not None else auth_server)
+            world = World(sim, tg, OLD_REVISION, table, auth_server, http, web, None)  # type: ignore[arg-type]
+            world.oauth = world.new_oauth()
+            box["world"] = world
+            try:
+                box["result"] = await story(world)
+            finally:
+                if world.client is not None:
+                    await world.client.close()
+                tg.cancel_scope.cancel()
+
+    sim.run(main)
+    return box["world"], box.get("result")
+
+
+NO_PRM = [("GET", f"{OLD_ORIGIN}/.well-known/oauth-protected-resource/mcp", 404),
+          ("GET", f"{OLD_ORIGIN}/.well-known/oauth-protected-resource", 404)]
+OLD_FLOW = [("POST", f"{OLD_ORIGIN}/register", 201), ("GET", f"{OLD_ORIGIN}/authorize", 302),
+            ("POST", f"{OLD_ORIGIN}/token", 200)]
+
+
+def old_exchanges(world: World) -> list[tuple[str, str, int]]:
+    return [(q.method, f"{OLD_ORIGIN}{q.path.partition('?')[0]}", r.status) for q, r in world.web.exchanges]
+
+
+def test_a_2025_03_26_server_its_origin_is_the_authorization_server() -> None:
+    """No metadata named, both well-known URIs 404: the client reads RFC 8414 metadata at the
+    server's origin and runs the usual code flow with PKCE there, saying which rule it follows."""
+    world, text = play_2025_03_26(authorized_call)
+    assert text == "buy milk"
+    assert old_exchanges(world) == [*NO_PRM, ("GET", f"{OLD_ORIGIN}/.well-known/oauth-authorization-server", 200),
+                                    *OLD_FLOW]
+    refusal = next(e for e in world.sim.recorder.events if e.text == "HTTP 401 Unauthorized")
+    assert "resource_metadata" not in json.dumps(refusal.framing)
+    assert any("following 2025-03-26" in step for step in world.oauth.steps)
+    authorize = next(q for q, _ in world.web.exchanges if q.path.startswith("/authorize"))
+    query = dict(p.split("=", 1) for p in urlsplit(authorize.path).query.split("&"))
+    assert query["code_challenge_method"] == "S256" and query["code_challenge"]
+
+
+def test_a_2025_03_26_server_without_metadata_gets_the_default_endpoints() -> None:
+    """No authorization server metadata either: ``/authorize``, ``/token``, ``/register`` at the
+    origin. There is no document to list PKCE methods; 2025-03-26 makes PKCE mandatory, so the client
+    proceeds, sending S256 — and the simulated AS, which enforces it, accepts the flow."""
+    seen: list[str] = []
+
+    async def story(world: World) -> str:
+        world.oauth = world.new_oauth(notice=seen.append)
+        return await authorized_call(world)
+
+    world, text = play_2025_03_26(story, discovery=())
+    assert text == "buy milk"
+    assert old_exchanges(world) == [*NO_PRM, ("GET", f"{OLD_ORIGIN}/.well-known/oauth-authorization-server", 404),
+                                    *OLD_FLOW]
+    assert len(seen) == 2 and "2025-03-26" in seen[0] and "default endpoints" in seen[1]
+    assert world.oauth.tokens is not None
+
+
+def test_2025_03_26_metadata_without_s256_is_still_refused() -> None:
+    """The fallback does not lower the bar for a document that exists: metadata without
+    ``code_challenge_methods_supported`` listing S256 stops the flow, as for any other server."""
+
+    class NoPkce:
+        def __init__(self, inner: OAuthAuthorizationServer) -> None:
+            self.inner, self.participant = inner, inner.participant
+
+        def serve(self, request: HttpRequest) -> HttpResponse:
+            response = self.inner.serve(request)
+            if request.path == "/.well-known/oauth-authorization-server":
+                document = response.json()
+                document.pop("code_challenge_methods_supported")
+                response = HttpResponse(200, response.headers, json.dumps(document))
+            return response
+
+    async def story(world: World) -> str:
+        with pytest.raises(OAuthFailed) as failed:
+            await authorized_call(world)
+        return failed.value.rule
+
+    world, rule = play_2025_03_26(story, site=NoPkce)
+    assert "S256" in rule
+    assert old_exchanges(world) == [*NO_PRM, ("GET", f"{OLD_ORIGIN}/.well-known/oauth-authorization-server", 200)]
+
+
+def test_a_named_metadata_document_that_is_missing_is_no_2025_03_26_server() -> None:
+    """A challenge that names its metadata belongs to 2025-06-18 or later: when that document is
+    missing the flow stops (no guessing at the origin), as it does when a well-known URI fails
+    with anything but 404."""
+
+    async def story(world: World) -> str:
+        with pytest.raises(OAuthFailed) as failed:
+            await authorized_call(world)
+        return failed.value.reason
+
+    def without_prm(world: World) -> None:
+        world.web.add("https://notes.example", DocumentSite("notes"))
+
+    async def missing(world: World) -> str:
+        without_prm(world)
+        return await story(world)
+
+    world, reason = play(LATEST, missing)
+    assert reason == "no Protected Resource Metadata found"
+    assert world.oauth_exchanges() == [("GET", PRM_URL, 404)]
+
+    class Broken:
+        participant = "notes"
+
+        def serve(self, request: HttpRequest) -> HttpResponse:
+            return HttpResponse(500 if request.path.endswith("/mcp") else 404)
+
+    world, reason = play_2025_03_26(story, site=lambda _: Broken())
+    assert reason == "no Protected Resource Metadata found"
+    assert old_exchanges(world) == [("GET", f"{OLD_ORIGIN}/.well-known/oauth-protected-resource/mcp", 500),
+                                    ("GET", f"{OLD_ORIGIN}/.well-known/oauth-protected-resource", 404)]

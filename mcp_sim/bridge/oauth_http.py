@@ -156,4 +156,12 @@ async def open_oauth(server_url: str, *, recorder: Recorder, client_name: str = 
                           draw=lambda: secrets.token_hex(16), clock_ms=lambda: time.time() * 1000.0,
                           preregistered=dict(preregistered or {}), client_secrets=dict(client_secrets or {}),
                           metadata_document=metadata_document, url_guard=require_https_or_loopback,
-                          application_type="native")  # it runs on the user's machine
+                          application_type="native",  # it runs on the user's machine
+                          notice=lambda line: _notice(recorder, line))
+
+
+def _notice(recorder: Recorder, line: str) -> None:
+    """A line of the flow the user should see although nothing failed: on stderr and in the trace."""
+    sys.stderr.write(f"mcp-sim: {line}\n")
+    recorder.record_event(kind="log", link="oauth", sender="client", receiver="client", text=line,
+                          t_ms=stamp(recorder))

@@ -8,10 +8,16 @@ the user for a password. It follows the trail the Server left:
 2. **fetch the Protected Resource Metadata** (RFC 9728) from that URL — or, when the header names
    none, from the well-known URIs (with the endpoint's path first, then the root) — and check that
    its ``resource`` is the Server it is talking to (the same URI, or one it lies under: a root
-   document names the whole origin); from then on that ``resource`` is what the client asks for;
+   document names the whole origin); from then on that ``resource`` is what the client asks for.
+   A server that names no metadata and answers ``404`` at both URIs predates 2025-06-18: the client
+   then follows **2025-03-26** — the server's origin is the authorization server (its RFC 8414
+   metadata at the root, else the default endpoints ``/authorize``, ``/token``, ``/register``), and
+   it says so in ``steps`` and through ``notice``;
 3. **discover the authorization server**: its RFC 8414 metadata, then the OpenID Connect discovery
    document, at the URIs the spec lists in that order; refuse an AS that does not advertise PKCE
-   ``S256`` (without ``code_challenge_methods_supported`` the client cannot know PKCE is enforced);
+   ``S256`` (without ``code_challenge_methods_supported`` the client cannot know PKCE is enforced —
+   except on 2025-03-26's default endpoints, where no document exists and that revision makes PKCE
+   mandatory for every authorization server; the client sends ``S256`` there all the same);
 4. **register**, in the order the 2025-11-25 spec gives: a pre-registered ``client_id`` for this AS;
    else the client's **metadata document** URL as its ``client_id``, when the AS advertises
    ``client_id_metadata_document_supported``; else Dynamic Client Registration;
@@ -153,6 +159,9 @@ class OAuthClient:
     url_guard: Callable[[str], None] | None = None
     """Called before every fetch of a URL learned from a server or a metadata document; it raises
     (an :class:`OAuthFailed` naming the rule) to refuse one (see :mod:`mcp_sim.security.url_safety`)."""
+    notice: Callable[[str], None] | None = None
+    """Shown each line the user should see although nothing failed (stderr and the trace on the real
+    wire); every such line is in ``steps`` too."""
     tokens: TokenSet | None = None
     client_id: str | None = None
     client_secret: str | None = None
@@ -192,15 +201,20 @@ class OAuthClient:
 
     async def authorize(self, challenge: dict[str, str], scope: str | None) -> str:
         """Steps 2–6: discovery, registration, the code flow with PKCE, the token."""
-        prm = await self._resource_metadata(challenge.get("resource_metadata"))
-        servers = prm.get("authorization_servers") or []
-        if not servers:
-            raise OAuthFailed("the resource metadata names no authorization server",
-                              "Protected Resource Metadata MUST list authorization_servers.")
-        if scope is None and prm.get("scopes_supported"):
-            scope = " ".join(prm["scopes_supported"])  # no scope in the challenge: what the Server lists
-        issuer = str(servers[0])
-        meta = await self._as_metadata(issuer)
+        named = challenge.get("resource_metadata")
+        prm = await self._resource_metadata(named)
+        if prm is None:  # no metadata anywhere: a 2025-03-26 server
+            issuer = _origin(self.resource)
+            meta = await self._legacy_as_metadata(issuer)
+        else:
+            servers = prm.get("authorization_servers") or []
+            if not servers:
+                raise OAuthFailed("the resource metadata names no authorization server",
+                                  "Protected Resource Metadata MUST list authorization_servers.")
+            if scope is None and prm.get("scopes_supported"):
+                scope = " ".join(prm["scopes_supported"])  # no scope in the challenge: what the Server lists
+            issuer = str(servers[0])
+            meta = await self._as_metadata(issuer)
         if scope and "offline_access" in (meta.get("scopes_supported") or []) \
                 and "offline_access" not in scope.split():
             scope += " offline_access"  # the AS offers refresh tokens for it (asked only when listed)
@@ -252,22 +266,36 @@ class OAuthClient:
         if self.url_guard is not None:
             self.url_guard(url)
 
+    def _notice(self, line: str) -> None:
+        """A step the user should see even when nothing fails (e.g. an old revision's rules applied)."""
+        self.steps.append(line)
+        if self.notice is not None:
+            self.notice(line)
+
     async def _get_json(self, url: str) -> dict[str, Any] | None:
+        return (await self._fetch_json(url))[1]
+
+    async def _fetch_json(self, url: str) -> tuple[int, dict[str, Any] | None]:
+        """``GET`` a JSON document: ``(status, the object or None)``."""
         self._guard(url)
         response = await self.web.fetch(self.participant, "GET", url, headers={"Accept": "application/json"})
         if response.status != 200 or not response.body:
-            return None
+            return response.status, None
         try:
             data = json.loads(response.body)
         except ValueError:
-            return None
-        return data if isinstance(data, dict) else None
+            return response.status, None
+        return response.status, data if isinstance(data, dict) else None
 
-    async def _resource_metadata(self, url: str | None) -> dict[str, Any]:
+    async def _resource_metadata(self, url: str | None) -> dict[str, Any] | None:
+        """The Protected Resource Metadata, checked; ``None`` when the challenge named none and
+        both well-known URIs answered ``404`` (a server older than 2025-06-18)."""
         origin, path = _origin(self.resource), urlsplit(self.resource).path.rstrip("/")
         candidates = [url] if url else [f"{origin}{PRM_PATH}{path}", f"{origin}{PRM_PATH}"]
+        statuses = []
         for candidate in candidates:
-            document = await self._get_json(candidate)
+            status, document = await self._fetch_json(candidate)
+            statuses.append(status)
             if document is not None:
                 named = document.get("resource")
                 if not isinstance(named, str) or not within(named, self.resource):
@@ -276,23 +304,53 @@ class OAuthClient:
                 self.resource_indicator = named  # sent exactly as published
                 self.steps.append("read the Protected Resource Metadata")
                 return document
+        if url is None and statuses == [404, 404]:
+            return None
         raise OAuthFailed("no Protected Resource Metadata found", "MCP servers MUST publish RFC 9728 metadata.")
+
+    async def _legacy_as_metadata(self, base: str) -> dict[str, Any]:
+        """The 2025-03-26 rules, for a server that publishes no Protected Resource Metadata: the MCP
+        server's origin (``base``, its URL without the path) is the authorization server. Its RFC 8414
+        metadata is read at the root; when that is missing too (``404``), the client uses the default
+        endpoints ``/authorize``, ``/token`` and ``/register`` under ``base``, as 2025-03-26 requires.
+
+        Metadata that exists is held to the same rules as anywhere else (its ``issuer``, PKCE
+        ``S256``). Only the default endpoints come without ``code_challenge_methods_supported``:
+        there is no document to list it, and 2025-03-26 makes PKCE mandatory for every client and
+        authorization server, so the client proceeds — always sending an ``S256`` challenge."""
+        self._notice(f"no Protected Resource Metadata: following 2025-03-26, the MCP server's origin {base} "
+                     "is the authorization server")
+        url = f"{base}{AS_METADATA_PATH}"
+        status, document = await self._fetch_json(url)
+        if document is not None:
+            return self._accept_as_metadata(document, base, url)
+        if status != 404:
+            raise OAuthFailed(f"no authorization server metadata for {base} (HTTP {status})",
+                              "2025-03-26: only a server without metadata (404) gets the default endpoints.")
+        self._notice(f"no authorization server metadata either: 2025-03-26's default endpoints {base}/authorize, "
+                     f"{base}/token, {base}/register (PKCE S256 all the same: 2025-03-26 requires it)")
+        self.as_metadata = {"issuer": base, "authorization_endpoint": f"{base}/authorize",
+                            "token_endpoint": f"{base}/token", "registration_endpoint": f"{base}/register"}
+        return self.as_metadata
 
     async def _as_metadata(self, issuer: str) -> dict[str, Any]:
         for url in metadata_urls(issuer):
             document = await self._get_json(url)
-            if document is None:
-                continue
-            if document.get("issuer") != issuer:
-                raise OAuthFailed("the metadata names another issuer", "RFC 8414: issuer MUST match.")
-            if "S256" not in (document.get("code_challenge_methods_supported") or []):
-                raise OAuthFailed("the authorization server does not advertise PKCE S256",
-                                  "Clients MUST refuse to proceed without code_challenge_methods_supported "
-                                  "including S256.")
-            self.as_metadata = document
-            self.steps.append(f"discovered the authorization server at {url}")
-            return document
+            if document is not None:
+                return self._accept_as_metadata(document, issuer, url)
         raise OAuthFailed(f"no authorization server metadata for {issuer}", "RFC 8414 / OIDC discovery.")
+
+    def _accept_as_metadata(self, document: dict[str, Any], issuer: str, url: str) -> dict[str, Any]:
+        """Check an authorization server's metadata document (read at ``url``) and keep it."""
+        if document.get("issuer") != issuer:
+            raise OAuthFailed("the metadata names another issuer", "RFC 8414: issuer MUST match.")
+        if "S256" not in (document.get("code_challenge_methods_supported") or []):
+            raise OAuthFailed("the authorization server does not advertise PKCE S256",
+                              "Clients MUST refuse to proceed without code_challenge_methods_supported "
+                              "including S256.")
+        self.as_metadata = document
+        self.steps.append(f"discovered the authorization server at {url}")
+        return document
 
     async def _client_id(self, issuer: str, meta: dict[str, Any]) -> str:
         if self.client_id is not None and self.issuer == issuer:
