@@ -29,8 +29,11 @@ from mcp_sim.security.oauth import (
     s256,
 )
 from mcp_sim.security.oauth_client import (
+    JWT_BEARER_ASSERTION,
+    MachineCredentials,
     OAuthClient,
     OAuthFailed,
+    basic_credentials,
     metadata_urls,
     parse_www_authenticate,
     with_authorization,
@@ -788,3 +791,93 @@ def test_a_named_metadata_document_that_is_missing_is_no_2025_03_26_server() -> 
     assert reason == "no Protected Resource Metadata found"
     assert old_exchanges(world) == [("GET", f"{OLD_ORIGIN}/.well-known/oauth-protected-resource/mcp", 500),
                                     ("GET", f"{OLD_ORIGIN}/.well-known/oauth-protected-resource", 404)]
+
+
+# -- the client-credentials extension: a client with no user --------------------------------------------
+
+MACHINE_ID, MACHINE_SECRET = "nightly-report", "s3cret"
+
+
+class MachineAuthorizationServer:
+    """The simulated AS plus the client-credentials grant, for one client registered out of band:
+    its metadata lists the grant and how the client may authenticate; ``POST /token`` with
+    ``grant_type=client_credentials`` checks the client and issues a token for the ``resource``
+    asked for. Everything else is the unchanged simulated AS."""
+
+    def __init__(self, inner: OAuthAuthorizationServer, methods: tuple[str, ...] = ("client_secret_basic",)) -> None:
+        self.inner, self.participant, self.methods = inner, inner.participant, methods
+        self.token_requests: list[tuple[dict[str, str], str | None]] = []
+
+    def serve(self, request: HttpRequest) -> HttpResponse:
+        path = request.path.partition("?")[0]
+        if path == "/.well-known/oauth-authorization-server":
+            document = {**self.inner.metadata(), "grant_types_supported": ["client_credentials"],
+                        "token_endpoint_auth_methods_supported": list(self.methods)}
+            return HttpResponse(200, Headers({"Content-Type": "application/json"}), json.dumps(document))
+        form = read_form(request.body)
+        if path != "/token" or form.get("grant_type") != "client_credentials":
+            return self.inner.serve(request)
+        self.token_requests.append((form, request.headers.get("Authorization")))
+        basic = basic_credentials(MACHINE_ID, MACHINE_SECRET)
+        signed = form.get("client_assertion") == f"signed-for:{ISSUER}"
+        if request.headers.get("Authorization") != basic and not signed:
+            return HttpResponse(401, Headers({"Content-Type": "application/json"}), json.dumps({"error": "invalid_client"}))
+        token = self.inner.tokens.issue(User(MACHINE_ID, "acme"), client_id=MACHINE_ID, audience=form["resource"],
+                                        scopes=frozenset(form.get("scope", "").split()), ttl_ms=3_600_000.0)
+        return HttpResponse(200, Headers({"Content-Type": "application/json"}), json.dumps(
+            {"access_token": token.value, "token_type": "Bearer", "expires_in": 3600, "scope": form.get("scope", "")}))
+
+
+def test_a_client_with_no_user_uses_the_client_credentials_grant() -> None:
+    """Discovery as usual, then one token request: no registration, no browser, no PKCE; the client
+    authenticates with its secret (HTTP Basic, as the AS lists) and asks for the Server's resource."""
+    async def story(world: World) -> str:
+        site = MachineAuthorizationServer(world.auth_server)
+        world.web.add(ISSUER, site)
+        world.oauth = world.new_oauth(machine=MachineCredentials(MACHINE_ID, client_secret=MACHINE_SECRET))
+        text = await authorized_call(world)
+        assert [form["grant_type"] for form, _ in site.token_requests] == ["client_credentials"]
+        form, header = site.token_requests[0]
+        assert form["resource"] == RESOURCE and form["scope"] == "notes:read" and header and header.startswith("Basic ")
+        assert "client_secret" not in form and "code_verifier" not in form
+        return text
+
+    world, text = play(LATEST, story)
+    assert text == "buy milk"
+    assert world.oauth_exchanges() == [FIRST_AUTHORIZATION[0], FIRST_AUTHORIZATION[1], ("POST", f"{ISSUER}/token", 200)]
+    assert world.oauth.tokens is not None and world.oauth.tokens.refresh_token is None
+
+
+def test_a_client_with_a_private_key_sends_a_signed_assertion_instead_of_a_secret() -> None:
+    """``private_key_jwt``: the form carries RFC 7523's assertion for the issuer (and no client_id:
+    the assertion names the client); no Authorization header, no secret anywhere."""
+    async def story(world: World) -> list[tuple[dict[str, str], str | None]]:
+        site = MachineAuthorizationServer(world.auth_server, methods=("private_key_jwt",))
+        world.web.add(ISSUER, site)
+        world.oauth = world.new_oauth(machine=MachineCredentials(MACHINE_ID, assertion=lambda aud: f"signed-for:{aud}"))
+        await authorized_call(world)
+        return site.token_requests
+
+    _, requests = play(LATEST, story)
+    [(form, header)] = requests
+    assert header is None and "client_id" not in form
+    assert form["client_assertion_type"] == JWT_BEARER_ASSERTION and form["client_assertion"] == f"signed-for:{ISSUER}"
+
+
+@pytest.mark.parametrize("bound_to", [None, "https://elsewhere.example"])
+def test_machine_credentials_never_replace_the_code_flow_where_it_applies(bound_to: str | None) -> None:
+    """An AS that does not list the grant, or credentials bound to another issuer: the ordinary code
+    flow runs, and the machine's secret is never sent."""
+    async def story(world: World) -> str:
+        if bound_to is not None:
+            world.web.add(ISSUER, MachineAuthorizationServer(world.auth_server))
+        world.oauth = world.new_oauth(machine=MachineCredentials(MACHINE_ID, client_secret=MACHINE_SECRET,
+                                                                 issuer=bound_to))
+        return await authorized_call(world)
+
+    world, text = play(LATEST, story)
+    assert text == "buy milk"
+    sent = " ".join(f"{q.path} {q.body} {q.headers.get('Authorization') or ''}" for q, _ in world.web.exchanges)
+    assert MACHINE_SECRET not in sent and "client_credentials" not in sent
+    assert ("POST", f"{ISSUER}/register", 201) in world.oauth_exchanges()
+

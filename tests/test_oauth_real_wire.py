@@ -19,7 +19,10 @@ from typing import Any
 
 import anyio
 import httpx
+import jwt
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -28,7 +31,7 @@ from sim_server import build, env_with_tests, serve_argv
 from mcp_sim.bridge.commands import connect_command
 from mcp_sim.bridge.http_auth import BuiltinAuthorization, builtin_authorization
 from mcp_sim.bridge.http_server import HttpServerHandle, serve_http
-from mcp_sim.bridge.oauth_http import LoopbackCallback, open_oauth, require_https_or_loopback
+from mcp_sim.bridge.oauth_http import LoopbackCallback, open_oauth, private_key_jwt, require_https_or_loopback
 from mcp_sim.bridge.real import connect_real
 from mcp_sim.bridge.recording import WallClockRecorder
 from mcp_sim.security.identity import AuthInfo, User
@@ -326,3 +329,19 @@ def test_a_malformed_registration_answer_is_one_clear_error() -> None:
         assert "HTTP 401" in str(refused) and "JSONDecodeError" in str(refused)
 
     with_protected_endpoint(check)
+
+
+def test_a_private_key_jwt_assertion_names_the_client_and_the_authorization_server() -> None:
+    """RFC 7523 §2.2 / §3: ``iss`` and ``sub`` are the client, ``aud`` the authorization server, a
+    short life and a fresh ``jti``; the public key verifies it (the private key never leaves)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                            serialization.NoEncryption()).decode()
+    sign = private_key_jwt("svc", pem)
+    first, second = sign("https://as.example.com"), sign("https://as.example.com")
+    claims = jwt.decode(first, key.public_key(), algorithms=["ES256"], audience="https://as.example.com")
+    assert claims["iss"] == claims["sub"] == "svc" and 0 < claims["exp"] - claims["iat"] <= 300
+    assert jwt.decode(second, key.public_key(), algorithms=["ES256"], audience="https://as.example.com")["jti"] != \
+        claims["jti"]
+    with pytest.raises(jwt.InvalidAudienceError):
+        jwt.decode(first, key.public_key(), algorithms=["ES256"], audience="https://other.example.com")

@@ -35,6 +35,13 @@ Later, ``401 invalid_token`` on an expired token → the **refresh** grant (no u
 insufficient_scope`` → **step-up**: authorize again with the scopes the ``403`` names added to
 those asked for before (but not when the token already carries them: asking again cannot help).
 
+A client with no user behind it (a scheduled job, another service) cannot sign in at a browser.
+MCP's **client-credentials extension** lets such a client, given :class:`MachineCredentials` out
+of band, ask the token endpoint directly (``grant_type=client_credentials``), proving who it is
+with its secret or a signed JWT (RFC 7523) instead of a user's consent. Discovery is unchanged;
+the grant is used only when the client holds such credentials *and* the authorization server lists
+``client_credentials`` in ``grant_types_supported`` — an ordinary client always runs the code flow.
+
 Client registrations belong to one authorization server: when the metadata names another one, the
 client registers anew there and never shows it the old ``client_id``.
 
@@ -61,7 +68,11 @@ from mcp_sim.security.oauth import AS_METADATA_PATH, FORM, OIDC_METADATA_PATH, P
 from mcp_sim.security.oauth_web import Web
 from mcp_sim.transports.http import HttpResponse, HttpStatusError
 
-__all__ = ["OAuthClient", "OAuthFailed", "TokenSet", "metadata_urls", "parse_www_authenticate", "with_authorization"]
+__all__ = ["JWT_BEARER_ASSERTION", "MachineCredentials", "OAuthClient", "OAuthFailed", "TokenSet", "metadata_urls",
+           "parse_www_authenticate", "with_authorization"]
+
+JWT_BEARER_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+"""RFC 7523's ``client_assertion_type``: the client proves who it is with a JWT it signed."""
 
 T = TypeVar("T")
 
@@ -95,6 +106,21 @@ class TokenSet:
     expires_at_ms: float
     scopes: frozenset[str]
     refresh_token: str | None = None
+
+
+@dataclass(frozen=True)
+class MachineCredentials:
+    """What a client acting on its own behalf holds (no user, so no browser and no consent): the
+    ``client_id`` its administrator registered, and how it proves it at the token endpoint — its
+    ``client_secret``, or ``assertion``, which returns a short-lived JWT signed with the client's
+    private key for an audience (the authorization server's issuer; RFC 7523 §2.2). ``issuer``,
+    when given, is the one authorization server these credentials may be shown to: a secret sent
+    to whichever server a (possibly malicious) MCP server names is a secret given away."""
+
+    client_id: str
+    client_secret: str | None = None
+    assertion: Callable[[str], str] | None = None
+    issuer: str | None = None
 
 
 def _origin(url: str) -> str:
@@ -159,6 +185,8 @@ class OAuthClient:
     url_guard: Callable[[str], None] | None = None
     """Called before every fetch of a URL learned from a server or a metadata document; it raises
     (an :class:`OAuthFailed` naming the rule) to refuse one (see :mod:`mcp_sim.security.url_safety`)."""
+    machine: MachineCredentials | None = None
+    """Credentials for the client-credentials grant (a client with no user); ``None``: the code flow."""
     notice: Callable[[str], None] | None = None
     """Shown each line the user should see although nothing failed (stderr and the trace on the real
     wire); every such line is in ``steps`` too."""
@@ -215,13 +243,15 @@ class OAuthClient:
                 scope = " ".join(prm["scopes_supported"])  # no scope in the challenge: what the Server lists
             issuer = str(servers[0])
             meta = await self._as_metadata(issuer)
+        resource = self.resource_indicator or self.resource
+        if self._machine_grant(issuer, meta):
+            return await self._client_credentials(issuer, scope, resource)
         if scope and "offline_access" in (meta.get("scopes_supported") or []) \
                 and "offline_access" not in scope.split():
             scope += " offline_access"  # the AS offers refresh tokens for it (asked only when listed)
         client_id = await self._client_id(issuer, meta)
         verifier = self.draw() + self.draw()  # 64 hex characters: within PKCE's 43–128
         state = self.draw()[:16]
-        resource = self.resource_indicator or self.resource
         query = {"response_type": "code", "client_id": client_id, "redirect_uri": self.redirect_uri,
                  "code_challenge": s256(verifier), "code_challenge_method": "S256",
                  "resource": resource, "state": state, **({"scope": scope} if scope else {})}
@@ -250,6 +280,22 @@ class OAuthClient:
         return await self._token_request({"grant_type": "authorization_code", "code": back["code"],
                                           "redirect_uri": self.redirect_uri, "client_id": client_id,
                                           "code_verifier": verifier, "resource": resource})
+
+    def _machine_grant(self, issuer: str, meta: dict[str, Any]) -> bool:
+        """Client credentials apply only to a client given machine credentials (for this issuer, when
+        they name one) at an authorization server that lists the grant."""
+        return self.machine is not None and self.machine.issuer in (None, issuer) \
+            and "client_credentials" in (meta.get("grant_types_supported") or [])
+
+    async def _client_credentials(self, issuer: str, scope: str | None, resource: str) -> str:
+        """The client-credentials grant: no browser, no code, no PKCE — one token request in which the
+        client authenticates as itself (no refresh token either: it can simply ask again)."""
+        assert self.machine is not None
+        self.issuer, self.client_id, self.client_secret = issuer, self.machine.client_id, self.machine.client_secret
+        self.requested_scopes = frozenset((scope or "").split())
+        self.steps.append("no user: the client_credentials grant, the client authenticating as itself")
+        return await self._token_request({"grant_type": "client_credentials", "client_id": self.machine.client_id,
+                                          "resource": resource, **({"scope": scope} if scope else {})})
 
     async def refresh(self) -> str:
         """The refresh grant: a new access token without the user (the refresh token is rotated)."""
@@ -344,7 +390,8 @@ class OAuthClient:
         """Check an authorization server's metadata document (read at ``url``) and keep it."""
         if document.get("issuer") != issuer:
             raise OAuthFailed("the metadata names another issuer", "RFC 8414: issuer MUST match.")
-        if "S256" not in (document.get("code_challenge_methods_supported") or []):
+        if "S256" not in (document.get("code_challenge_methods_supported") or []) \
+                and not self._machine_grant(issuer, document):  # no code, so no PKCE, in that grant
             raise OAuthFailed("the authorization server does not advertise PKCE S256",
                               "Clients MUST refuse to proceed without code_challenge_methods_supported "
                               "including S256.")
@@ -392,10 +439,16 @@ class OAuthClient:
     def _client_authentication(self, fields: dict[str, str]) -> dict[str, str]:
         """How the client proves who it is at the token endpoint: a public client (no secret) only
         names itself; a confidential one sends its secret the way the AS lists first of the two
-        (HTTP Basic when the AS names neither). Returns the headers to add (``fields`` may change)."""
+        (HTTP Basic when the AS names neither); a machine client that signs JWTs sends one when the AS
+        lists ``private_key_jwt``. Returns the headers to add (``fields`` may change)."""
+        methods = (self.as_metadata or {}).get("token_endpoint_auth_methods_supported") or ["client_secret_basic"]
+        signer = self.machine.assertion if self.machine is not None else None
+        if signer is not None and "private_key_jwt" in methods and fields.get("grant_type") == "client_credentials":
+            del fields["client_id"]  # the assertion's sub names the client (RFC 7523 §3)
+            fields.update(client_assertion_type=JWT_BEARER_ASSERTION, client_assertion=signer(self.issuer or ""))
+            return {}
         if self.client_secret is None or self.client_id is None:
             return {}
-        methods = (self.as_metadata or {}).get("token_endpoint_auth_methods_supported") or ["client_secret_basic"]
         usable = [m for m in methods if m in ("client_secret_basic", "client_secret_post", "none")]
         method = usable[0] if usable else "client_secret_basic"
         if method == "client_secret_post":
