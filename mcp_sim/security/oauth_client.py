@@ -68,8 +68,8 @@ from mcp_sim.security.oauth import AS_METADATA_PATH, FORM, OIDC_METADATA_PATH, P
 from mcp_sim.security.oauth_web import Web
 from mcp_sim.transports.http import HttpResponse, HttpStatusError
 
-__all__ = ["JWT_BEARER_ASSERTION", "MachineCredentials", "OAuthClient", "OAuthFailed", "TokenSet", "metadata_urls",
-           "parse_www_authenticate", "with_authorization"]
+__all__ = ["JWT_BEARER_ASSERTION", "MachineCredentials", "NoResourceMetadata", "OAuthClient", "OAuthFailed", "TokenSet",
+           "metadata_urls", "parse_www_authenticate", "with_authorization"]
 
 JWT_BEARER_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 """RFC 7523's ``client_assertion_type``: the client proves who it is with a JWT it signed."""
@@ -95,6 +95,12 @@ class OAuthFailed(Exception):
         super().__init__(reason)
         self.reason = reason
         self.rule = rule
+
+
+class NoResourceMetadata(OAuthFailed):
+    """The server names no Protected Resource Metadata and has none at the well-known URIs (both
+    ``404``): what a 2025-03-26 server looks like, so :meth:`OAuthClient.authorize` applies that
+    revision's rules instead of stopping."""
 
 
 @dataclass
@@ -229,9 +235,11 @@ class OAuthClient:
 
     async def authorize(self, challenge: dict[str, str], scope: str | None) -> str:
         """Steps 2–6: discovery, registration, the code flow with PKCE, the token."""
-        named = challenge.get("resource_metadata")
-        prm = await self._resource_metadata(named)
-        if prm is None:  # no metadata anywhere: a 2025-03-26 server
+        try:
+            prm: dict[str, Any] | None = await self._resource_metadata(challenge.get("resource_metadata"))
+        except NoResourceMetadata:
+            prm = None  # none named, none at the well-known URIs: a server older than 2025-06-18
+        if prm is None:
             issuer = _origin(self.resource)
             meta = await self._legacy_as_metadata(issuer)
         else:
@@ -333,9 +341,10 @@ class OAuthClient:
             return response.status, None
         return response.status, data if isinstance(data, dict) else None
 
-    async def _resource_metadata(self, url: str | None) -> dict[str, Any] | None:
-        """The Protected Resource Metadata, checked; ``None`` when the challenge named none and
-        both well-known URIs answered ``404`` (a server older than 2025-06-18)."""
+    async def _resource_metadata(self, url: str | None) -> dict[str, Any]:
+        """The Protected Resource Metadata, checked. Raises :class:`NoResourceMetadata` when the
+        challenge named none and both well-known URIs answered ``404`` (a server older than
+        2025-06-18), :class:`OAuthFailed` for any other absence."""
         origin, path = _origin(self.resource), urlsplit(self.resource).path.rstrip("/")
         candidates = [url] if url else [f"{origin}{PRM_PATH}{path}", f"{origin}{PRM_PATH}"]
         statuses = []
@@ -351,7 +360,8 @@ class OAuthClient:
                 self.steps.append("read the Protected Resource Metadata")
                 return document
         if url is None and statuses == [404, 404]:
-            return None
+            raise NoResourceMetadata("no Protected Resource Metadata found", "MCP servers MUST publish RFC 9728 "
+                                     "metadata (since 2025-06-18).")
         raise OAuthFailed("no Protected Resource Metadata found", "MCP servers MUST publish RFC 9728 metadata.")
 
     async def _legacy_as_metadata(self, base: str) -> dict[str, Any]:
