@@ -711,6 +711,8 @@ def test_a_2025_03_26_server_its_origin_is_the_authorization_server() -> None:
     refusal = next(e for e in world.sim.recorder.events if e.text == "HTTP 401 Unauthorized")
     assert "resource_metadata" not in json.dumps(refusal.framing)
     assert any("following 2025-03-26" in step for step in world.oauth.steps)
+    discovery = world.web.exchanges[2][0]
+    assert discovery.headers.get("MCP-Protocol-Version") == OLD_REVISION  # 2025-03-26 asks for it there
     authorize = next(q for q, _ in world.web.exchanges if q.path.startswith("/authorize"))
     query = dict(p.split("=", 1) for p in urlsplit(authorize.path).query.split("&"))
     assert query["code_challenge_method"] == "S256" and query["code_challenge"]
@@ -858,8 +860,9 @@ def test_a_client_with_a_private_key_sends_a_signed_assertion_instead_of_a_secre
         await authorized_call(world)
         return site.token_requests
 
-    _, requests = play(LATEST, story)
+    world, requests = play(LATEST, story)
     [(form, header)] = requests
+    assert "signed-for" not in json.dumps([e.framing for e in world.sim.recorder.events], default=str)  # redacted
     assert header is None and "client_id" not in form
     assert form["client_assertion_type"] == JWT_BEARER_ASSERTION and form["client_assertion"] == f"signed-for:{ISSUER}"
 

@@ -329,10 +329,11 @@ class OAuthClient:
     async def _get_json(self, url: str) -> dict[str, Any] | None:
         return (await self._fetch_json(url))[1]
 
-    async def _fetch_json(self, url: str) -> tuple[int, dict[str, Any] | None]:
+    async def _fetch_json(self, url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, Any] | None]:
         """``GET`` a JSON document: ``(status, the object or None)``."""
         self._guard(url)
-        response = await self.web.fetch(self.participant, "GET", url, headers={"Accept": "application/json"})
+        response = await self.web.fetch(self.participant, "GET", url,
+                                        headers={"Accept": "application/json", **(headers or {})})
         if response.status != 200 or not response.body:
             return response.status, None
         try:
@@ -377,7 +378,8 @@ class OAuthClient:
         self._notice(f"no Protected Resource Metadata: following 2025-03-26, the MCP server's origin {base} "
                      "is the authorization server")
         url = f"{base}{AS_METADATA_PATH}"
-        status, document = await self._fetch_json(url)
+        # 2025-03-26 asks for the revision on this request, so the server can answer by revision.
+        status, document = await self._fetch_json(url, {"MCP-Protocol-Version": "2025-03-26"})
         if document is not None:
             return self._accept_as_metadata(document, base, url)
         if status != 404:
