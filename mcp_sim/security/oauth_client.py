@@ -234,7 +234,8 @@ class OAuthClient:
         return await self.authorize(challenge, scope)
 
     async def authorize(self, challenge: dict[str, str], scope: str | None) -> str:
-        """Steps 2–6: discovery, registration, the code flow with PKCE, the token."""
+        """Steps 2–6: discovery, registration, the code flow with PKCE, the token (or, for a client
+        with no user at an authorization server that offers it, the client-credentials grant)."""
         try:
             prm: dict[str, Any] | None = await self._resource_metadata(challenge.get("resource_metadata"))
         except NoResourceMetadata:
