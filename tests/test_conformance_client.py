@@ -33,6 +33,8 @@ from typing import Any
 
 import anyio
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -58,29 +60,32 @@ AUTH_ASSERTED = (
     "auth/token-endpoint-auth-none", "auth/pre-registration", "auth/resource-mismatch", "auth/offline-access-scope",
     "auth/offline-access-not-supported", "auth/authorization-server-migration", "auth/iss-supported",
     "auth/iss-not-advertised", "auth/iss-supported-missing", "auth/iss-wrong-issuer", "auth/iss-unexpected",
-    "auth/iss-normalized", "auth/metadata-issuer-mismatch",
+    "auth/iss-normalized", "auth/metadata-issuer-mismatch", "auth/2025-03-26-oauth-metadata-backcompat",
+    "auth/2025-03-26-oauth-endpoint-fallback", "auth/client-credentials-basic", "auth/client-credentials-jwt",
 )
-"""The authorization scenarios: discovery, registration, scopes, token endpoint authentication, iss checks."""
+"""The authorization scenarios: discovery (2025-03-26's, without Protected Resource Metadata, too), registration,
+scopes, token endpoint authentication, iss checks, and the client-credentials extension (a secret or a signed
+JWT assertion, no user)."""
 
 SKILLS = ("the skills extension (SEP-2640, io.modelcontextprotocol/skills) is outside every revision the "
           "simulator models: its client cannot send skills/list (no revision defines it) and there is no Host "
           "that loads skills and checks their files' digests, sizes and frontmatter")
-OLD_AUTH = ("2025-03-26 authorization (no Protected Resource Metadata: the MCP server's origin doubles as the "
-            "authorization server, and without metadata the client guesses /authorize, /token and /register) was "
-            "replaced in 2025-06-18; the client follows 2025-06-18 onward, where a server without RFC 9728 metadata "
-            "names no authorization server, and it refuses an authorization server that does not show PKCE S256")
-AUTH_EXTENSIONS = ("an authorization extension outside the core spec (client credentials, enterprise-managed "
-                   "authorization, DPoP, workload identity federation): the client implements the authorization "
-                   "code flow with PKCE that the core spec requires, and no other grant or proof of possession")
+ENTERPRISE = ("enterprise-managed authorization (SEP-990) is an extension outside the core spec: the client would "
+              "trade the user's ID token at the enterprise identity provider for an identity assertion grant (RFC "
+              "8693 token exchange) and present that at the MCP authorization server with the JWT bearer grant (RFC "
+              "7523); the client has no identity-provider role and implements neither grant")
+DPOP = ("DPoP (SEP-1932, RFC 9449) is an extension outside the core spec: the client would hold a key pair, sign a "
+        "fresh proof JWT for every token request and every MCP request, answer use_dpop_nonce challenges from the "
+        "authorization server and the MCP server, and send Authorization: DPoP; the client sends Bearer tokens only")
+WIF = ("workload identity federation (SEP-1933) is an extension outside the core spec: the client would present a "
+       "JWT its platform issued about the workload as an RFC 7523 jwt-bearer authorization grant; the client's "
+       "grants are the authorization code (with a user) and client credentials (a secret or its own signed "
+       "assertion, no user), not a third party's token")
 NOT_ASSERTED = {
-    "auth/2025-03-26-oauth-metadata-backcompat": OLD_AUTH,
-    "auth/2025-03-26-oauth-endpoint-fallback": OLD_AUTH,
-    "auth/client-credentials-jwt": AUTH_EXTENSIONS,
-    "auth/client-credentials-basic": AUTH_EXTENSIONS,
-    "auth/enterprise-managed-authorization": AUTH_EXTENSIONS,
-    "auth/dpop": AUTH_EXTENSIONS,
-    "auth/dpop-nonce": AUTH_EXTENSIONS,
-    "auth/wif-jwt-bearer": AUTH_EXTENSIONS,
+    "auth/enterprise-managed-authorization": ENTERPRISE,
+    "auth/dpop": DPOP,
+    "auth/dpop-nonce": DPOP,
+    "auth/wif-jwt-bearer": WIF,
     "sep-2640-client-no-prefetch": SKILLS,
     "sep-2640-client-verify-digest": SKILLS,
     "sep-2640-client-verify-size": SKILLS,
@@ -180,6 +185,19 @@ def test_the_scripted_user_fills_required_arguments_and_follows_the_suites_plan(
     assert planned_calls("json-schema-2020-12-preservation", tools, None) == [
         ("json_schema_echo", {"schema": {"$defs": {"a": {}}, "additionalProperties": False}})]
     assert [name for name, _ in planned_calls("tools_call", tools, None)] == [t["name"] for t in tools]
+
+
+def test_machine_credentials_come_only_from_a_context_without_an_issuer() -> None:
+    from mcp_sim.bridge.conformance_client import machine_credentials
+
+    secret = machine_credentials({"name": "auth/client-credentials-basic", "client_id": "c", "client_secret": "s"})
+    assert secret is not None and secret.client_secret == "s" and secret.assertion is None
+    assert machine_credentials({"client_id": "c", "client_secret": "s", "issuer": "http://localhost:1"}) is None
+    assert machine_credentials({"client_id": "c"}) is None and machine_credentials({}) is None
+    key = ec.generate_private_key(ec.SECP256R1()).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
+    signed = machine_credentials({"client_id": "c", "private_key_pem": key, "signing_algorithm": "ES256"})
+    assert signed is not None and signed.client_secret is None and signed.assertion is not None
 
 
 def test_a_conformance_scenario_needs_a_url(capsys: pytest.CaptureFixture[str]) -> None:

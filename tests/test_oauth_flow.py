@@ -29,8 +29,11 @@ from mcp_sim.security.oauth import (
     s256,
 )
 from mcp_sim.security.oauth_client import (
+    JWT_BEARER_ASSERTION,
+    MachineCredentials,
     OAuthClient,
     OAuthFailed,
+    basic_credentials,
     metadata_urls,
     parse_www_authenticate,
     with_authorization,
@@ -623,3 +626,261 @@ def test_a_promised_iss_must_come_back() -> None:
     world, rule = play(LATEST, story)
     assert "RFC 9207" in rule and world.oauth.tokens is None
     assert world.oauth_exchanges()[-1] == ("GET", f"{ISSUER}/authorize", 302)
+
+
+# -- a 2025-03-26 server: no Protected Resource Metadata, the origin is the authorization server ---------
+
+OLD_ORIGIN = "https://notes.example"
+OLD_REVISION = "2025-03-26"
+
+
+class Server20250326(SimulatedHttpServer):
+    """The HTTP layer of a 2025-03-26 MCP server: that revision had no Protected Resource Metadata, so
+    its ``401`` challenge names none (and nothing is served at the well-known URIs)."""
+
+    def _authenticate(self, headers: Headers,
+                      request: HttpRequest | None = None) -> tuple[AuthInfo | None, HttpResponse | None]:
+        auth, refusal = super()._authenticate(headers, request)
+        if refusal is not None:
+            kept = {k: v for k, v in parse_www_authenticate(refusal.headers["WWW-Authenticate"]).items()
+                    if k != "resource_metadata"}
+            refusal.headers["WWW-Authenticate"] = " ".join(["Bearer", ", ".join(f'{k}="{v}"' for k, v in kept.items())]).strip()
+        return auth, refusal
+
+
+def play_2025_03_26(story: Callable[[World], Awaitable[Any]], *, discovery: tuple[Any, ...] = ("oauth",),
+                    site: Callable[[OAuthAuthorizationServer], Any] | None = None) -> tuple[World, Any]:
+    """A 2025-03-26 deployment: the notes server's own origin runs the authorization server
+    (the unchanged simulated one, with ``issuer`` = that origin)."""
+    sim = Simulation(5)
+    box: dict[str, Any] = {}
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            table = AuthorizationServer(OLD_ORIGIN, lambda: sim.token(16), sim.now_ms)
+            auth_server = OAuthAuthorizationServer(OLD_ORIGIN, table, ScriptedUser(User("ada", "acme")),
+                                                   resources=(RESOURCE,), discovery=discovery, sends_iss=False)
+            server = Server("notes", version="1.0.0", supported_versions=(OLD_REVISION,))
+
+            @server.tool()
+            def read_notes() -> str:
+                """Your notes."""
+                return "buy milk"
+
+            def validate(value: str) -> AuthInfo | None:
+                try:
+                    return table.validate(value, audience=RESOURCE)
+                except TokenRejected:
+                    return None
+
+            http = Server20250326(sim, tg, "notes", server_main(server), versions=[OLD_REVISION],
+                                  token_validator=validate)
+            web = SimulatedWeb(sim)
+            web.add(OLD_ORIGIN, site(auth_server) if site is not None else auth_server)
+            world = World(sim, tg, OLD_REVISION, table, auth_server, http, web, None)  # type: ignore[arg-type]
+            world.oauth = world.new_oauth()
+            box["world"] = world
+            try:
+                box["result"] = await story(world)
+            finally:
+                if world.client is not None:
+                    await world.client.close()
+                tg.cancel_scope.cancel()
+
+    sim.run(main)
+    return box["world"], box.get("result")
+
+
+NO_PRM = [("GET", f"{OLD_ORIGIN}/.well-known/oauth-protected-resource/mcp", 404),
+          ("GET", f"{OLD_ORIGIN}/.well-known/oauth-protected-resource", 404)]
+OLD_FLOW = [("POST", f"{OLD_ORIGIN}/register", 201), ("GET", f"{OLD_ORIGIN}/authorize", 302),
+            ("POST", f"{OLD_ORIGIN}/token", 200)]
+
+
+def old_exchanges(world: World) -> list[tuple[str, str, int]]:
+    return [(q.method, f"{OLD_ORIGIN}{q.path.partition('?')[0]}", r.status) for q, r in world.web.exchanges]
+
+
+def test_a_2025_03_26_server_its_origin_is_the_authorization_server() -> None:
+    """No metadata named, both well-known URIs 404: the client reads RFC 8414 metadata at the
+    server's origin and runs the usual code flow with PKCE there, saying which rule it follows."""
+    world, text = play_2025_03_26(authorized_call)
+    assert text == "buy milk"
+    assert old_exchanges(world) == [*NO_PRM, ("GET", f"{OLD_ORIGIN}/.well-known/oauth-authorization-server", 200),
+                                    *OLD_FLOW]
+    refusal = next(e for e in world.sim.recorder.events if e.text == "HTTP 401 Unauthorized")
+    assert "resource_metadata" not in json.dumps(refusal.framing)
+    assert any("following 2025-03-26" in step for step in world.oauth.steps)
+    discovery = world.web.exchanges[2][0]
+    assert discovery.headers.get("MCP-Protocol-Version") == OLD_REVISION  # 2025-03-26 asks for it there
+    authorize = next(q for q, _ in world.web.exchanges if q.path.startswith("/authorize"))
+    query = dict(p.split("=", 1) for p in urlsplit(authorize.path).query.split("&"))
+    assert query["code_challenge_method"] == "S256" and query["code_challenge"]
+
+
+def test_a_2025_03_26_server_without_metadata_gets_the_default_endpoints() -> None:
+    """No authorization server metadata either: ``/authorize``, ``/token``, ``/register`` at the
+    origin. There is no document to list PKCE methods; 2025-03-26 makes PKCE mandatory, so the client
+    proceeds, sending S256 — and the simulated AS, which enforces it, accepts the flow."""
+    seen: list[str] = []
+
+    async def story(world: World) -> str:
+        world.oauth = world.new_oauth(notice=seen.append)
+        return await authorized_call(world)
+
+    world, text = play_2025_03_26(story, discovery=())
+    assert text == "buy milk"
+    assert old_exchanges(world) == [*NO_PRM, ("GET", f"{OLD_ORIGIN}/.well-known/oauth-authorization-server", 404),
+                                    *OLD_FLOW]
+    assert len(seen) == 2 and "2025-03-26" in seen[0] and "default endpoints" in seen[1]
+    assert world.oauth.tokens is not None
+
+
+def test_2025_03_26_metadata_without_s256_is_still_refused() -> None:
+    """The fallback does not lower the bar for a document that exists: metadata without
+    ``code_challenge_methods_supported`` listing S256 stops the flow, as for any other server."""
+
+    class NoPkce:
+        def __init__(self, inner: OAuthAuthorizationServer) -> None:
+            self.inner, self.participant = inner, inner.participant
+
+        def serve(self, request: HttpRequest) -> HttpResponse:
+            response = self.inner.serve(request)
+            if request.path == "/.well-known/oauth-authorization-server":
+                document = response.json()
+                document.pop("code_challenge_methods_supported")
+                response = HttpResponse(200, response.headers, json.dumps(document))
+            return response
+
+    async def story(world: World) -> str:
+        with pytest.raises(OAuthFailed) as failed:
+            await authorized_call(world)
+        return failed.value.rule
+
+    world, rule = play_2025_03_26(story, site=NoPkce)
+    assert "S256" in rule
+    assert old_exchanges(world) == [*NO_PRM, ("GET", f"{OLD_ORIGIN}/.well-known/oauth-authorization-server", 200)]
+
+
+def test_a_named_metadata_document_that_is_missing_is_no_2025_03_26_server() -> None:
+    """A challenge that names its metadata belongs to 2025-06-18 or later: when that document is
+    missing the flow stops (no guessing at the origin), as it does when a well-known URI fails
+    with anything but 404."""
+
+    async def story(world: World) -> str:
+        with pytest.raises(OAuthFailed) as failed:
+            await authorized_call(world)
+        return failed.value.reason
+
+    def without_prm(world: World) -> None:
+        world.web.add("https://notes.example", DocumentSite("notes"))
+
+    async def missing(world: World) -> str:
+        without_prm(world)
+        return await story(world)
+
+    world, reason = play(LATEST, missing)
+    assert reason == "no Protected Resource Metadata found"
+    assert world.oauth_exchanges() == [("GET", PRM_URL, 404)]
+
+    class Broken:
+        participant = "notes"
+
+        def serve(self, request: HttpRequest) -> HttpResponse:
+            return HttpResponse(500 if request.path.endswith("/mcp") else 404)
+
+    world, reason = play_2025_03_26(story, site=lambda _: Broken())
+    assert reason == "no Protected Resource Metadata found"
+    assert old_exchanges(world) == [("GET", f"{OLD_ORIGIN}/.well-known/oauth-protected-resource/mcp", 500),
+                                    ("GET", f"{OLD_ORIGIN}/.well-known/oauth-protected-resource", 404)]
+
+
+# -- the client-credentials extension: a client with no user --------------------------------------------
+
+MACHINE_ID, MACHINE_SECRET = "nightly-report", "s3cret"
+
+
+class MachineAuthorizationServer:
+    """The simulated AS plus the client-credentials grant, for one client registered out of band:
+    its metadata lists the grant and how the client may authenticate; ``POST /token`` with
+    ``grant_type=client_credentials`` checks the client and issues a token for the ``resource``
+    asked for. Everything else is the unchanged simulated AS."""
+
+    def __init__(self, inner: OAuthAuthorizationServer, methods: tuple[str, ...] = ("client_secret_basic",)) -> None:
+        self.inner, self.participant, self.methods = inner, inner.participant, methods
+        self.token_requests: list[tuple[dict[str, str], str | None]] = []
+
+    def serve(self, request: HttpRequest) -> HttpResponse:
+        path = request.path.partition("?")[0]
+        if path == "/.well-known/oauth-authorization-server":
+            document = {**self.inner.metadata(), "grant_types_supported": ["client_credentials"],
+                        "token_endpoint_auth_methods_supported": list(self.methods)}
+            return HttpResponse(200, Headers({"Content-Type": "application/json"}), json.dumps(document))
+        form = read_form(request.body)
+        if path != "/token" or form.get("grant_type") != "client_credentials":
+            return self.inner.serve(request)
+        self.token_requests.append((form, request.headers.get("Authorization")))
+        basic = basic_credentials(MACHINE_ID, MACHINE_SECRET)
+        signed = form.get("client_assertion") == f"signed-for:{ISSUER}"
+        if request.headers.get("Authorization") != basic and not signed:
+            return HttpResponse(401, Headers({"Content-Type": "application/json"}), json.dumps({"error": "invalid_client"}))
+        token = self.inner.tokens.issue(User(MACHINE_ID, "acme"), client_id=MACHINE_ID, audience=form["resource"],
+                                        scopes=frozenset(form.get("scope", "").split()), ttl_ms=3_600_000.0)
+        return HttpResponse(200, Headers({"Content-Type": "application/json"}), json.dumps(
+            {"access_token": token.value, "token_type": "Bearer", "expires_in": 3600, "scope": form.get("scope", "")}))
+
+
+def test_a_client_with_no_user_uses_the_client_credentials_grant() -> None:
+    """Discovery as usual, then one token request: no registration, no browser, no PKCE; the client
+    authenticates with its secret (HTTP Basic, as the AS lists) and asks for the Server's resource."""
+    async def story(world: World) -> str:
+        site = MachineAuthorizationServer(world.auth_server)
+        world.web.add(ISSUER, site)
+        world.oauth = world.new_oauth(machine=MachineCredentials(MACHINE_ID, client_secret=MACHINE_SECRET))
+        text = await authorized_call(world)
+        assert [form["grant_type"] for form, _ in site.token_requests] == ["client_credentials"]
+        form, header = site.token_requests[0]
+        assert form["resource"] == RESOURCE and form["scope"] == "notes:read" and header and header.startswith("Basic ")
+        assert "client_secret" not in form and "code_verifier" not in form
+        return text
+
+    world, text = play(LATEST, story)
+    assert text == "buy milk"
+    assert world.oauth_exchanges() == [FIRST_AUTHORIZATION[0], FIRST_AUTHORIZATION[1], ("POST", f"{ISSUER}/token", 200)]
+    assert world.oauth.tokens is not None and world.oauth.tokens.refresh_token is None
+
+
+def test_a_client_with_a_private_key_sends_a_signed_assertion_instead_of_a_secret() -> None:
+    """``private_key_jwt``: the form carries RFC 7523's assertion for the issuer (and no client_id:
+    the assertion names the client); no Authorization header, no secret anywhere."""
+    async def story(world: World) -> list[tuple[dict[str, str], str | None]]:
+        site = MachineAuthorizationServer(world.auth_server, methods=("private_key_jwt",))
+        world.web.add(ISSUER, site)
+        world.oauth = world.new_oauth(machine=MachineCredentials(MACHINE_ID, assertion=lambda aud: f"signed-for:{aud}"))
+        await authorized_call(world)
+        return site.token_requests
+
+    world, requests = play(LATEST, story)
+    [(form, header)] = requests
+    assert "signed-for" not in json.dumps([e.framing for e in world.sim.recorder.events], default=str)  # redacted
+    assert header is None and "client_id" not in form
+    assert form["client_assertion_type"] == JWT_BEARER_ASSERTION and form["client_assertion"] == f"signed-for:{ISSUER}"
+
+
+@pytest.mark.parametrize("bound_to", [None, "https://elsewhere.example"])
+def test_machine_credentials_never_replace_the_code_flow_where_it_applies(bound_to: str | None) -> None:
+    """An AS that does not list the grant, or credentials bound to another issuer: the ordinary code
+    flow runs, and the machine's secret is never sent."""
+    async def story(world: World) -> str:
+        if bound_to is not None:
+            world.web.add(ISSUER, MachineAuthorizationServer(world.auth_server))
+        world.oauth = world.new_oauth(machine=MachineCredentials(MACHINE_ID, client_secret=MACHINE_SECRET,
+                                                                 issuer=bound_to))
+        return await authorized_call(world)
+
+    world, text = play(LATEST, story)
+    assert text == "buy milk"
+    sent = " ".join(f"{q.path} {q.body} {q.headers.get('Authorization') or ''}" for q, _ in world.web.exchanges)
+    assert MACHINE_SECRET not in sent and "client_credentials" not in sent
+    assert ("POST", f"{ISSUER}/register", 201) in world.oauth_exchanges()
+

@@ -19,7 +19,10 @@ from typing import Any
 
 import anyio
 import httpx
+import jwt
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -28,7 +31,7 @@ from sim_server import build, env_with_tests, serve_argv
 from mcp_sim.bridge.commands import connect_command
 from mcp_sim.bridge.http_auth import BuiltinAuthorization, builtin_authorization
 from mcp_sim.bridge.http_server import HttpServerHandle, serve_http
-from mcp_sim.bridge.oauth_http import LoopbackCallback, open_oauth, require_https_or_loopback
+from mcp_sim.bridge.oauth_http import LoopbackCallback, open_oauth, private_key_jwt, require_https_or_loopback
 from mcp_sim.bridge.real import connect_real
 from mcp_sim.bridge.recording import WallClockRecorder
 from mcp_sim.security.identity import AuthInfo, User
@@ -326,3 +329,108 @@ def test_a_malformed_registration_answer_is_one_clear_error() -> None:
         assert "HTTP 401" in str(refused) and "JSONDecodeError" in str(refused)
 
     with_protected_endpoint(check)
+
+
+def test_a_private_key_jwt_assertion_names_the_client_and_the_authorization_server() -> None:
+    """RFC 7523 §2.2 / §3: ``iss`` and ``sub`` are the client, ``aud`` the authorization server, a
+    short life and a fresh ``jti``; the public key verifies it (the private key never leaves)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                            serialization.NoEncryption()).decode()
+    sign = private_key_jwt("svc", pem)
+    first, second = sign("https://as.example.com"), sign("https://as.example.com")
+    claims = jwt.decode(first, key.public_key(), algorithms=["ES256"], audience="https://as.example.com")
+    assert claims["iss"] == claims["sub"] == "svc" and 0 < claims["exp"] - claims["iat"] <= 300
+    assert jwt.decode(second, key.public_key(), algorithms=["ES256"], audience="https://as.example.com")["jti"] != \
+        claims["jti"]
+    with pytest.raises(jwt.InvalidAudienceError):
+        jwt.decode(first, key.public_key(), algorithms=["ES256"], audience="https://other.example.com")
+
+
+def test_connect_client_credentials_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--client-credentials`` needs the client's id and a secret or a key; with a key the secret is
+    never used, and the credentials are bound to ``--issuer``."""
+    from mcp_sim.bridge.commands import _machine_credentials, connect_parser
+
+    url = "http://127.0.0.1:9/mcp"
+    assert connect_command(["--url", url, "--client-credentials", "--client-id", "svc", "--issuer", url]) == 1
+    assert "--client-credentials needs" in capsys.readouterr().err
+    key = tmp_path / "key.pem"
+    key.write_text(ec.generate_private_key(ec.SECP256R1()).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode())
+    args = connect_parser().parse_args(["--url", url, "--client-credentials", "--client-id", "svc", "--issuer",
+                                        "http://127.0.0.1:9", "--client-secret", "s", "--private-key", str(key)])
+    machine = _machine_credentials(args)
+    assert machine.client_id == "svc" and machine.issuer == "http://127.0.0.1:9" and machine.client_secret is None
+    assert jwt.decode(machine.assertion("http://127.0.0.1:9"), options={"verify_signature": False})["sub"] == "svc"
+    args = connect_parser().parse_args(["--url", url, "--client-credentials", "--client-id", "svc", "--issuer",
+                                        "http://127.0.0.1:9", "--client-secret", "s"])
+    assert _machine_credentials(args).client_secret == "s" and _machine_credentials(args).assertion is None
+
+
+def test_a_2025_03_26_server_on_the_real_wire_is_announced_on_stderr_and_in_the_trace(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A loopback server with no metadata at all: the client says it follows 2025-03-26, uses the
+    default endpoints at the origin with PKCE S256, and gets its token."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from urllib.parse import parse_qs, urlencode, urlsplit
+
+    from mcp_sim.transports.http import Headers, HttpResponse
+
+    seen: list[tuple[str, str]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def _answer(self, status: int, body: dict[str, Any] | None = None, **headers: str) -> None:
+            data = json.dumps(body).encode() if body is not None else b""
+            self.send_response(status)
+            for name, value in {"Content-Type": "application/json", "Content-Length": str(len(data)), **headers}.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            seen.append(("GET", self.path))
+            if self.path.startswith("/authorize?"):
+                query = {k: v[0] for k, v in parse_qs(urlsplit(self.path).query).items()}
+                assert query["code_challenge_method"] == "S256" and query["code_challenge"]
+                back = urlencode({"code": "c1", "state": query["state"]})
+                self._answer(302, Location=f"{query['redirect_uri']}?{back}")
+            else:
+                self._answer(404)
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            seen.append(("POST", self.path))
+            if self.path == "/register":
+                self._answer(201, {"client_id": "old-client"})
+            else:
+                self._answer(200, {"access_token": "t1", "token_type": "Bearer", "expires_in": 60})
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+
+    async def main() -> tuple[str, WallClockRecorder]:
+        recorder = WallClockRecorder()
+        async with open_oauth(f"{base}/mcp", recorder=recorder, interactive=False) as oauth:
+            return await oauth.on_challenge(HttpResponse(401, Headers({"WWW-Authenticate": "Bearer"}))), recorder
+
+    try:
+        token, recorder = anyio.run(main)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert token == "t1"
+    assert [(m, p.partition("?")[0]) for m, p in seen] == [
+        ("GET", "/.well-known/oauth-protected-resource/mcp"), ("GET", "/.well-known/oauth-protected-resource"),
+        ("GET", "/.well-known/oauth-authorization-server"), ("POST", "/register"), ("GET", "/authorize"),
+        ("POST", "/token")]
+    err = capsys.readouterr().err
+    assert f"following 2025-03-26, the MCP server's origin {base} is the authorization server" in err
+    assert "default endpoints" in err
+    logs = [e.text for e in recorder.events if e.kind == "log"]
+    assert len(logs) == 2 and all(line and "2025-03-26" in line for line in logs)

@@ -21,6 +21,7 @@ prints what it offers and what the calls returned, and saves the real traffic as
     mcp-sim connect --era legacy --call add --args '{"a": 1, "b": 2}' -- python server.py
     mcp-sim connect --url http://127.0.0.1:8000/mcp   # a 401 runs the OAuth flow, then retries
     mcp-sim connect --conformance-scenario tools_call --url URL   # what the official suite runs
+    mcp-sim connect --url URL --client-credentials --client-id ID --issuer AS --private-key key.pem  # no user
 
 These functions are the only ones in the bridge that print to stdout, and never while serving stdio.
 """
@@ -260,6 +261,13 @@ def connect_parser() -> argparse.ArgumentParser:
                       help="the loopback URL the browser returns to (default http://127.0.0.1:33418/callback)")
     auth.add_argument("--no-browser", action="store_true", help="fail instead of waiting for a browser when the "
                       "authorization server does not redirect straight back")
+    auth.add_argument("--client-credentials", action="store_true",
+                      help="no user: take tokens with the client_credentials grant where --issuer offers it (with "
+                           "--client-id, --issuer and --client-secret or --private-key)")
+    auth.add_argument("--private-key", metavar="FILE.pem", help="sign RFC 7523 client assertions with this key "
+                      "(private_key_jwt) instead of sending --client-secret")
+    auth.add_argument("--signing-alg", default="ES256", metavar="ALG", help="the --private-key's JWS algorithm "
+                      "(default ES256)")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per request")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument("--log-level", default="warning")
@@ -314,13 +322,29 @@ async def _authorization(target: Sequence[str] | str, args: argparse.Namespace, 
     if client_id and not issuer:
         raise ValueError("--client-id needs --issuer (a client_id belongs to one authorization server)")
     secret = getattr(args, "client_secret", None)
+    machine = _machine_credentials(args) if getattr(args, "client_credentials", False) else None
     async with open_oauth(target, recorder=recorder, redirect_uri=getattr(args, "redirect_uri", None) or DEFAULT_REDIRECT,
                           preregistered={issuer: client_id} if client_id and issuer else None,
                           client_secrets={client_id: secret} if client_id and secret else None,
-                          metadata_document=getattr(args, "client_metadata_url", None),
+                          metadata_document=getattr(args, "client_metadata_url", None), machine=machine,
                           interactive=not getattr(args, "no_browser", False), timeout=args.timeout) as oauth:
         summary["authorization"] = oauth.steps
         yield oauth
+
+
+def _machine_credentials(args: argparse.Namespace) -> Any:
+    """``--client-credentials``: the client's own credentials, bound to ``--issuer``."""
+    from pathlib import Path
+
+    from mcp_sim.bridge.oauth_http import private_key_jwt
+    from mcp_sim.security.oauth_client import MachineCredentials
+
+    client_id, issuer = getattr(args, "client_id", None), getattr(args, "issuer", None)
+    secret, key_file = getattr(args, "client_secret", None), getattr(args, "private_key", None)
+    if not client_id or not (secret or key_file):
+        raise ValueError("--client-credentials needs --client-id, --issuer and --client-secret or --private-key")
+    signer = private_key_jwt(client_id, Path(key_file).read_text(), args.signing_alg) if key_file else None
+    return MachineCredentials(client_id, client_secret=None if key_file else secret, assertion=signer, issuer=issuer)
 
 
 async def run_connect(command: Sequence[str] | str, args: argparse.Namespace,

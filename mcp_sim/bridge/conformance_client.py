@@ -20,6 +20,9 @@ The authorization scenarios (``auth/…``) put the test server behind OAuth: the
 --url`` does. Their test authorization server redirects straight back, so no browser is involved;
 a scenario that pre-registers the client passes its ``client_id``, secret and issuer in the context,
 and the client publishes the metadata document URL the suite expects (:data:`CLIENT_METADATA_URL`).
+A context with a ``client_id`` and a secret or a private key but no issuer describes a client with
+no user (:func:`machine_credentials`): it gets the client-credentials grant wherever the
+authorization server offers it, and the code flow elsewhere.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from mcp_sim.protocol.errors import McpError
 from mcp_sim.protocol.revisions import REVISIONS
 from mcp_sim.roles.client import ClientCallbacks, ClientEra
 from mcp_sim.roles.client.elicitation import content_errors, placeholder_content
+from mcp_sim.security.oauth_client import MachineCredentials
 from mcp_sim.trace.recorder import Recorder
 
 MODERN_VERSION = "2026-07-28"
@@ -43,6 +47,23 @@ ECHO_PLANS: dict[str, tuple[str, str, str]] = {
     "json-schema-2020-12-preservation": ("json_schema_echo", "schema", "json_schema_2020_12_tool"),
 }
 """Scenarios that check what the client kept of a listing: the client hands a tool's schema back."""
+
+
+def machine_credentials(context: Mapping[str, Any]) -> MachineCredentials | None:
+    """The credentials of a client acting on its own behalf, when the suite's context gives them: a
+    ``client_id`` with a ``client_secret`` or a ``private_key_pem`` (and its ``signing_algorithm``),
+    and no ``issuer`` (a pre-registered client for the code flow comes with one)."""
+    client_id, secret, key = (context.get(k) for k in ("client_id", "client_secret", "private_key_pem"))
+    if not isinstance(client_id, str) or "issuer" in context:
+        return None
+    if isinstance(key, str):
+        from mcp_sim.bridge.oauth_http import private_key_jwt
+
+        return MachineCredentials(client_id, assertion=private_key_jwt(
+            client_id, key, str(context.get("signing_algorithm") or "ES256")))
+    if isinstance(secret, str):
+        return MachineCredentials(client_id, client_secret=secret)
+    return None
 
 
 def era_for(version: str | None) -> tuple[ClientEra, tuple[str, ...] | None]:
@@ -136,7 +157,8 @@ async def run_scenario(scenario: str, url: str, *, version: str | None, recorder
     async with open_oauth(url, recorder=recorder, client_name="mcp-sim conformance client",
                           preregistered={issuer: client_id} if known else None,  # type: ignore[dict-item]
                           client_secrets={client_id: secret} if known and isinstance(secret, str) else None,  # type: ignore[dict-item]
-                          metadata_document=CLIENT_METADATA_URL, interactive=False, timeout=timeout) as oauth, \
+                          metadata_document=CLIENT_METADATA_URL, interactive=False,
+                          machine=machine_credentials(given), timeout=timeout) as oauth, \
             connect_real(url, era=era, versions=versions, recorder=recorder, timeout=timeout,
                          callbacks=conformance_callbacks(), authorizer=oauth.on_challenge) as session:
         summary["authorization"] = oauth.steps

@@ -18,6 +18,10 @@ What changes on a real network:
   client reads the redirect itself. Otherwise :class:`RealWeb` prints the URL on stderr and waits
   for the browser to arrive at the loopback redirect URI (:class:`LoopbackCallback`).
 
+A client with no user (``mcp-sim connect --client-credentials``) skips the browser altogether: it
+holds :class:`~mcp_sim.security.oauth_client.MachineCredentials` — a secret, or a private key that
+signs each token request's JWT assertion (:func:`private_key_jwt`).
+
 :func:`open_oauth` puts it together for ``mcp-sim connect --url``: it yields the ``OAuthClient``,
 whose ``on_challenge`` is the HTTP client stream's ``authorizer``.
 """
@@ -27,7 +31,7 @@ from __future__ import annotations
 import secrets
 import sys
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,12 +41,13 @@ import anyio
 import httpx
 
 from mcp_sim.bridge.recording import stamp
-from mcp_sim.security.oauth_client import OAuthClient, OAuthFailed
+from mcp_sim.security.oauth_client import MachineCredentials, OAuthClient, OAuthFailed
 from mcp_sim.security.oauth_web import record_exchange
 from mcp_sim.trace.recorder import Recorder
 from mcp_sim.transports.http import Headers, HttpRequest, HttpResponse
 
-__all__ = ["LOOPBACK_NAMES", "LoopbackCallback", "RealWeb", "open_oauth", "require_https_or_loopback"]
+__all__ = ["LOOPBACK_NAMES", "LoopbackCallback", "RealWeb", "open_oauth", "private_key_jwt",
+           "require_https_or_loopback"]
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 DEFAULT_REDIRECT = "http://127.0.0.1:33418/callback"
@@ -60,6 +65,26 @@ def require_https_or_loopback(url: str) -> None:
         return
     raise OAuthFailed(f"refusing to fetch {url!r}: not https and not on this machine",
                       "Authorization endpoints MUST be served over https (loopback excepted for development).")
+
+
+def private_key_jwt(client_id: str, private_key_pem: str, algorithm: str = "ES256",
+                    lifetime_s: int = 300) -> Callable[[str], str]:
+    """A signer of RFC 7523 client assertions: given the authorization server's identifier (the
+    ``aud``), a JWT issued by and about the client itself (``iss`` = ``sub`` = ``client_id``), valid
+    for ``lifetime_s`` seconds and never reused (a fresh ``jti``), signed with its private key. The
+    authorization server checks it with the public key registered for the client; the key itself
+    never leaves this machine, which is why the extension recommends it over a shared secret.
+
+    Uses PyJWT (installed with the ``course`` extra), which needs ``cryptography`` for ``ES256``."""
+    import jwt  # only a client that signs needs it
+
+    def sign(audience: str) -> str:
+        now = int(time.time())
+        claims = {"iss": client_id, "sub": client_id, "aud": audience, "iat": now, "exp": now + lifetime_s,
+                  "jti": secrets.token_hex(16)}
+        return jwt.encode(claims, private_key_pem, algorithm=algorithm)
+
+    return sign
 
 
 @dataclass
@@ -144,16 +169,26 @@ class RealWeb:
 async def open_oauth(server_url: str, *, recorder: Recorder, client_name: str = "mcp-sim",
                      redirect_uri: str = DEFAULT_REDIRECT, preregistered: Mapping[str, str] | None = None,
                      client_secrets: Mapping[str, str] | None = None, metadata_document: str | None = None,
-                     interactive: bool = True, timeout: float = 30.0) -> AsyncIterator[OAuthClient]:
+                     interactive: bool = True, machine: MachineCredentials | None = None,
+                     timeout: float = 30.0) -> AsyncIterator[OAuthClient]:
     """An :class:`OAuthClient` for the MCP server at ``server_url``, on the real network, for the
     duration of the block. ``preregistered`` maps an issuer to a ``client_id`` obtained out of band
     (``client_secrets`` its secret, for a confidential client); ``metadata_document`` is the https
     URL of this client's Client ID Metadata Document, if it publishes one; ``interactive``: wait
-    for the user's browser when the authorization server does not redirect straight back."""
+    for the user's browser when the authorization server does not redirect straight back;
+    ``machine``: credentials for the client-credentials grant (a client with no user)."""
     async with httpx.AsyncClient(timeout=httpx.Timeout(timeout)) as http:
         web = RealWeb(http, recorder, callback=LoopbackCallback(redirect_uri) if interactive else None)
         yield OAuthClient(web, "client", server_url, client_name, redirect_uri,
                           draw=lambda: secrets.token_hex(16), clock_ms=lambda: time.time() * 1000.0,
                           preregistered=dict(preregistered or {}), client_secrets=dict(client_secrets or {}),
                           metadata_document=metadata_document, url_guard=require_https_or_loopback,
-                          application_type="native")  # it runs on the user's machine
+                          application_type="native",  # it runs on the user's machine
+                          machine=machine, notice=lambda line: _notice(recorder, line))
+
+
+def _notice(recorder: Recorder, line: str) -> None:
+    """A line of the flow the user should see although nothing failed: on stderr and in the trace."""
+    sys.stderr.write(f"mcp-sim: {line}\n")
+    recorder.record_event(kind="log", link="oauth", sender="client", receiver="client", text=line,
+                          t_ms=stamp(recorder))

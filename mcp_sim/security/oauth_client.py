@@ -8,10 +8,16 @@ the user for a password. It follows the trail the Server left:
 2. **fetch the Protected Resource Metadata** (RFC 9728) from that URL — or, when the header names
    none, from the well-known URIs (with the endpoint's path first, then the root) — and check that
    its ``resource`` is the Server it is talking to (the same URI, or one it lies under: a root
-   document names the whole origin); from then on that ``resource`` is what the client asks for;
+   document names the whole origin); from then on that ``resource`` is what the client asks for.
+   A server that names no metadata and answers ``404`` at both URIs predates 2025-06-18: the client
+   then follows **2025-03-26** — the server's origin is the authorization server (its RFC 8414
+   metadata at the root, else the default endpoints ``/authorize``, ``/token``, ``/register``), and
+   it says so in ``steps`` and through ``notice``;
 3. **discover the authorization server**: its RFC 8414 metadata, then the OpenID Connect discovery
    document, at the URIs the spec lists in that order; refuse an AS that does not advertise PKCE
-   ``S256`` (without ``code_challenge_methods_supported`` the client cannot know PKCE is enforced);
+   ``S256`` (without ``code_challenge_methods_supported`` the client cannot know PKCE is enforced —
+   except on 2025-03-26's default endpoints, where no document exists and that revision makes PKCE
+   mandatory for every authorization server; the client sends ``S256`` there all the same);
 4. **register**, in the order the 2025-11-25 spec gives: a pre-registered ``client_id`` for this AS;
    else the client's **metadata document** URL as its ``client_id``, when the AS advertises
    ``client_id_metadata_document_supported``; else Dynamic Client Registration;
@@ -28,6 +34,13 @@ the user for a password. It follows the trail the Server left:
 Later, ``401 invalid_token`` on an expired token → the **refresh** grant (no user involved); ``403
 insufficient_scope`` → **step-up**: authorize again with the scopes the ``403`` names added to
 those asked for before (but not when the token already carries them: asking again cannot help).
+
+A client with no user behind it (a scheduled job, another service) cannot sign in at a browser.
+MCP's **client-credentials extension** lets such a client, given :class:`MachineCredentials` out
+of band, ask the token endpoint directly (``grant_type=client_credentials``), proving who it is
+with its secret or a signed JWT (RFC 7523) instead of a user's consent. Discovery is unchanged;
+the grant is used only when the client holds such credentials *and* the authorization server lists
+``client_credentials`` in ``grant_types_supported`` — an ordinary client always runs the code flow.
 
 Client registrations belong to one authorization server: when the metadata names another one, the
 client registers anew there and never shows it the old ``client_id``.
@@ -55,7 +68,11 @@ from mcp_sim.security.oauth import AS_METADATA_PATH, FORM, OIDC_METADATA_PATH, P
 from mcp_sim.security.oauth_web import Web
 from mcp_sim.transports.http import HttpResponse, HttpStatusError
 
-__all__ = ["OAuthClient", "OAuthFailed", "TokenSet", "metadata_urls", "parse_www_authenticate", "with_authorization"]
+__all__ = ["JWT_BEARER_ASSERTION", "MachineCredentials", "NoResourceMetadata", "OAuthClient", "OAuthFailed", "TokenSet",
+           "metadata_urls", "parse_www_authenticate", "with_authorization"]
+
+JWT_BEARER_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+"""RFC 7523's ``client_assertion_type``: the client proves who it is with a JWT it signed."""
 
 T = TypeVar("T")
 
@@ -80,6 +97,12 @@ class OAuthFailed(Exception):
         self.rule = rule
 
 
+class NoResourceMetadata(OAuthFailed):
+    """The server names no Protected Resource Metadata and has none at the well-known URIs (both
+    ``404``): what a 2025-03-26 server looks like, so :meth:`OAuthClient.authorize` applies that
+    revision's rules instead of stopping."""
+
+
 @dataclass
 class TokenSet:
     """What the token endpoint gave: the access token (sent to the Server), when it expires on the
@@ -89,6 +112,21 @@ class TokenSet:
     expires_at_ms: float
     scopes: frozenset[str]
     refresh_token: str | None = None
+
+
+@dataclass(frozen=True)
+class MachineCredentials:
+    """What a client acting on its own behalf holds (no user, so no browser and no consent): the
+    ``client_id`` its administrator registered, and how it proves it at the token endpoint — its
+    ``client_secret``, or ``assertion``, which returns a short-lived JWT signed with the client's
+    private key for an audience (the authorization server's issuer; RFC 7523 §2.2). ``issuer``,
+    when given, is the one authorization server these credentials may be shown to: a secret sent
+    to whichever server a (possibly malicious) MCP server names is a secret given away."""
+
+    client_id: str
+    client_secret: str | None = None
+    assertion: Callable[[str], str] | None = None
+    issuer: str | None = None
 
 
 def _origin(url: str) -> str:
@@ -153,6 +191,11 @@ class OAuthClient:
     url_guard: Callable[[str], None] | None = None
     """Called before every fetch of a URL learned from a server or a metadata document; it raises
     (an :class:`OAuthFailed` naming the rule) to refuse one (see :mod:`mcp_sim.security.url_safety`)."""
+    machine: MachineCredentials | None = None
+    """Credentials for the client-credentials grant (a client with no user); ``None``: the code flow."""
+    notice: Callable[[str], None] | None = None
+    """Shown each line the user should see although nothing failed (stderr and the trace on the real
+    wire); every such line is in ``steps`` too."""
     tokens: TokenSet | None = None
     client_id: str | None = None
     client_secret: str | None = None
@@ -191,23 +234,33 @@ class OAuthClient:
         return await self.authorize(challenge, scope)
 
     async def authorize(self, challenge: dict[str, str], scope: str | None) -> str:
-        """Steps 2–6: discovery, registration, the code flow with PKCE, the token."""
-        prm = await self._resource_metadata(challenge.get("resource_metadata"))
-        servers = prm.get("authorization_servers") or []
-        if not servers:
-            raise OAuthFailed("the resource metadata names no authorization server",
-                              "Protected Resource Metadata MUST list authorization_servers.")
-        if scope is None and prm.get("scopes_supported"):
-            scope = " ".join(prm["scopes_supported"])  # no scope in the challenge: what the Server lists
-        issuer = str(servers[0])
-        meta = await self._as_metadata(issuer)
+        """Steps 2–6: discovery, registration, the code flow with PKCE, the token (or, for a client
+        with no user at an authorization server that offers it, the client-credentials grant)."""
+        try:
+            prm: dict[str, Any] | None = await self._resource_metadata(challenge.get("resource_metadata"))
+        except NoResourceMetadata:
+            prm = None  # none named, none at the well-known URIs: a server older than 2025-06-18
+        if prm is None:
+            issuer = _origin(self.resource)
+            meta = await self._legacy_as_metadata(issuer)
+        else:
+            servers = prm.get("authorization_servers") or []
+            if not servers:
+                raise OAuthFailed("the resource metadata names no authorization server",
+                                  "Protected Resource Metadata MUST list authorization_servers.")
+            if scope is None and prm.get("scopes_supported"):
+                scope = " ".join(prm["scopes_supported"])  # no scope in the challenge: what the Server lists
+            issuer = str(servers[0])
+            meta = await self._as_metadata(issuer)
+        resource = self.resource_indicator or self.resource
+        if self._machine_grant(issuer, meta):
+            return await self._client_credentials(issuer, scope, resource)
         if scope and "offline_access" in (meta.get("scopes_supported") or []) \
                 and "offline_access" not in scope.split():
             scope += " offline_access"  # the AS offers refresh tokens for it (asked only when listed)
         client_id = await self._client_id(issuer, meta)
         verifier = self.draw() + self.draw()  # 64 hex characters: within PKCE's 43–128
         state = self.draw()[:16]
-        resource = self.resource_indicator or self.resource
         query = {"response_type": "code", "client_id": client_id, "redirect_uri": self.redirect_uri,
                  "code_challenge": s256(verifier), "code_challenge_method": "S256",
                  "resource": resource, "state": state, **({"scope": scope} if scope else {})}
@@ -237,6 +290,22 @@ class OAuthClient:
                                           "redirect_uri": self.redirect_uri, "client_id": client_id,
                                           "code_verifier": verifier, "resource": resource})
 
+    def _machine_grant(self, issuer: str, meta: dict[str, Any]) -> bool:
+        """Client credentials apply only to a client given machine credentials (for this issuer, when
+        they name one) at an authorization server that lists the grant."""
+        return self.machine is not None and self.machine.issuer in (None, issuer) \
+            and "client_credentials" in (meta.get("grant_types_supported") or [])
+
+    async def _client_credentials(self, issuer: str, scope: str | None, resource: str) -> str:
+        """The client-credentials grant: no browser, no code, no PKCE — one token request in which the
+        client authenticates as itself (no refresh token either: it can simply ask again)."""
+        assert self.machine is not None
+        self.issuer, self.client_id, self.client_secret = issuer, self.machine.client_id, self.machine.client_secret
+        self.requested_scopes = frozenset((scope or "").split())
+        self.steps.append("no user: the client_credentials grant, the client authenticating as itself")
+        return await self._token_request({"grant_type": "client_credentials", "client_id": self.machine.client_id,
+                                          "resource": resource, **({"scope": scope} if scope else {})})
+
     async def refresh(self) -> str:
         """The refresh grant: a new access token without the user (the refresh token is rotated)."""
         if self.tokens is None or self.tokens.refresh_token is None or self.client_id is None:
@@ -252,22 +321,38 @@ class OAuthClient:
         if self.url_guard is not None:
             self.url_guard(url)
 
+    def _notice(self, line: str) -> None:
+        """A step the user should see even when nothing fails (e.g. an old revision's rules applied)."""
+        self.steps.append(line)
+        if self.notice is not None:
+            self.notice(line)
+
     async def _get_json(self, url: str) -> dict[str, Any] | None:
+        return (await self._fetch_json(url))[1]
+
+    async def _fetch_json(self, url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, Any] | None]:
+        """``GET`` a JSON document: ``(status, the object or None)``."""
         self._guard(url)
-        response = await self.web.fetch(self.participant, "GET", url, headers={"Accept": "application/json"})
+        response = await self.web.fetch(self.participant, "GET", url,
+                                        headers={"Accept": "application/json", **(headers or {})})
         if response.status != 200 or not response.body:
-            return None
+            return response.status, None
         try:
             data = json.loads(response.body)
         except ValueError:
-            return None
-        return data if isinstance(data, dict) else None
+            return response.status, None
+        return response.status, data if isinstance(data, dict) else None
 
     async def _resource_metadata(self, url: str | None) -> dict[str, Any]:
+        """The Protected Resource Metadata, checked. Raises :class:`NoResourceMetadata` when the
+        challenge named none and both well-known URIs answered ``404`` (a server older than
+        2025-06-18), :class:`OAuthFailed` for any other absence."""
         origin, path = _origin(self.resource), urlsplit(self.resource).path.rstrip("/")
         candidates = [url] if url else [f"{origin}{PRM_PATH}{path}", f"{origin}{PRM_PATH}"]
+        statuses = []
         for candidate in candidates:
-            document = await self._get_json(candidate)
+            status, document = await self._fetch_json(candidate)
+            statuses.append(status)
             if document is not None:
                 named = document.get("resource")
                 if not isinstance(named, str) or not within(named, self.resource):
@@ -276,23 +361,56 @@ class OAuthClient:
                 self.resource_indicator = named  # sent exactly as published
                 self.steps.append("read the Protected Resource Metadata")
                 return document
+        if url is None and statuses == [404, 404]:
+            raise NoResourceMetadata("no Protected Resource Metadata found", "MCP servers MUST publish RFC 9728 "
+                                     "metadata (since 2025-06-18).")
         raise OAuthFailed("no Protected Resource Metadata found", "MCP servers MUST publish RFC 9728 metadata.")
+
+    async def _legacy_as_metadata(self, base: str) -> dict[str, Any]:
+        """The 2025-03-26 rules, for a server that publishes no Protected Resource Metadata: the MCP
+        server's origin (``base``, its URL without the path) is the authorization server. Its RFC 8414
+        metadata is read at the root; when that is missing too (``404``), the client uses the default
+        endpoints ``/authorize``, ``/token`` and ``/register`` under ``base``, as 2025-03-26 requires.
+
+        Metadata that exists is held to the same rules as anywhere else (its ``issuer``, PKCE
+        ``S256``). Only the default endpoints come without ``code_challenge_methods_supported``:
+        there is no document to list it, and 2025-03-26 makes PKCE mandatory for every client and
+        authorization server, so the client proceeds — always sending an ``S256`` challenge."""
+        self._notice(f"no Protected Resource Metadata: following 2025-03-26, the MCP server's origin {base} "
+                     "is the authorization server")
+        url = f"{base}{AS_METADATA_PATH}"
+        # 2025-03-26 asks for the revision on this request, so the server can answer by revision.
+        status, document = await self._fetch_json(url, {"MCP-Protocol-Version": "2025-03-26"})
+        if document is not None:
+            return self._accept_as_metadata(document, base, url)
+        if status != 404:
+            raise OAuthFailed(f"no authorization server metadata for {base} (HTTP {status})",
+                              "2025-03-26: only a server without metadata (404) gets the default endpoints.")
+        self._notice(f"no authorization server metadata either: 2025-03-26's default endpoints {base}/authorize, "
+                     f"{base}/token, {base}/register (PKCE S256 all the same: 2025-03-26 requires it)")
+        self.as_metadata = {"issuer": base, "authorization_endpoint": f"{base}/authorize",
+                            "token_endpoint": f"{base}/token", "registration_endpoint": f"{base}/register"}
+        return self.as_metadata
 
     async def _as_metadata(self, issuer: str) -> dict[str, Any]:
         for url in metadata_urls(issuer):
             document = await self._get_json(url)
-            if document is None:
-                continue
-            if document.get("issuer") != issuer:
-                raise OAuthFailed("the metadata names another issuer", "RFC 8414: issuer MUST match.")
-            if "S256" not in (document.get("code_challenge_methods_supported") or []):
-                raise OAuthFailed("the authorization server does not advertise PKCE S256",
-                                  "Clients MUST refuse to proceed without code_challenge_methods_supported "
-                                  "including S256.")
-            self.as_metadata = document
-            self.steps.append(f"discovered the authorization server at {url}")
-            return document
+            if document is not None:
+                return self._accept_as_metadata(document, issuer, url)
         raise OAuthFailed(f"no authorization server metadata for {issuer}", "RFC 8414 / OIDC discovery.")
+
+    def _accept_as_metadata(self, document: dict[str, Any], issuer: str, url: str) -> dict[str, Any]:
+        """Check an authorization server's metadata document (read at ``url``) and keep it."""
+        if document.get("issuer") != issuer:
+            raise OAuthFailed("the metadata names another issuer", "RFC 8414: issuer MUST match.")
+        if "S256" not in (document.get("code_challenge_methods_supported") or []) \
+                and not self._machine_grant(issuer, document):  # no code, so no PKCE, in that grant
+            raise OAuthFailed("the authorization server does not advertise PKCE S256",
+                              "Clients MUST refuse to proceed without code_challenge_methods_supported "
+                              "including S256.")
+        self.as_metadata = document
+        self.steps.append(f"discovered the authorization server at {url}")
+        return document
 
     async def _client_id(self, issuer: str, meta: dict[str, Any]) -> str:
         if self.client_id is not None and self.issuer == issuer:
@@ -334,10 +452,16 @@ class OAuthClient:
     def _client_authentication(self, fields: dict[str, str]) -> dict[str, str]:
         """How the client proves who it is at the token endpoint: a public client (no secret) only
         names itself; a confidential one sends its secret the way the AS lists first of the two
-        (HTTP Basic when the AS names neither). Returns the headers to add (``fields`` may change)."""
+        (HTTP Basic when the AS names neither); a machine client that signs JWTs sends one when the AS
+        lists ``private_key_jwt``. Returns the headers to add (``fields`` may change)."""
+        methods = (self.as_metadata or {}).get("token_endpoint_auth_methods_supported") or ["client_secret_basic"]
+        signer = self.machine.assertion if self.machine is not None else None
+        if signer is not None and "private_key_jwt" in methods and fields.get("grant_type") == "client_credentials":
+            del fields["client_id"]  # the assertion's sub names the client (RFC 7523 §3)
+            fields.update(client_assertion_type=JWT_BEARER_ASSERTION, client_assertion=signer(self.issuer or ""))
+            return {}
         if self.client_secret is None or self.client_id is None:
             return {}
-        methods = (self.as_metadata or {}).get("token_endpoint_auth_methods_supported") or ["client_secret_basic"]
         usable = [m for m in methods if m in ("client_secret_basic", "client_secret_post", "none")]
         method = usable[0] if usable else "client_secret_basic"
         if method == "client_secret_post":

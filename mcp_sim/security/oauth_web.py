@@ -34,7 +34,7 @@ from mcp_sim.transports.http_server import SimulatedHttpServer
 
 __all__ = ["DocumentSite", "ResourceSite", "SimulatedWeb", "Site", "Web", "record_exchange", "redact"]
 
-SECRET_FIELDS = frozenset({"access_token", "refresh_token", "client_secret"})
+SECRET_FIELDS = frozenset({"access_token", "refresh_token", "client_secret", "client_assertion"})
 """Fields whose values never appear in a trace."""
 
 
