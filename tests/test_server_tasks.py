@@ -187,3 +187,62 @@ def test_extension_task_notifications_on_listen_and_owner_isolation() -> None:
     assert note["method"] == "notifications/tasks"
     assert note["params"]["taskId"] == "task-2" and note["params"]["status"] == "completed"
     assert note["params"]["_meta"] == {"io.modelcontextprotocol/subscriptionId": "w"}
+
+
+def build_with_inputs() -> Server:
+    from mcp_sim.capabilities.mrtr import elicit
+
+    form = {"type": "object", "properties": {"v": {"type": "string"}}, "required": ["v"]}
+    server = Server("forms")
+
+    @server.tool(task_support="required", ask_first={"who": elicit("Who?", form)})
+    async def report(ctx: Context) -> str:
+        """Asks who the report is for (before the task), then works as a task."""
+        who = (await ctx.ask({"who": elicit("Who?", form)}))["who"]["content"]["v"]
+        await ctx.sleep(3)
+        return f"report for {who}"
+
+    @server.tool(task_support="optional")
+    async def two(ctx: Context) -> str:
+        """Asks two questions at once inside the task."""
+        got = await ctx.ask({"a": elicit("A?", form), "b": elicit("B?", form)})
+        return f"{got['a']['content']['v']}+{got['b']['content']['v']}"
+
+    return server
+
+
+def test_input_gathered_before_the_task_and_answered_one_key_at_a_time() -> None:
+    def answer(v: str) -> dict:
+        return {"action": "accept", "content": {"v": v}}
+
+    async def body(c: RawClient) -> dict:
+        out = {"round1": await c.request("tools/call", {"name": "report", "_meta": meta(EXT_CAPS)})}
+        state = out["round1"]["result"]["requestState"]
+        out["round2"] = await c.request("tools/call", {"name": "report", "_meta": meta(EXT_CAPS), "requestState": state,
+                                                       "inputResponses": {"who": answer("Ada")}})
+        await anyio.sleep(5)
+        out["report"] = await c.request("tasks/get", {"taskId": out["round2"]["result"]["taskId"], "_meta": meta(EXT_CAPS)})
+        task_id = (await c.request("tools/call", {"name": "two", "_meta": meta(EXT_CAPS)}))["result"]["taskId"]
+        await anyio.sleep(1)
+        out["both"] = await c.request("tasks/get", {"taskId": task_id, "_meta": meta(EXT_CAPS)})
+        await c.request("tasks/update", {"taskId": task_id, "_meta": meta(EXT_CAPS), "inputResponses": {"a": answer("x")}})
+        out["one_left"] = await c.request("tasks/get", {"taskId": task_id, "_meta": meta(EXT_CAPS)})
+        await c.request("tasks/update", {"taskId": task_id, "_meta": meta(EXT_CAPS), "inputResponses": {"b": answer("y")}})
+        await anyio.sleep(1)
+        out["done"] = await c.request("tasks/get", {"taskId": task_id, "_meta": meta(EXT_CAPS)})
+        out["not_an_answer"] = await c.request("tools/call", {"name": "report", "_meta": meta(EXT_CAPS),
+                                                              "requestState": state, "inputResponses": {"who": 12345}})
+        return out
+
+    r = run_with(build_with_inputs, body, revision=MODERN)
+    first = r["round1"]["result"]
+    assert first["resultType"] == "input_required" and set(first["inputRequests"]) == {"who"} and "taskId" not in first
+    created = r["round2"]["result"]
+    assert created["resultType"] == "task" and "requestState" not in created
+    assert_ext_valid(created, "CreateTaskResult")
+    assert r["report"]["result"]["result"]["content"][0]["text"] == "report for Ada"
+    assert set(r["both"]["result"]["inputRequests"]) == {"a", "b"}
+    assert r["one_left"]["result"]["status"] == "input_required"
+    assert set(r["one_left"]["result"]["inputRequests"]) == {"b"}  # the answered key is gone
+    assert r["done"]["result"]["result"]["content"][0]["text"] == "x+y"
+    assert r["not_an_answer"]["error"]["code"] == -32602 and "inputResponses['who']" in r["not_an_answer"]["error"]["message"]

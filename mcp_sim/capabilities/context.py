@@ -41,7 +41,7 @@ from mcp_sim.capabilities.mrtr import (
 from mcp_sim.capabilities.subscriptions import Change
 from mcp_sim.capabilities.task_store import TaskStore
 from mcp_sim.protocol import meta as M
-from mcp_sim.protocol.errors import INTERNAL_ERROR, McpError
+from mcp_sim.protocol.errors import INTERNAL_ERROR, McpError, invalid_params
 from mcp_sim.protocol.lifecycle import ModernRequestMeta, has_capability, require_client_capability
 from mcp_sim.protocol.revisions import get_revision, revision_at
 from mcp_sim.security.identity import AuthInfo
@@ -304,13 +304,21 @@ class Context:
 
     def accept_round_trip(self, state: Mapping[str, Any] | None, responses: Any) -> None:
         """Load the answers of earlier rounds (from ``requestState``) and of this one (``inputResponses``).
-        Only responses to keys the server asked for are kept; extra keys are ignored."""
+        Only responses to keys the server asked for are kept; extra keys are ignored. What is kept is
+        checked first: ``inputResponses`` is an object, and each answer in it is an object (the result of
+        the request it answers, e.g. ``{"action": "accept", "content": {…}}``) — anything else is ``-32602``,
+        never taken as an answer."""
         answers = dict(state.get("answers") or {}) if state else {}
         asked = set(state.get("asked") or []) if state else None
-        if isinstance(responses, Mapping):
-            for k, v in responses.items():
-                if asked is None or k in asked:
-                    answers[k] = v
+        if responses is not None and not isinstance(responses, Mapping):
+            raise invalid_params("inputResponses must be an object keyed like the inputRequests it answers",
+                                 revision=self.revision)
+        for k, v in (responses or {}).items():
+            if asked is None or k in asked:
+                if not isinstance(v, Mapping):
+                    raise invalid_params(f"inputResponses[{k!r}] must be an object: the result of the input "
+                                         f"request it answers", revision=self.revision)
+                answers[k] = v
         self._answers = answers
 
     def _ask_modern(self, requests: Mapping[str, InputRequest]) -> dict[str, Any]:

@@ -75,7 +75,9 @@ class TaskRecord:
                    ttlMs=self.ttl_ms, pollIntervalMs=self.poll_interval_ms)
         if detailed:
             if self.status == "input_required":
-                out["inputRequests"] = {k: r.to_json(self.revision) for k, r in self.input_requests.items()}
+                # Only what is still unanswered: a client may answer the requests one tasks/update at a time.
+                out["inputRequests"] = {k: r.to_json(self.revision) for k, r in self.input_requests.items()
+                                        if k not in self.input_responses}
             elif self.status == "completed" and self.result is not None:
                 out["result"] = self.result
             elif self.status == "failed" and self.error is not None:

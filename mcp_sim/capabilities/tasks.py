@@ -61,6 +61,8 @@ class TaskTool(Protocol):
     def name(self) -> str: ...
     @property
     def task_support(self) -> str: ...
+    @property
+    def ask_first(self) -> Mapping[str, InputRequest] | None: ...
 
 
 RunTool = Callable[..., Awaitable[dict[str, Any]]]
@@ -73,13 +75,17 @@ class TaskContext(Context):
     request's own stream (its response has been sent). When the work asks the client for input, the
     task's status says so: ``input_required`` while it waits, ``working`` again once answered."""
 
-    def __init__(self, ctx: Context, record: TaskRecord) -> None:
+    def __init__(self, ctx: Context, record: TaskRecord, gathered: Mapping[str, Any] | None = None) -> None:
         super().__init__(ctx.session, ctx.request_id, ctx.method, ctx.params, ctx.revision, ctx.modern_meta)
         self.task = record
         self._related = None
         self.request_state_nonce = ctx.request_state_nonce
+        self.gathered = dict(gathered or {})
+        """Answers gathered before the task started (the tool's ``ask_first``)."""
 
     async def ask(self, requests: Mapping[str, InputRequest]) -> dict[str, Any]:
+        if requests and all(k in self.gathered for k in requests):
+            return {k: self.gathered[k] for k in requests}  # asked before the task started
         if self.task.flavor == "extension":
             for r in requests.values():
                 path = r.capability(self.revision)
@@ -132,7 +138,8 @@ async def start_tool_task(ctx: Context, tool: TaskTool, arguments: Mapping[str, 
                                rule="A server that needs an undeclared client capability answers -32021.",
                                revision=ctx.revision)
             return None
-        record = _create(ctx, tool, run, "extension", server.task_ttl_ms)
+        gathered = await _ask_first(ctx, tool)
+        record = _create(ctx, tool, run, "extension", server.task_ttl_ms, gathered)
         out = record.extension_json(detailed=False)
         return {"resultType": "task", **out}
     if not revision_at(ctx.revision).has_tasks:
@@ -150,12 +157,20 @@ async def start_tool_task(ctx: Context, tool: TaskTool, arguments: Mapping[str, 
                        revision=ctx.revision)
     requested = ctx.params["task"].get("ttl")
     ttl = requested if isinstance(requested, int) and requested >= 0 else server.task_ttl_ms
-    record = _create(ctx, tool, run, "core", ttl)
+    record = _create(ctx, tool, run, "core", ttl, await _ask_first(ctx, tool))
     return {"task": record.task_json()}
 
 
+async def _ask_first(ctx: Context, tool: TaskTool) -> dict[str, Any]:
+    """The input a task needs before it starts, asked for on the call itself: a modern call answers
+    ``InputRequiredResult`` until the client has answered every key (so the task's ``CreateTaskResult``
+    comes on the final round, and carries no ``requestState``); a legacy session asks by request."""
+    needs = tool.ask_first
+    return await ctx.ask(dict(needs)) if needs else {}
+
+
 def _create(ctx: Context, tool: TaskTool, run: RunTool, flavor: Literal["core", "extension"],
-            ttl: int | None) -> TaskRecord:
+            ttl: int | None, gathered: Mapping[str, Any] | None = None) -> TaskRecord:
     server = ctx.server
     now = ctx.now()
     task_id = f"task-{server.next_number('task')}"
@@ -163,7 +178,7 @@ def _create(ctx: Context, tool: TaskTool, run: RunTool, flavor: Literal["core", 
                         updated_at=now, ttl_ms=ttl, poll_interval_ms=server.task_poll_interval_ms,
                         revision=ctx.revision)
     server.task_store.tasks[task_id] = record
-    task_ctx = TaskContext(ctx, record)
+    task_ctx = TaskContext(ctx, record, gathered)
     arguments = dict(ctx.params.get("arguments") or {})
 
     async def work() -> None:
@@ -190,6 +205,8 @@ def _create(ctx: Context, tool: TaskTool, run: RunTool, flavor: Literal["core", 
 
 async def wait_for_input(ctx: Context, record: TaskRecord, requests: Mapping[str, InputRequest]) -> dict[str, Any]:
     """Inside a 2026 task: publish ``inputRequests``, wait until ``tasks/update`` answers them all."""
+    for key in requests:  # a key asked again in a later round waits for a new answer
+        record.input_responses.pop(key, None)
     record.input_requests = dict(requests)
     record.answered = anyio.Event()
     set_status(ctx, record, "input_required", "waiting for the client's input")

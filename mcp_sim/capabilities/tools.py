@@ -60,6 +60,11 @@ class ToolDefinition:
     annotations: dict[str, Any] | None = None
     icons: list[dict[str, Any]] | None = None
     task_support: TaskSupport = "forbidden"
+    ask_first: Mapping[str, Any] | None = None
+    """Input a task needs before it starts (key → :class:`~mcp_sim.capabilities.mrtr.InputRequest`): when
+    the call becomes a task, these are asked for first, synchronously (an ``InputRequiredResult`` round
+    trip, or server→client requests in a legacy session), and the task starts once they are answered;
+    the handler's ``ctx.ask`` for the same keys then returns the answers at once."""
     visible: Callable[[AuthInfo | None], bool] | None = None
     """Who may see and call the tool. A tool filtered by caller makes ``tools/list`` private."""
     per_caller: bool = False
@@ -163,7 +168,8 @@ def tool_from_function(fn: Callable[..., Any], *, name: str | None = None, title
                        input_schema: Mapping[str, Any] | None = None,
                        output_schema: Mapping[str, Any] | None = None, task_support: TaskSupport = "forbidden",
                        visible: Callable[[AuthInfo | None], bool] | None = None, per_caller: bool = False,
-                       meta: Mapping[str, Any] | None = None) -> ToolDefinition:
+                       meta: Mapping[str, Any] | None = None,
+                       ask_first: Mapping[str, Any] | None = None) -> ToolDefinition:
     """Build a :class:`ToolDefinition` from a typed function (the ``@server.tool()`` decorator)."""
     sig = read_signature(fn)
     model: type[BaseModel] | None = None
@@ -190,8 +196,8 @@ def tool_from_function(fn: Callable[..., Any], *, name: str | None = None, title
         name=name or fn.__name__, handler=sig, input_schema=schema,
         description=description if description is not None else first_doc_paragraph(fn),
         title=title, output_schema=out_schema, annotations=dict(annotations) if annotations else None,
-        icons=[dict(i) for i in icons] if icons else None, task_support=task_support, visible=visible,
-        per_caller=per_caller, meta=dict(meta) if meta else None, arguments_model=model,
+        icons=[dict(i) for i in icons] if icons else None, task_support=task_support,
+        ask_first=dict(ask_first) if ask_first else None, visible=visible, per_caller=per_caller, meta=dict(meta) if meta else None, arguments_model=model,
         _output_adapter=adapter)
 
 

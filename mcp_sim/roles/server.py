@@ -160,14 +160,15 @@ class Server:
              icons: Sequence[Mapping[str, Any]] | None = None, input_schema: Mapping[str, Any] | None = None,
              output_schema: Mapping[str, Any] | None = None, task_support: TaskSupport = "forbidden",
              visible: Callable[[AuthInfo | None], bool] | None = None, per_caller: bool = False,
-             meta: Mapping[str, Any] | None = None) -> Any:
+             meta: Mapping[str, Any] | None = None, ask_first: Mapping[str, Any] | None = None) -> Any:
         """Decorator: the function becomes a tool. Type hints give the ``inputSchema``, the docstring
-        the description; a parameter ``ctx: Context`` receives the request context."""
+        the description; a parameter ``ctx: Context`` receives the request context. ``ask_first``: input a
+        task of this tool needs before it starts (see :class:`~mcp_sim.capabilities.tools.ToolDefinition`)."""
         def register(f: F) -> F:
             self.add_tool(tool_from_function(
                 f, name=name, title=title, description=description, annotations=annotations, icons=icons,
                 input_schema=input_schema, output_schema=output_schema, task_support=task_support,
-                visible=visible, per_caller=per_caller, meta=meta))
+                visible=visible, per_caller=per_caller, meta=meta, ask_first=ask_first))
             return f
         return register(fn) if fn is not None else register
 

@@ -22,8 +22,10 @@ import json
 from typing import Any
 
 from mcp_sim.capabilities.mrtr import SealedStateCodec, elicit, list_roots, sample
+from mcp_sim.protocol.errors import McpError
 from mcp_sim.roles.context import Context
 from mcp_sim.roles.server import Server
+from mcp_sim.wire.jsonrpc import INTERNAL_ERROR
 
 PNG_BASE64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 """A 1x1 red PNG pixel: the image every image scenario expects."""
@@ -313,6 +315,51 @@ def build() -> Server:
         """Offers test_dynamic_prompt again, so subscribed clients hear prompts/list_changed"""
         server.add_prompt(dynamic_prompt, name="test_dynamic_prompt")
         return "Mutation triggered"
+
+    # -- tasks (the io.modelcontextprotocol/tasks extension's scenarios) --------------------------------
+    @server.tool()
+    def greet(name: str) -> str:
+        """Greets by name at once: never a task"""
+        return f"Hello, {name}!"
+
+    @server.tool(task_support="optional")
+    async def slow_compute(ctx: Context, seconds: float = 1.0) -> str:
+        """Works for the given seconds (0: at once); the server may run it as a task"""
+        if seconds > 0:
+            await ctx.sleep(seconds)
+        return f"Computed after {seconds:g} seconds"
+
+    @server.tool(task_support="required")
+    async def failing_job(ctx: Context) -> str:
+        """Runs for about a second, then reports a tool error (the tool ran: isError, not a failed task)"""
+        await ctx.sleep(1.0)
+        raise ValueError("the job failed")
+
+    @server.tool(task_support="optional")
+    async def protocol_error_job(ctx: Context) -> str:
+        """Fails with a protocol-level error (a failed task, with the error inlined)"""
+        raise McpError(INTERNAL_ERROR, "protocol_error_job failed on purpose")
+
+    @server.tool(task_support="required", ask_first={"user_name": elicit("What is your name?", _form("name"))})
+    async def test_tool_with_task(ctx: Context) -> str:
+        """Asks for a name by an input round trip, then runs as a task that greets by that name"""
+        answers = await ctx.ask({"user_name": elicit("What is your name?", _form("name"))})
+        await ctx.sleep(0.5)
+        return f"Hello, {_field(answers['user_name'], 'name')}! (from the task)"
+
+    @server.tool(task_support="optional")
+    async def confirm_delete(ctx: Context, filename: str) -> str:
+        """Asks the user to confirm before deleting a file (one input request; as a task, it waits in
+        input_required until tasks/update brings the answer)"""
+        answers = await ctx.ask({"confirm": elicit(f"Delete {filename}?", _form("confirm", "boolean"))})
+        return f"Deleted {filename}" if _field(answers["confirm"], "confirm") else f"Kept {filename}"
+
+    @server.tool(task_support="optional")
+    async def multi_input(ctx: Context) -> str:
+        """Asks two questions at once (two input requests pending together)"""
+        answers = await ctx.ask({"name": elicit("What is your name?", _form("name")),
+                                 "colour": elicit("What is your favourite colour?", _form("colour"))})
+        return f"{_field(answers['name'], 'name')} likes {_field(answers['colour'], 'colour')}"
 
     # -- resources: text, binary, a template, and one to subscribe to ---------------------------------
     @server.resource("test://static-text", name="static-text", title="Static Text Resource", mime_type="text/plain")
