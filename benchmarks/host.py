@@ -20,6 +20,8 @@ Wall-clock time is used here on purpose: this measures the simulator, it is not 
 configuration runs once in each of ``--repeat`` rounds (default 5) and its fastest run counts, as
 ``timeit`` does: the slower runs measure whatever else the machine was doing. Interleaving the rounds
 gives mcp-sim and the SDK the same machine: a slow spell slows one round of each, not all of one.
+Each run starts after a full garbage collection, so none pays for the garbage the one before left
+(the collector stays on during the run: its cost is part of what is measured).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import functools
+import gc
 import io
 import json
 import pstats
@@ -171,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(max(1, args.repeat)):
         this_round: dict[str, float] = {}
         for key, bench in configurations.items():
+            gc.collect()  # every run starts from a clean heap: no run pays for the garbage of the one before
             run = bench()
             this_round[key] = run["round_trips_per_second"]
             if key not in best or run["seconds"] < best[key]["seconds"]:
