@@ -105,9 +105,9 @@ def test_the_policy_cases_have_both_verdicts_and_differ_by_seed() -> None:
     first = [policy.read_case(random.Random(1), k)[0] for k in policy.READ_KINDS]
     second = [policy.read_case(random.Random(2), k)[0] for k in policy.READ_KINDS]
     assert all(a != b for a, b in zip(first, second, strict=True))
-    assert policy.inside_roots("file:///home/a/ledger/x.csv", ["file:///home/a/ledger"])
-    assert not policy.inside_roots("file:///home/a/ledger-old/x.csv", ["file:///home/a/ledger"])
-    assert not policy.inside_roots("file:///home/a/ledger/%2e%2e/.netrc", ["file:///home/a/ledger"])
+    assert policy.inside_roots("file:///data/a/ledger/x.csv", ["file:///data/a/ledger"])
+    assert not policy.inside_roots("file:///data/a/ledger-old/x.csv", ["file:///data/a/ledger"])
+    assert not policy.inside_roots("file:///data/a/ledger/%2e%2e/.netrc", ["file:///data/a/ledger"])
 
 
 def test_plans_are_seeded_and_mix_callers() -> None:
