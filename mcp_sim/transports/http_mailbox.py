@@ -6,17 +6,22 @@ has no limit: the simulated network already decided when a frame arrives), and e
 takes the texts in order.
 
 It does what ``anyio.create_memory_object_stream`` does for one reader, with far fewer objects: a
-deque, and an event only while the reader actually waits. That matters under load — with thousands
-of clients in flight at once, every object a waiting reader keeps alive is one more for Python's
-garbage collector to walk in each of its full passes (see ``benchmarks/http_load.py``).
+deque, and one future only while the reader actually waits. That matters under load: with
+thousands of clients in flight at once, every object a waiting reader keeps alive is one more for
+Python's garbage collector to walk in each of its full passes (see ``benchmarks/http_load.py``). A
+reader waiting on an ``anyio.Event`` keeps about nine objects alive (the event, the asyncio event it
+wraps, its dict and its queue of waiters, a future and three coroutines); one waiting on a future
+keeps three. The simulation always runs on asyncio (its virtual clock is an asyncio loop), and anyio
+cancels an asyncio task by cancelling what it awaits, so a cancel scope around :meth:`Mailbox.get`
+works as it does around any anyio call.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections import deque
 
 import anyio
-import anyio.lowlevel
 
 __all__ = ["Mailbox"]
 
@@ -27,11 +32,12 @@ class Mailbox:
     After :meth:`close` the reader still gets what was put before, then ``anyio.EndOfStream``;
     a text put after closing is dropped (nobody will read it)."""
 
-    __slots__ = ("_arrived", "_texts", "closed")
+    __slots__ = ("_texts", "_waiter", "closed")
 
     def __init__(self) -> None:
         self._texts: deque[str] = deque()
-        self._arrived: anyio.Event | None = None
+        self._waiter: asyncio.Future[None] | None = None
+        """The reader's wake-up call, while it waits."""
         self.closed = False
 
     def put(self, text: str) -> None:
@@ -45,18 +51,19 @@ class Mailbox:
         self._wake()
 
     def _wake(self) -> None:
-        if self._arrived is not None:
-            self._arrived.set()
-            self._arrived = None
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     async def get(self) -> str:
         """The next text; ``anyio.EndOfStream`` once the mailbox is closed and empty. Like every
-        receive in anyio it lets other tasks run first, even when a text is already waiting."""
-        await anyio.lowlevel.checkpoint()
+        receive in anyio it lets other tasks run first, even when a text is already waiting
+        (``asyncio.sleep(0)`` is what ``anyio.lowlevel.checkpoint()`` does on asyncio)."""
+        await asyncio.sleep(0)
         while not self._texts:
             if self.closed:
                 raise anyio.EndOfStream
-            if self._arrived is None:  # (a second reader, if ever, waits for the same event)
-                self._arrived = anyio.Event()
-            await self._arrived.wait()
+            if self._waiter is None:  # (a second reader, if ever, waits for the same wake-up)
+                self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
         return self._texts.popleft()
