@@ -48,10 +48,10 @@ def test_host_benchmark_reports_every_configuration_and_the_sdk_ratio() -> None:
 
 def test_http_load_benchmark_reports_time_and_memory_for_every_size_in_both_eras() -> None:
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "http_load.py"), "--sizes", "2", "5",
-                           "--calls", "1"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+                           "--calls", "1", "--repeat", "2"], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
-    assert report["calls_per_client"] == 1
+    assert report["calls_per_client"] == 1 and report["repeat"] == 2
     for era in ("legacy", "modern"):
         rows = report[era]["clients"]
         assert set(rows) == {"2", "5"}
