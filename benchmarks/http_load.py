@@ -18,6 +18,9 @@ hangs up. For each era and size the report gives:
 - ``per_client_cost_ratio_5000_vs_1000``: wall time per client at the largest size over that at
   1,000 (or at the smallest size, when 1,000 is not run), and ``per_client_cpu_cost_ratio_…`` the same
   for processor time. Simulated load should scale linearly: close to 1.
+  ``per_client_cpu_cost_ratio_without_collector_…`` is the same ratio for the processor time spent
+  outside Python's garbage collector (the simulator's own work); the gap between the two ratios is
+  the collector's doing (see below).
 
 Time on a busy machine is noisy, so each size also reports figures that do not depend on the load,
 about Python's cyclic garbage collector — the one cost that can grow faster than the number of
@@ -189,11 +192,13 @@ def report(sizes: list[int], calls: int, repeat: int = 3) -> dict[str, Any]:
         rows: dict[str, Any] = {}
         timed_per_client: dict[int, float] = {}
         cpu_per_client: dict[int, float] = {}
+        own_cpu_per_client: dict[int, float] = {}
         for clients in sizes:
             timed = min((measure(era, clients, calls, "time") for _ in range(max(1, repeat))),
                         key=lambda run: run["cpu_seconds"])
             timed_per_client[clients] = timed["wall_seconds"] / clients
             cpu_per_client[clients] = timed["cpu_seconds"] / clients
+            own_cpu_per_client[clients] = (timed["cpu_seconds"] - sum(timed["collector_cpu_seconds"])) / clients
             memory = measure(era, clients, calls, "memory")
             collector = measure(era, clients, calls, "collector")
             rows[str(clients)] = {
@@ -218,6 +223,8 @@ def report(sizes: list[int], calls: int, repeat: int = 3) -> dict[str, Any]:
                 timed_per_client[big] / timed_per_client[base], 3)
             entry[f"per_client_cpu_cost_ratio_{big}_vs_{base}"] = round(
                 cpu_per_client[big] / cpu_per_client[base], 3)
+            entry[f"per_client_cpu_cost_ratio_without_collector_{big}_vs_{base}"] = round(
+                own_cpu_per_client[big] / own_cpu_per_client[base], 3)
         out[era] = entry
     return out
 

@@ -62,3 +62,4 @@ def test_http_load_benchmark_reports_time_and_memory_for_every_size_in_both_eras
             assert row["cpu_seconds"] > 0
         assert report[era]["per_client_cost_ratio_5_vs_2"] > 0
         assert report[era]["per_client_cpu_cost_ratio_5_vs_2"] > 0
+        assert report[era]["per_client_cpu_cost_ratio_without_collector_5_vs_2"] > 0
