@@ -294,7 +294,7 @@ class ModernCall:
         """The request's text on its way to the server program. The call keeps it and the
         program's :class:`ModernServerStream` points at the call, never the other way round: a
         reference cycle per call would leave every finished call for the garbage collector's full
-        passes, which grow with the heap (chapter 03's load figures)."""
+        passes, which grow with the heap (see ``benchmarks/http_load.py``)."""
 
     def server_stream(self) -> ModernServerStream:
         """The stream the server program reads this one request from and answers on."""
