@@ -486,7 +486,7 @@ class SimulatedHttpServer:
                 try:
                     await self.main(call.server_stream())
                 except Exception as exc:
-                    logger.exception("server program failed on %s", call.message)
+                    logger.exception("server program failed on %s %r", call.method, call.request_id)
                     note(call.exchange, f"the server program raised {type(exc).__name__}: {exc}", ("error",))
             if call.channel is not None and not call.cancelled:
                 call.channel.abandon()

@@ -277,14 +277,19 @@ class LegacySession:
 class ModernCall:
     """One 2026-07-28 POST being served: its own stream, its own ``main``, its own answer."""
 
-    __slots__ = ("__weakref__", "auth", "cancelled", "channel", "exchange", "inbox", "message", "scope", "sim",
-                 "version")
+    __slots__ = ("__weakref__", "auth", "cancelled", "channel", "exchange", "inbox", "method", "request_id",
+                 "scope", "sim", "version")
 
     def __init__(self, sim: Simulation, exchange: HttpExchange, message: JSONRPCMessage,
                  auth: AuthInfo | None, version: str | None, channel: ResponseChannel | None) -> None:
         self.sim = sim
         self.exchange = exchange
-        self.message = message
+        self.request_id: RequestId | None = message.id if isinstance(message, JSONRPCRequest) else None
+        """The id of the request being answered (``None`` for a notification)."""
+        self.method = getattr(message, "method", None)
+        """What the client asked for. The call keeps these two, not the decoded message: the server
+        program reads the request from the text in :attr:`inbox`, and the decoded copy (a handful of
+        dicts) can go at once instead of living as long as the call."""
         self.channel = channel
         self.scope: anyio.CancelScope | None = None
         self.cancelled = False
@@ -299,10 +304,6 @@ class ModernCall:
     def server_stream(self) -> ModernServerStream:
         """The stream the server program reads this one request from and answers on."""
         return ModernServerStream(self, self.exchange.link.info, self.auth, self.version)
-
-    @property
-    def request_id(self) -> RequestId | None:
-        return self.message.id if isinstance(self.message, JSONRPCRequest) else None
 
     def cancel(self) -> None:
         """The client closed the response stream: in 2026-07-28 that is the cancellation."""
