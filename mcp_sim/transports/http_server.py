@@ -472,22 +472,21 @@ class SimulatedHttpServer:
         if channel is None:
             call.inbox.close()
         self.calls[call] = None
-        call.scope = anyio.CancelScope()  # made before the task starts, so a cancel can never be missed
-        self.task_group.start_soon(self._run_call, call, name=f"{self.name} {message.method}")
+        call.task = self.task_group.start_soon(self._run_call, call, name=f"{self.name} {message.method}")
         if channel is None:
             return self._reply(exchange, 202, None)
         exchange.on_client_close(call.cancel)
         return "accepted"
 
     async def _run_call(self, call: ModernCall) -> None:
-        assert call.scope is not None
+        """Serve one call. A cancellation (see :meth:`ModernCall.cancel`) ends this task where it waits;
+        the call is forgotten either way."""
         try:
-            with call.scope:
-                try:
-                    await self.main(call.server_stream())
-                except Exception as exc:
-                    logger.exception("server program failed on %s %r", call.method, call.request_id)
-                    note(call.exchange, f"the server program raised {type(exc).__name__}: {exc}", ("error",))
+            try:
+                await self.main(call.server_stream())
+            except Exception as exc:
+                logger.exception("server program failed on %s %r", call.method, call.request_id)
+                note(call.exchange, f"the server program raised {type(exc).__name__}: {exc}", ("error",))
             if call.channel is not None and not call.cancelled:
                 call.channel.abandon()
         finally:
@@ -515,8 +514,8 @@ class SimulatedHttpServer:
         for call in list(self.calls):
             call.cancelled = True
             call.exchange.abort()
-            if call.scope is not None:
-                call.scope.cancel()
+            if call.task is not None:
+                call.task.cancel()
 
     async def aclose(self) -> None:
         """Stop serving: end every session and cancel every call."""
@@ -525,7 +524,7 @@ class SimulatedHttpServer:
         for call in list(self.calls):
             call.cancelled = True
             call.exchange.abort()
-            if call.scope is not None:
-                call.scope.cancel()
+            if call.task is not None:
+                call.task.cancel()
 
 

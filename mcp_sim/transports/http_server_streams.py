@@ -278,7 +278,7 @@ class ModernCall:
     """One 2026-07-28 POST being served: its own stream, its own ``main``, its own answer."""
 
     __slots__ = ("__weakref__", "auth", "cancelled", "channel", "exchange", "inbox", "method", "request_id",
-                 "scope", "sim", "version")
+                 "sim", "task", "version")
 
     def __init__(self, sim: Simulation, exchange: HttpExchange, message: JSONRPCMessage,
                  auth: AuthInfo | None, version: str | None, channel: ResponseChannel | None) -> None:
@@ -291,7 +291,10 @@ class ModernCall:
         program reads the request from the text in :attr:`inbox`, and the decoded copy (a handful of
         dicts) can go at once instead of living as long as the call."""
         self.channel = channel
-        self.scope: anyio.CancelScope | None = None
+        self.task: anyio.TaskHandle[None] | None = None
+        """The task serving the call. Cancelling it (the client hung up, the server crashed) cancels the
+        call: anyio gives every task a cancel scope of its own, made before the task starts, so a
+        cancellation can never be missed and the call needs no second scope."""
         self.cancelled = False
         self.auth = auth
         self.version = version
@@ -316,8 +319,8 @@ class ModernCall:
             text=f"the client closed the response stream: the server cancels request {self.request_id!r}",
             transport="http", marks=("cancelled",), request_id=self.request_id)
         self.inbox.close()
-        if self.scope is not None:
-            self.scope.cancel()
+        if self.task is not None:
+            self.task.cancel()
 
 
 class ModernServerStream:
