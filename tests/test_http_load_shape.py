@@ -197,6 +197,39 @@ def test_a_closed_mailbox_is_drained_before_it_ends() -> None:
     assert Simulation(1).run(main) == ["last words"]
 
 
+def test_a_reader_whose_wait_was_cancelled_can_wait_again() -> None:
+    """Cancelling a waiting reader cancels the future it waited on; the next wait must not find it."""
+    async def main() -> list[str]:
+        box = Mailbox()
+        with anyio.move_on_after(1.0) as scope:
+            await box.get()  # nothing comes: the timeout cancels the wait
+        assert scope.cancelled_caught
+        got: list[str] = []
+        async with anyio.create_task_group() as tg:
+            async def reader() -> None:
+                got.append(await box.get())
+
+            tg.start_soon(reader)
+            await anyio.sleep(0.1)
+            box.put("after the timeout")
+        return got
+
+    assert Simulation(1).run(main) == ["after the timeout"]
+
+
+def test_a_second_reader_while_one_waits_is_refused() -> None:
+    async def main() -> None:
+        box = Mailbox()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(box.get)
+            await anyio.sleep(0.1)
+            with pytest.raises(anyio.BusyResourceError):
+                await box.get()
+            box.put("for the first reader")
+
+    Simulation(1).run(main)
+
+
 def test_the_load_benchmark_reports_the_collector_figures() -> None:
     import json
     import subprocess

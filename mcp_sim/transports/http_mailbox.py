@@ -27,7 +27,8 @@ __all__ = ["Mailbox"]
 
 
 class Mailbox:
-    """Texts waiting for one reader: :meth:`put` never waits, :meth:`get` waits for the next text.
+    """Texts waiting for one reader: :meth:`put` never waits, :meth:`get` waits for the next text
+    (a second task calling :meth:`get` while one waits gets ``anyio.BusyResourceError``).
 
     After :meth:`close` the reader still gets what was put before, then ``anyio.EndOfStream``;
     a text put after closing is dropped (nobody will read it)."""
@@ -63,7 +64,14 @@ class Mailbox:
         while not self._texts:
             if self.closed:
                 raise anyio.EndOfStream
-            if self._waiter is None:  # (a second reader, if ever, waits for the same wake-up)
-                self._waiter = asyncio.get_running_loop().create_future()
-            await self._waiter
+            if self._waiter is not None:
+                raise anyio.BusyResourceError("receiving")  # one reader at a time
+            waiter = self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await waiter
+            finally:
+                # Woken, or cancelled while waiting (which cancels the future too): either way the
+                # next wait needs a fresh one.
+                if self._waiter is waiter:
+                    self._waiter = None
         return self._texts.popleft()
