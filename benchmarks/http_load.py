@@ -24,8 +24,9 @@ hangs up. For each era and size the report gives:
 
 Time on a busy machine is noisy, so each size also reports figures that do not depend on the load,
 about Python's cyclic garbage collector — the one cost that can grow faster than the number of
-clients. It runs a *full* (generation 2) pass when the objects promoted to the oldest generation since
-the last full pass exceed a quarter of those already there; each full pass walks every tracked object.
+clients. By default it runs a *full* (generation 2) pass after every 10 collections of the middle
+generation, provided the objects promoted to the oldest generation since the last full pass exceed a
+quarter of those already there; each full pass walks every tracked object.
 The more objects each in-flight call keeps alive (tasks, coroutines, frames, dicts, closures), the more
 survive the young collections and get promoted while thousands of calls are in flight at once:
 
@@ -40,6 +41,13 @@ survive the young collections and get promoted while thousands of calls are in f
   moments and end up in the costly full passes.
 
 The peak and the promotions are measured in a third run of the same size (counting them costs time).
+
+Every run above uses the simulation as it comes: :meth:`Simulation.run` spaces the collector's full
+passes by the size of the heap (:mod:`mcp_sim.sim.collector`). To show what that pacing is for, each
+size is also timed ``--repeat`` times with Python's own pacing (``Simulation(pace_collector=False)``:
+a full pass every 10 middle-generation collections, whatever the heap's size), reported as
+``cpu_seconds_python_pacing``, ``full_collections_python_pacing`` and
+``collector_cpu_seconds_python_pacing``, and as the ratio ``per_client_cpu_cost_ratio_python_pacing_…``.
 
 Each measurement runs in a fresh Python process, so one size's heap never slows the next. The recorder
 is off: this measures the transport, not the trace. Wall-clock time is used on purpose: this measures
@@ -110,11 +118,12 @@ class CollectorProbe:
             await anyio.sleep(0)
 
 
-def run(era: str, clients: int, calls: int, *, mode: str) -> dict[str, Any]:
+def run(era: str, clients: int, calls: int, *, mode: str, paced: bool = True) -> dict[str, Any]:
     """One load run in this process. ``mode``: ``time`` (wall and processor seconds, collections per
     generation), ``memory`` (the traced heap's peak and what stays after) or ``collector`` (the peak
-    of tracked objects and the promotions, see :class:`CollectorProbe`)."""
-    sim = Simulation(5, recorder=Recorder(enabled=False))
+    of tracked objects and the promotions, see :class:`CollectorProbe`). ``paced=False``: with
+    Python's own pacing of full collections instead of the simulation's."""
+    sim = Simulation(5, recorder=Recorder(enabled=False), pace_collector=paced)
     out: dict[str, Any] = {}
     trace_memory = mode == "memory"
     probe = CollectorProbe() if mode == "collector" else None
@@ -179,9 +188,11 @@ def run(era: str, clients: int, calls: int, *, mode: str) -> dict[str, Any]:
     return out
 
 
-def measure(era: str, clients: int, calls: int, mode: str) -> dict[str, Any]:
+def measure(era: str, clients: int, calls: int, mode: str, *, paced: bool = True) -> dict[str, Any]:
     """Run one measurement in a fresh interpreter (its own heap, its own collector history)."""
     args = [sys.executable, str(Path(__file__).resolve()), "--one", era, str(clients), str(calls), "--mode", mode]
+    if not paced:
+        args.append("--python-pacing")
     proc = subprocess.run(args, capture_output=True, text=True, check=True)
     return json.loads(proc.stdout)  # type: ignore[no-any-return]
 
@@ -193,9 +204,13 @@ def report(sizes: list[int], calls: int, repeat: int = 3) -> dict[str, Any]:
         timed_per_client: dict[int, float] = {}
         cpu_per_client: dict[int, float] = {}
         own_cpu_per_client: dict[int, float] = {}
+        python_pacing_cpu_per_client: dict[int, float] = {}
         for clients in sizes:
             timed = min((measure(era, clients, calls, "time") for _ in range(max(1, repeat))),
                         key=lambda run: run["cpu_seconds"])
+            unpaced = min((measure(era, clients, calls, "time", paced=False) for _ in range(max(1, repeat))),
+                          key=lambda run: run["cpu_seconds"])
+            python_pacing_cpu_per_client[clients] = unpaced["cpu_seconds"] / clients
             timed_per_client[clients] = timed["wall_seconds"] / clients
             cpu_per_client[clients] = timed["cpu_seconds"] / clients
             own_cpu_per_client[clients] = (timed["cpu_seconds"] - sum(timed["collector_cpu_seconds"])) / clients
@@ -214,6 +229,9 @@ def report(sizes: list[int], calls: int, repeat: int = 3) -> dict[str, Any]:
                 "collector_cpu_seconds": round(sum(timed["collector_cpu_seconds"]), 3),
                 "full_collection_cpu_seconds": round(timed["collector_cpu_seconds"][2], 3),
                 "promoted_per_call": [round(n / (clients * calls), 2) for n in collector["promoted"]],
+                "cpu_seconds_python_pacing": round(unpaced["cpu_seconds"], 3),
+                "full_collections_python_pacing": unpaced["collections"][2],
+                "collector_cpu_seconds_python_pacing": round(sum(unpaced["collector_cpu_seconds"]), 3),
             }
         entry: dict[str, Any] = {"clients": rows}
         base = 1000 if 1000 in sizes else min(sizes)
@@ -225,6 +243,8 @@ def report(sizes: list[int], calls: int, repeat: int = 3) -> dict[str, Any]:
                 cpu_per_client[big] / cpu_per_client[base], 3)
             entry[f"per_client_cpu_cost_ratio_without_collector_{big}_vs_{base}"] = round(
                 own_cpu_per_client[big] / own_cpu_per_client[base], 3)
+            entry[f"per_client_cpu_cost_ratio_python_pacing_{big}_vs_{base}"] = round(
+                python_pacing_cpu_per_client[big] / python_pacing_cpu_per_client[base], 3)
         out[era] = entry
     return out
 
@@ -237,10 +257,11 @@ def main() -> None:
                         help="timed runs per size, each in a fresh process; the quickest counts")
     parser.add_argument("--one", nargs=3, metavar=("ERA", "CLIENTS", "CALLS"), help=argparse.SUPPRESS)
     parser.add_argument("--mode", choices=("time", "memory", "collector"), default="time", help=argparse.SUPPRESS)
+    parser.add_argument("--python-pacing", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         era, clients, calls = args.one[0], int(args.one[1]), int(args.one[2])
-        print(json.dumps(run(era, clients, calls, mode=args.mode)))
+        print(json.dumps(run(era, clients, calls, mode=args.mode, paced=not args.python_pacing)))
         return
     print(json.dumps(report(args.sizes, args.calls, args.repeat), indent=2))  # a benchmark script reports on stdout
 

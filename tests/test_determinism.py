@@ -13,8 +13,8 @@ from mcp_sim.transports import Faults, Latency, MessageStream, SimulatedHttpServ
 FAULTS = Faults(latency=Latency.exponential(0.02), drop=0.1, duplicate=0.1, reorder=0.1, corrupt=0.05)
 
 
-def scenario(seed: int) -> str:
-    sim = Simulation(seed)
+def scenario(seed: int, *, pace_collector: bool = True) -> str:
+    sim = Simulation(seed, pace_collector=pace_collector)
     peer = AnsweringServer()
 
     async def calls(client: MiniClient, legacy: bool) -> None:
@@ -56,6 +56,10 @@ def test_same_seed_gives_the_same_trace_byte_for_byte() -> None:
     marks = {m for e in trace for m in e.get("marks", [])}
     assert {"dropped", "duplicate", "corrupted", "reordered", "timeout", "cut"} <= marks
     assert {e["transport"] for e in trace} >= {"memory", "stdio", "http"}
+
+
+def test_pacing_the_garbage_collector_changes_no_byte_of_the_trace() -> None:
+    assert scenario(2026) == scenario(2026, pace_collector=False)
 
 
 def test_a_different_seed_gives_a_different_trace() -> None:

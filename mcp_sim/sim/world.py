@@ -17,11 +17,12 @@ import hashlib
 import random
 import threading
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any, TypeVar
 
 import anyio
 
+from mcp_sim.sim.collector import paced_collector
 from mcp_sim.sim.loop import VirtualTimeLoop
 
 T = TypeVar("T")
@@ -30,10 +31,15 @@ _current: contextvars.ContextVar[Simulation | None] = contextvars.ContextVar("mc
 
 
 class Simulation:
-    """One simulated world. ``seed`` fixes every random choice; the clock starts at 0 ms."""
+    """One simulated world. ``seed`` fixes every random choice; the clock starts at 0 ms.
 
-    def __init__(self, seed: int = 0, *, recorder: Any = None) -> None:
+    ``pace_collector`` (default on): while :meth:`run` runs, Python's garbage collector spaces its
+    full passes by the size of the heap, so that thousands of simulated clients cost linearly
+    (see :mod:`mcp_sim.sim.collector`); ``False`` leaves the process's collector as it is."""
+
+    def __init__(self, seed: int = 0, *, recorder: Any = None, pace_collector: bool = True) -> None:
         self.seed = seed
+        self.pace_collector = pace_collector
         self.rng = random.Random(seed)
         if recorder is None:
             from mcp_sim.trace.recorder import Recorder
@@ -144,7 +150,8 @@ class Simulation:
             finally:
                 _current.reset(token)
 
-        return anyio.run(wrapper, backend="asyncio", backend_options={"loop_factory": VirtualTimeLoop})
+        with paced_collector() if self.pace_collector else nullcontext():
+            return anyio.run(wrapper, backend="asyncio", backend_options={"loop_factory": VirtualTimeLoop})
 
 
 def current_simulation() -> Simulation:
