@@ -10,8 +10,7 @@ hangs up. For each era and size the report gives:
   busy machine). The timed run is made ``--repeat`` times (default 3), each in a fresh process, and
   the one that used the least processor time counts, as ``timeit`` does: the slower runs measure
   whatever else the machine was doing (on a shared machine one run of the same size can take 20%
-  longer than the next, and a short run suffers most, so a smaller size is timed more often: with
-  5,000 the largest, 1,000 clients are timed five times as often, ``timed_runs`` in the report);
+  longer than the next);
 - ``peak_bytes`` and ``peak_bytes_per_client``: the peak of the traced Python heap in a second run of
   the same size with ``tracemalloc`` on;
 - ``retained_bytes_per_client``: what is still on the heap once every client has hung up (should be
@@ -198,12 +197,6 @@ def measure(era: str, clients: int, calls: int, mode: str, *, paced: bool = True
     return json.loads(proc.stdout)  # type: ignore[no-any-return]
 
 
-def timed_runs(clients: int, largest: int, repeat: int) -> int:
-    """How many times one size is timed: ``repeat`` times, and more often for a smaller size (up to
-    five times as often), since a short run is the one a moment of someone else's load spoils most."""
-    return max(1, repeat) * min(5, max(1, largest // clients))
-
-
 def report(sizes: list[int], calls: int, repeat: int = 3) -> dict[str, Any]:
     out: dict[str, Any] = {"calls_per_client": calls, "repeat": repeat}
     for era in ("legacy", "modern"):
@@ -213,10 +206,9 @@ def report(sizes: list[int], calls: int, repeat: int = 3) -> dict[str, Any]:
         own_cpu_per_client: dict[int, float] = {}
         python_pacing_cpu_per_client: dict[int, float] = {}
         for clients in sizes:
-            runs = timed_runs(clients, max(sizes), repeat)
-            timed = min((measure(era, clients, calls, "time") for _ in range(runs)),
+            timed = min((measure(era, clients, calls, "time") for _ in range(max(1, repeat))),
                         key=lambda run: run["cpu_seconds"])
-            unpaced = min((measure(era, clients, calls, "time", paced=False) for _ in range(runs)),
+            unpaced = min((measure(era, clients, calls, "time", paced=False) for _ in range(max(1, repeat))),
                           key=lambda run: run["cpu_seconds"])
             python_pacing_cpu_per_client[clients] = unpaced["cpu_seconds"] / clients
             timed_per_client[clients] = timed["wall_seconds"] / clients
@@ -225,7 +217,6 @@ def report(sizes: list[int], calls: int, repeat: int = 3) -> dict[str, Any]:
             memory = measure(era, clients, calls, "memory")
             collector = measure(era, clients, calls, "collector")
             rows[str(clients)] = {
-                "timed_runs": runs,
                 "wall_seconds": round(timed["wall_seconds"], 3),
                 "wall_ms_per_client": round(1000 * timed["wall_seconds"] / clients, 3),
                 "cpu_seconds": round(timed["cpu_seconds"], 3),

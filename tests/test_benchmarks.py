@@ -60,7 +60,6 @@ def test_http_load_benchmark_reports_time_and_memory_for_every_size_in_both_eras
             assert row["peak_bytes_per_client"] == round(row["peak_bytes"] / int(clients))
             assert row["wall_ms_per_client"] > 0 and row["retained_bytes_per_client"] >= 0
             assert row["cpu_seconds"] > 0 and row["cpu_seconds_python_pacing"] > 0
-            assert row["timed_runs"] == (4 if clients == "2" else 2)  # a size 2.5 times smaller: twice as often
             assert row["full_collections_python_pacing"] >= 0 and row["collector_cpu_seconds_python_pacing"] >= 0
         assert report[era]["per_client_cost_ratio_5_vs_2"] > 0
         assert report[era]["per_client_cpu_cost_ratio_python_pacing_5_vs_2"] > 0

@@ -1,2 +1,1 @@
-"""The simulated world: virtual clock, deterministic scheduler, seeded randomness, and a garbage
-collector paced for runs with thousands of clients."""
+"""The simulated world: virtual clock, deterministic scheduler, seeded randomness."""
