@@ -10,7 +10,8 @@ hangs up. For each era and size the report gives:
   busy machine). The timed run is made ``--repeat`` times (default 3), each in a fresh process, and
   the one that used the least processor time counts, as ``timeit`` does: the slower runs measure
   whatever else the machine was doing (on a shared machine one run of the same size can take 20%
-  longer than the next);
+  longer than the next). The rounds take every size in turn, so that a slow spell of the machine
+  falls on all sizes alike rather than on one;
 - ``peak_bytes`` and ``peak_bytes_per_client``: the peak of the traced Python heap in a second run of
   the same size with ``tracemalloc`` on;
 - ``retained_bytes_per_client``: what is still on the heap once every client has hung up (should be
@@ -205,11 +206,15 @@ def report(sizes: list[int], calls: int, repeat: int = 3) -> dict[str, Any]:
         cpu_per_client: dict[int, float] = {}
         own_cpu_per_client: dict[int, float] = {}
         python_pacing_cpu_per_client: dict[int, float] = {}
+        samples: dict[tuple[int, bool], list[dict[str, Any]]] = {}
+        for _ in range(max(1, repeat)):  # round after round, every size: a slow spell hits them alike
+            for clients in sizes:
+                for paced in (True, False):
+                    samples.setdefault((clients, paced), []).append(
+                        measure(era, clients, calls, "time", paced=paced))
         for clients in sizes:
-            timed = min((measure(era, clients, calls, "time") for _ in range(max(1, repeat))),
-                        key=lambda run: run["cpu_seconds"])
-            unpaced = min((measure(era, clients, calls, "time", paced=False) for _ in range(max(1, repeat))),
-                          key=lambda run: run["cpu_seconds"])
+            timed = min(samples[clients, True], key=lambda run: run["cpu_seconds"])
+            unpaced = min(samples[clients, False], key=lambda run: run["cpu_seconds"])
             python_pacing_cpu_per_client[clients] = unpaced["cpu_seconds"] / clients
             timed_per_client[clients] = timed["wall_seconds"] / clients
             cpu_per_client[clients] = timed["cpu_seconds"] / clients

@@ -10,14 +10,14 @@ That rule counts collections, not the size of the heap. With 5,000 clients in fl
 tasks, coroutines and buffers live long enough to be promoted, so the quarter is always reached
 and the full passes come as often as with 1,000 clients, per call made, while each pass walks a heap
 five times larger: the collector's cost grows with clients × calls, not with calls alone
-(``benchmarks/http_load.py`` measures it: about 40% more processor time per client at 5,000
-clients than at 1,000, all of it in full passes).
+(``benchmarks/http_load.py`` measures it: with Python's rule, 20–50% more processor time per client
+at 5,000 clients than at 1,000, most of it in the collector).
 
 :func:`paced_collector` keeps every collection CPython would make but spaces the full passes by the
 size of the heap, the way memory managers usually do: after each full pass, the next one waits
 until the young collections have taken in at least as many new objects as the oldest generation
 holds (``threshold0 × threshold1 × threshold2 ≥`` its size). A full pass then costs a fixed amount
-per object allocated, whatever the size of the heap, and the cost of a run grows linearly.
+per new object, whatever the size of the heap, and the cost of a run grows linearly.
 :meth:`~mcp_sim.sim.world.Simulation.run` uses it unless the simulation is made with
 ``pace_collector=False``.
 
