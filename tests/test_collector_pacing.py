@@ -123,7 +123,7 @@ CHURN = textwrap.dedent("""
 
 def test_paced_full_passes_cost_the_same_per_object_made_whatever_the_heap_size() -> None:
     """What the pacing is for: with the heap ten times larger, the full-pass work per object made stays
-    flat (Python's rule, a pass every 10 middle collections, walks the larger heap about as often)."""
+    flat (measured 0.69 → 0.63), while Python's rule walks almost twice as much per object (2.0 → 3.8)."""
     proc = subprocess.run([sys.executable, "-c", CHURN], capture_output=True, text=True, timeout=300, check=True)
     walked = json.loads(proc.stdout)
     assert walked["200000 True"] < 1.5 * walked["20000 True"]
