@@ -1,8 +1,14 @@
 """Validation against the official MCP JSON schemas, one per revision.
 
-The schemas are not shipped in the package: they are looked up in a ``spec`` folder given by the
-``MCP_SIM_SPEC_DIR`` environment variable, or in ``../shared/spec`` beside the project checkout. When
-they are absent, :func:`find_spec_dir` returns ``None`` and tests that need them skip with a reason.
+The schemas of every modelled revision and of the tasks extension ship inside the package, in
+``mcp_sim/protocol/schemas/`` (``SOURCE.md`` there names the upstream commits and the licence), so
+validation works on a machine that has only a clone. :func:`find_spec_dir` is the one place that
+finds them; the ``MCP_SIM_SPEC_DIR`` environment variable may point at another folder of the same
+layout (``<revision>/schema.json``, ``ext-tasks/draft/schema.json``).
+
+The specification's prose pages are not shipped. :func:`find_pages_dir` finds them for the tests that
+check the rulebook's citations (``MCP_SIM_SPEC_PAGES``, else ``pages/`` inside ``MCP_SIM_SPEC_DIR``,
+else ``../shared/spec/pages`` beside the checkout); those tests skip with a reason where it is ``None``.
 
 Schemas up to 2025-06-18 are JSON Schema draft-07 with ``definitions``; from 2025-11-25 they are
 draft 2020-12 with ``$defs``. The ``jsonschema`` library handles both; this module only knows where
@@ -20,18 +26,35 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import jsonschema
 
+SHIPPED_SPEC_DIR = Path(__file__).resolve().parent / "schemas"
 _PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 def find_spec_dir() -> Path | None:
-    """The folder holding ``<revision>/schema.json`` files, or ``None`` when it is not here."""
+    """The folder holding ``<revision>/schema.json`` files: ``MCP_SIM_SPEC_DIR`` when it holds them,
+    else the copy shipped in the package. ``None`` only if both are missing (a damaged install)."""
     candidates = []
     env = os.environ.get("MCP_SIM_SPEC_DIR")
     if env:
         candidates.append(Path(env))
-    candidates.append(_PROJECT_ROOT.parent / "shared" / "spec")
+    candidates.append(SHIPPED_SPEC_DIR)
     for folder in candidates:
         if (folder / "2026-07-28" / "schema.json").is_file():
+            return folder
+    return None
+
+
+def find_pages_dir() -> Path | None:
+    """The folder of the specification's pages (``2025-11-25/``, ``2026-07-28/``, ``ext-tasks/``), or
+    ``None`` when they are not on this machine. They are reference text, not part of the package."""
+    candidates = []
+    if os.environ.get("MCP_SIM_SPEC_PAGES"):
+        candidates.append(Path(os.environ["MCP_SIM_SPEC_PAGES"]))
+    if os.environ.get("MCP_SIM_SPEC_DIR"):
+        candidates.append(Path(os.environ["MCP_SIM_SPEC_DIR"]) / "pages")
+    candidates.append(_PROJECT_ROOT.parent / "shared" / "spec" / "pages")
+    for folder in candidates:
+        if (folder / "2026-07-28" / "index.mdx").is_file():
             return folder
     return None
 
@@ -41,7 +64,8 @@ def load_schema(revision: str) -> dict[str, Any]:
     """The official schema of ``revision`` (``"ext-tasks"`` gives the tasks extension's draft)."""
     folder = find_spec_dir()
     if folder is None:
-        raise FileNotFoundError("the official MCP schemas are not available (set MCP_SIM_SPEC_DIR)")
+        raise FileNotFoundError("the official MCP schemas are missing from the package (reinstall mcp-sim, "
+                                "or set MCP_SIM_SPEC_DIR to a folder that holds them)")
     path = folder / ("ext-tasks/draft" if revision == "ext-tasks" else revision) / "schema.json"
     with path.open(encoding="utf-8") as fh:
         schema: dict[str, Any] = json.load(fh)
