@@ -27,6 +27,7 @@ DELEGATES: dict[str, tuple[str, str, str]] = {
     "serve": ("mcp_sim.bridge.commands", "serve_command", "serve a simulated server to a real MCP client"),
     "connect": ("mcp_sim.bridge.commands", "connect_command", "connect a simulated client to a real MCP server"),
     "lab": ("mcp_sim.scenarios.security.commands", "lab_command", "list the security labs or run one attack"),
+    "rules": ("mcp_sim.course.rules", "rules_command", "list the rules the course teaches, with strength and source"),
 }
 """Subcommands implemented elsewhere: name → (module, function, help). Each function takes the
 remaining arguments and returns an exit code."""

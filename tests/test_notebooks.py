@@ -101,7 +101,7 @@ def test_chapter_structure(source: Path) -> None:
     assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith(f"# {source.stem[:2]} ·")
     assert "What you will learn" in markdown or "In this notebook" in markdown
     assert "Recap" in markdown
-    assert "Prediction(" in code, "each chapter asks at least one predict-then-reveal question"
+    assert "ask(" in code, "each chapter asks at least one predict-then-reveal question"
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     widgets = [o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
     assert widgets, "each chapter has at least one interactive widget"
@@ -136,7 +136,7 @@ def test_every_widget_shows_its_last_state_without_a_kernel(source: Path) -> Non
 
 def test_a_prediction_shows_its_question_but_not_its_answer_without_a_kernel() -> None:
     question = Prediction(question="Which id does a notification carry?", choices=["1", "none", "null"],
-                          answer="none", why="A notification has no id.")
+                          answers=["none"], why="A notification has no id.")
     bundle = question._repr_mimebundle_()
     assert WIDGET_VIEW in bundle
     static = bundle["text/html"]

@@ -20,9 +20,24 @@ import jupytext
 import nbformat
 from nbclient import NotebookClient
 
+from mcp_sim.protocol import rulebook
+
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = PROJECT_ROOT / "notebooks"
 SOURCES = NOTEBOOKS / "src"
+
+RULES_TABLE = "[[rules-table]]"
+"""Where a chapter's source asks for its generated "rules this chapter taught" table."""
+
+
+def render_markdown(text: str, chapter: str) -> str:
+    """A markdown cell as the learner reads it: each ``[[rule ID]]`` / ``[[ref ID]]`` becomes the rule
+    with its strength and a link to its source, and ``[[rules-table]]`` the table of every rule the
+    rulebook files under this chapter. The rules' words come from the rulebook, never from the cell."""
+    if RULES_TABLE in text:
+        text = text.replace(RULES_TABLE, rulebook.table(rulebook.select(chapter=chapter)))
+    return rulebook.expand(text, "markdown")
+
 
 def read_cells(text: str) -> list[nbformat.NotebookNode]:
     """The cells of a percent-format source, as jupytext (the format's own tool) reads them."""
@@ -38,7 +53,7 @@ def build_notebook(source: Path) -> nbformat.NotebookNode:
     }
     for i, cell in enumerate(read_cells(source.read_text(encoding="utf-8"))):
         if cell.cell_type == "markdown":
-            node = nbformat.v4.new_markdown_cell(cell.source)
+            node = nbformat.v4.new_markdown_cell(render_markdown(cell.source, source.stem[:2]))
         else:
             node = nbformat.v4.new_code_cell(cell.source)
         node["id"] = f"{source.stem[:2]}-{i:03d}"  # stable ids keep diffs quiet

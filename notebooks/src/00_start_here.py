@@ -89,21 +89,9 @@ SequenceDiagram(first)
 #   capabilities; a server that needs input returns an `InputRequiredResult` instead of asking.
 
 # %%
-from mcp_sim.course.predict import Prediction
+from mcp_sim.course.predict import ask
 
-Prediction(
-    question="In the run above (revision 2026-07-28), what did the client have to send before its first "
-             "tools/list?",
-    choices=["initialize, then notifications/initialized", "server/discover", "nothing: any request may come first"],
-    answer="nothing: any request may come first",
-    why="2026-07-28 has no handshake: every request carries its own version and capabilities in _meta, so "
-        "any request may be the first. This client chose to ask server/discover first, to learn what the "
-        "server supports; a client that already knows may skip it.",
-    wrong_because={"initialize, then notifications/initialized": "That handshake belongs to the legacy era "
-                   "(up to 2025-11-25).",
-                   "server/discover": "It is the first message in this trace, but it is optional: the client "
-                   "asked it by choice."},
-)
+ask("00-run-above-revision-2026")
 
 # %% [markdown]
 # ## How grading works

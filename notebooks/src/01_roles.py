@@ -78,21 +78,9 @@ sim.run(one_client_two_servers)
 # malicious server cross one.
 
 # %%
-from mcp_sim.course.predict import Prediction
+from mcp_sim.course.predict import ask
 
-Prediction(
-    question="The notes and weather servers above are both local subprocesses, each with its own client. "
-             "Can the weather server read a file the notes server wrote?",
-    choices=["No: each has its own client, so they are isolated",
-             "Yes, unless the host runs each server in a sandbox that forbids it",
-             "Only if the user approves a tools/call"],
-    answer="Yes, unless the host runs each server in a sandbox that forbids it",
-    why="Clients separate protocol state, not processes. Two servers started by the same host usually share "
-        "the user, the disk and the environment; only the runtime's sandbox (file, network and environment "
-        "policy) stops one from reading the other's data.",
-    wrong_because={"Only if the user approves a tools/call": "Approval gates what the host asks a server to do, "
-                   "not what the server's process can do on its own."},
-)
+ask("01-notes-weather-servers-above")
 
 # %% [markdown]
 # ## Who decides what

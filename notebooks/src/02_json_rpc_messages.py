@@ -162,17 +162,9 @@ print(type(decode(broken["a batch"], allow_batch=True)).__name__)
 # ## Predict, then reveal
 
 # %%
-from mcp_sim.course.predict import Prediction
+from mcp_sim.course.predict import ask
 
-Prediction(
-    question="A server receives {\"jsonrpc\":\"2.0\",\"method\":\"tools/list\"} (no id). What should it send back?",
-    choices=["A tools/list result with id null", "A -32600 error", "Nothing at all"],
-    answer="Nothing at all",
-    why="A message without an id is a notification, and a notification is never answered — "
-        "not even with an error. (tools/list is meant as a request, but the receiver cannot reply to it.)",
-    wrong_because={"A tools/list result with id null": "MCP forbids null ids.",
-                   "A -32600 error": "An error is a response, and responses need a request id to answer."},
-)
+ask("02-server-receives-jsonrpc-2")
 
 # %% [markdown]
 # ## Recap

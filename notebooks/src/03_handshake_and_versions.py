@@ -67,21 +67,9 @@ from mcp_sim.trace import LifecycleDiagram
 LifecycleDiagram(current="operating")
 
 # %%
-from mcp_sim.course.predict import Prediction
+from mcp_sim.course.predict import ask
 
-Prediction(
-    question="A legacy client offers protocolVersion 2025-11-25 to a server that only speaks 2025-06-18. "
-             "What does the server answer?",
-    choices=["an error: unsupported version", "an InitializeResult with protocolVersion 2025-06-18",
-             "an InitializeResult with protocolVersion 2025-11-25"],
-    answer="an InitializeResult with protocolVersion 2025-06-18",
-    why="In the legacy handshake the server answers with the requested version if it supports it, otherwise "
-        "with the latest version it does support; it is then the client's turn to accept or disconnect.",
-    wrong_because={"an error: unsupported version": "That is how 2026-07-28 answers (-32022), not the legacy "
-                   "handshake.",
-                   "an InitializeResult with protocolVersion 2025-11-25": "The server must never claim a version "
-                   "it does not speak."},
-)
+ask("03-legacy-client-offers-protocolversion")
 
 # %% [markdown]
 # ## Modern: negotiation on every request

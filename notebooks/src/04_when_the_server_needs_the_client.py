@@ -237,17 +237,9 @@ print()
 print(result.explanation)
 
 # %%
-from mcp_sim.course.predict import Prediction
+from mcp_sim.course.predict import ask
 
-Prediction(
-    question="A 2026-07-28 client receives an InputRequiredResult with inputRequests but no requestState. "
-             "What must its retry contain?",
-    choices=["inputResponses and requestState: null", "inputResponses only", "a requestState it makes up"],
-    answer="inputResponses only",
-    why="The client echoes requestState exactly when the server sent one, and MUST NOT include one otherwise. "
-        "The retry is the same method with the original params, a new id and inputResponses keyed like "
-        "inputRequests.",
-)
+ask("04-2026-07-28-client")
 
 # %% [markdown]
 # ## Recap

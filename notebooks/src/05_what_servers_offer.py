@@ -135,17 +135,9 @@ for era in ("legacy", "modern"):
 # `-32602` in 2026-07-28.
 
 # %%
-from mcp_sim.course.predict import Prediction
+from mcp_sim.course.predict import ask
 
-Prediction(
-    question="A model calls get_forecast with {\"city\": 42}, but the inputSchema says city is a string. "
-             "What does a 2025-11-25 server answer?",
-    choices=["a JSON-RPC error -32602", "a CallToolResult with isError: true", "a JSON-RPC error -32603"],
-    answer="a CallToolResult with isError: true",
-    why="Since 2025-11-25 (SEP-1303) input validation errors are tool execution errors: the model made the "
-        "mistake, so it gets a result it can read and correct. -32602 is for requests nothing could run, such "
-        "as an unknown tool name.",
-)
+ask("05-model-calls-get-forecast")
 
 # %% [markdown]
 # ### Annotations are hints, not guarantees
@@ -253,14 +245,7 @@ side_by_side(play(tour_legacy, runner=rerun, options={"revision": "2025-11-25", 
              play(tour_modern, runner=rerun, options={"revision": "2026-07-28", "seed": 1}))
 
 # %%
-Prediction(
-    question="A 2026-07-28 client reads a URI that no resource and no template of the server matches. "
-             "Which error code does the server answer?",
-    choices=["-32002", "-32602", "-32601"],
-    answer="-32602",
-    why="2026-07-28 replaced the resource-not-found code -32002 with -32602 (Invalid params); servers up to "
-        "2025-11-25 send -32002, and modern clients should still accept it from them.",
-)
+ask("05-2026-07-28-client")
 
 # %% [markdown]
 # ## Your own server, in a few lines

@@ -74,18 +74,9 @@ print((line + "\n").encode())
 # `print` does) and once to stderr (the fix: `ctx.stderr`).
 
 # %%
-from mcp_sim.course.predict import Prediction
+from mcp_sim.course.predict import ask
 
-Prediction(
-    question="A stdio server's tool handler prints 'DEBUG looking up Oslo' to stdout before returning. "
-             "What does the client read?",
-    choices=["a log line, shown to the user", "a frame that is not JSON-RPC, which it cannot parse",
-             "nothing: stdout is only flushed at exit"],
-    answer="a frame that is not JSON-RPC, which it cannot parse",
-    why="stdout carries only MCP messages, one per line; the client reads every line as a message, so the debug "
-        "text arrives as an unreadable frame (a parse error). Logs belong on stderr, which the client records "
-        "but never parses as protocol.",
-)
+ask("06-stdio-server-s-tool")
 
 # %%
 for fixed in (False, True):
@@ -194,16 +185,7 @@ for answer in refusals:
     print(answer.line())
 
 # %%
-Prediction(
-    question="A 2025-11-25 client's POST, with the Mcp-Session-Id it was given, comes back 404 Not Found. "
-             "What must the client do?",
-    choices=["retry the same POST with the same session id", "start a new session: initialize without a session id",
-             "switch to a GET stream and wait"],
-    answer="start a new session: initialize without a session id",
-    why="404 for a request carrying a session id means the server has ended or forgotten that session; the client "
-        "MUST start over with a new InitializeRequest that carries no session id. A request that is missing the "
-        "header altogether gets 400 instead.",
-)
+ask("06-2025-11-25-client")
 
 # %% [markdown]
 # ### JSON answers, and where the progress goes then
@@ -253,16 +235,7 @@ sent = next(e for e in modern.events if e.kind == "request" and e.method == "too
 print("\n".join(transport_detail(sent)))
 
 # %%
-Prediction(
-    question="A 2026-07-28 POST says Mcp-Name: get_conditions, but its body calls the tool get_forecast. "
-             "What does the server answer?",
-    choices=["200, running get_forecast (the body wins)", "400 with JSON-RPC error -32020",
-             "404 with JSON-RPC error -32601"],
-    answer="400 with JSON-RPC error -32020",
-    why="A header that is missing or disagrees with the body is a header mismatch: HTTP 400 with the JSON-RPC error "
-        "-32020 (HeaderMismatchError), answered before any handler runs. Routing on a header the body contradicts "
-        "would let a request reach a place it does not belong.",
-)
+ask("06-2026-07-28-post")
 
 # %%
 for answer in answers:
@@ -390,16 +363,7 @@ from mcp_sim.widgets.fault_lab import fault_lab
 fault_lab(fault="drop", transport="stdio", revision="2025-11-25", seed=1)
 
 # %%
-Prediction(
-    question="A stdio server crashes while a book call (not safe to repeat) is in flight. The client restarts "
-             "the server. What happens to the book call?",
-    choices=["the client sends it again with the same id", "the client sends it again with a new id",
-             "the caller is told its outcome is unknown; it is not sent again"],
-    answer="the caller is told its outcome is unknown; it is not sent again",
-    why="The request was written to the old process, which may have run it before dying. Re-sending could do the "
-        "work twice, so only calls the host trusts to repeat (here lookup) are retried, with a new id; the rest end "
-        "in OutcomeUnknown.",
-)
+ask("06-stdio-server-crashes-while")
 
 # %%
 dropped = run_fault_experiment(fault="drop", transport="http", revision="2026-07-28", seed=1)

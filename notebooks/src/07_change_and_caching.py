@@ -16,7 +16,7 @@
 # %%
 import json
 
-from mcp_sim.course.predict import Prediction
+from mcp_sim.course.predict import ask
 from mcp_sim.protocol.comparison import ComparisonTable
 from mcp_sim.protocol.revisions import comparison_table
 from mcp_sim.scenarios.change import (
@@ -108,17 +108,7 @@ show(sent(legacy_watch, "notifications/resources/updated")[0])
 show(sent(legacy_watch, "notifications/tools/list_changed")[0])
 
 # %%
-Prediction(
-    question="A server sends notifications/tools/list_changed. What does the notification tell the client "
-             "about the tools?",
-    choices=["the whole new list", "the names of the tools that changed", "nothing: only that the list changed"],
-    answer="nothing: only that the list changed",
-    why="list_changed has no list in it (at most a _meta). The client must send tools/list again — following "
-        "nextCursor through every page — to learn what the list is now. resources/updated is just as terse: "
-        "it names the URI, and the client reads it again if it cares.",
-    wrong_because={"the whole new list": "Lists can be long and paged; a notification never carries one.",
-                   "the names of the tools that changed": "There is no field for them in the schema."},
-)
+ask("07-server-sends-notifications-tools")
 
 # %% [markdown]
 # ## What a Host does on `list_changed`
@@ -191,15 +181,7 @@ show(sent(modern_watch, "notifications/cancelled")[0])
 # No `resources/subscribe` anywhere.
 
 # %%
-Prediction(
-    question="A client sends subscriptions/listen with id 7 asking for toolsListChanged. A tool is added a "
-             "moment later. Which is the first message the server may send that carries subscriptionId 7?",
-    choices=["notifications/tools/list_changed", "notifications/subscriptions/acknowledged",
-             "a JSON-RPC response to request 7"],
-    answer="notifications/subscriptions/acknowledged",
-    why="The acknowledgement must be the first message carrying the subscription's id; no notification for the "
-        "stream may come before it. The response to request 7 comes only when the server ends the stream.",
-)
+ask("07-client-sends-subscriptions-listen")
 
 # %% [markdown]
 # ### Read the acknowledgement
@@ -227,16 +209,7 @@ show(sent(detail, "subscriptions/listen", "response")[0])
 # on the stream still open. The last message is the graceful end: a result, tagged with the id.
 
 # %%
-Prediction(
-    question="The acknowledgement leaves out resourceSubscriptions the client asked for. What should the "
-             "client do about that resource?",
-    choices=["wait: the updates will come later", "send resources/subscribe instead",
-             "not count on updates: read it again when it needs it fresh"],
-    answer="not count on updates: read it again when it needs it fresh",
-    why="The acknowledgement is the server's word on what it will send, and the spec tells clients to check "
-        "it. resources/subscribe does not exist in 2026-07-28; the resource's ttlMs still says how long a read "
-        "stays fresh.",
-)
+ask("07-acknowledgement-leaves-out-resourcesubscriptions")
 
 # %% [markdown]
 # ## Side by side
@@ -295,15 +268,7 @@ for name in ("finance", "weather"):
 # Back to the Host of the previous section, now in 2026-07-28. Before running it, predict:
 
 # %%
-Prediction(
-    question="A 2026-07-28 Host lists tools at 0 s (ttlMs 60000) and opens no subscriptions/listen stream. The "
-             "server adds a tool at 5 s. The Host looks at its tool list at 6, 30 and 61 s. When does it first "
-             "see the new tool?",
-    choices=["at 6 s", "at 30 s", "at 61 s", "never"],
-    answer="at 61 s",
-    why="Without a listen stream nothing tells the Host the list changed, so its cached copy is served while "
-        "it is fresh: until 0 s + 60 s. The first look after that misses the cache and asks the server.",
-)
+ask("07-2026-07-28-host")
 
 # %%
 not_listening = host_relists(MODERN, listen=False)
@@ -347,26 +312,10 @@ print("ttlMs by server:", TTL_MS)
 # private; the weather server's are public. Before reading the timeline, predict two rows:
 
 # %%
-Prediction(
-    question="alice (tenant acme) listed finance's tools at 0 s: private, fresh for 20 s. bob (tenant globex) "
-             "asks the same gateway for finance's tools at 5 s. What does the cache do?",
-    choices=["hit: the entry is still fresh", "miss: alice's private entry is not bob's to see",
-             "hit, but with bob's tenant filled in"],
-    answer="miss: alice's private entry is not bob's to see",
-    why="A private entry is reused only within the same authorization context. bob's lookup finds nothing "
-        "filed under his own context, so the gateway asks the server for bob's list.",
-)
+ask("07-alice-tenant-acme-listed")
 
 # %%
-Prediction(
-    question="At 12 s alice asks again, but with her read+write token. Her read-only list (no transfer) is still "
-             "fresh. What should she be shown?",
-    choices=["the cached read-only list", "a list fetched for this token, with transfer",
-             "an error: one user may hold only one token"],
-    answer="a list fetched for this token, with transfer",
-    why="The authorization context is what the server authorises by — subject, tenant and the token's "
-        "scopes. Another token with other scopes is another context, so it gets its own entry.",
-)
+ask("07-12-s-alice-asks")
 
 # %%
 modern_gateway

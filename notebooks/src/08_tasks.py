@@ -95,20 +95,9 @@ discover = messages(rules_modern, "server/discover")[0]["result"]
 print("server extensions:", json.dumps(discover["capabilities"]["extensions"]))
 
 # %%
-from mcp_sim.course.predict import Prediction
+from mcp_sim.course.predict import ask
 
-Prediction(
-    question="A 2025-11-25 client calls export (taskSupport: required) as a plain tools/call, without a task "
-             "field. What does the server answer?",
-    choices=["a CreateTaskResult anyway", "the tool's result, after five seconds", "a JSON-RPC error -32601",
-             "a JSON-RPC error -32602"],
-    answer="a JSON-RPC error -32601",
-    why="A tool whose execution.taskSupport is required must be called with params.task; the server answers "
-        "-32601 (Method not found) otherwise. The same code comes back when a client asks for a task on a tool "
-        "whose taskSupport is forbidden.",
-    wrong_because={"a CreateTaskResult anyway": "In 2025-11-25 the client decides, not the server: no task "
-                   "field, no task."},
-)
+ask("08-2025-11-25-client")
 
 # %%
 print(timeline(rules_legacy))
@@ -149,14 +138,7 @@ print(json.dumps(messages(poll_modern, "tools/call")[0], indent=2))
 # at 24 s.
 
 # %%
-Prediction(
-    question="The task was created at 0 s with pollInterval 5000, and the work finishes at 24 s. At what time "
-             "does a client that follows pollInterval learn that the task is completed?",
-    choices=["at 24 s", "at 25 s", "at 30 s"],
-    answer="at 25 s",
-    why="A polling client only learns what it asks: it polls at 5, 10, 15, 20 and 25 s, and the first answer "
-        "after the work ends is the 25 s one. Up to one poll interval is the price of polling.",
-)
+ask("08-task-created-0-s")
 
 # %%
 print("2025-11-25")
@@ -252,16 +234,7 @@ print("\n2026-07-28")
 print(timeline(cancel_modern))
 
 # %%
-Prediction(
-    question="The render was cancelled at 5 s; left alone it would have finished at 48 s. What does tasks/get "
-             "say at 50 s?",
-    choices=["completed, with the result", "cancelled", "working", "an error: the task is gone"],
-    answer="cancelled",
-    why="Terminal states are final: once cancelled, a task stays cancelled even if the work went on to finish "
-        "(here the server stopped it). The task is still there because its ttl (60 s) has not run out.",
-    wrong_because={"an error: the task is gone": "A server may delete a cancelled task at any time, but this "
-                   "one keeps tasks for their ttl, 60 s."},
-)
+ask("08-render-cancelled-5-s")
 
 # %% [markdown]
 # What the two eras do differently:
@@ -295,14 +268,7 @@ print(json.dumps(messages(cancel_modern, "tasks/cancel")[0], indent=2))
 # leaves it until 15 s:
 
 # %%
-Prediction(
-    question="ttl is 10000 ms from creation at 0 s; the export finished at 5 s and the client saw it completed "
-             "at 6 s. What does tasks/get answer at 15 s?",
-    choices=["completed, with the result", "a JSON-RPC error -32602", "a task with status failed"],
-    answer="a JSON-RPC error -32602",
-    why="ttl counts from creation, not from completion: the task could be deleted from 10 s on, and an unknown "
-        "or expired taskId is -32602 (Invalid params) in both eras.",
-)
+ask("08-ttl-10000-ms-creation")
 
 # %%
 expiry_legacy = run_tasks_story("expiry", revision="2025-11-25")
@@ -356,15 +322,7 @@ print(json.dumps(messages(rules_modern, "tasks/get", "error")[0], indent=2))
 #   extension is `-32021` too, and so is a `subscriptions/listen` that asks for `taskIds`.
 
 # %%
-Prediction(
-    question="A 2026-07-28 request calls render (taskSupport: optional) and declares the tasks extension. What "
-             "does the client get back?",
-    choices=["always a task (resultType: task)", "always the result (resultType: complete)",
-             "either: the server decides, and the client must handle both"],
-    answer="either: the server decides, and the client must handle both",
-    why="Declaring the extension only says the client can handle a task. The server chooses per request whether "
-        "to make one, and marks its choice with resultType; the client branches on it.",
-)
+ask("08-2026-07-28-request")
 
 # %% [markdown]
 # ## The two designs side by side

@@ -137,17 +137,9 @@ print("\n".join(policy_table(trusted=True, approval=loose)))
 # the question under this policy. Annotations describe a tool; they are claims by its author.
 
 # %%
-from mcp_sim.course.predict import Prediction
+from mcp_sim.course.predict import ask
 
-Prediction(
-    question="An untrusted server marks its tool wipe_disk with readOnlyHint: true. The Host's approval policy "
-             "is unless-read-only. What happens when the model proposes wipe_disk?",
-    choices=["it runs without asking: the tool is read-only", "the user is asked first",
-             "the Host refuses it without asking"],
-    answer="the user is asked first",
-    why="Annotations from a server the Host does not trust are ignored, so the tool counts as possibly "
-        "destructive and the Host asks. Only ToolPolicy (deny lists, read_only) hides a tool outright.",
-)
+ask("09-untrusted-server-marks-tool")
 
 # %% [markdown]
 # ### 3 · Offer: the tools in the model API's format
@@ -232,13 +224,7 @@ print(json.dumps(second["messages"][-1], indent=2))
 print("answer:", events(legacy, kind="app", sender="host", receiver="user")[-1].text)
 
 # %%
-Prediction(
-    question="In the complete call, which participant turns the model's proposal into a tools/call request?",
-    choices=["the model", "the Host, through the client for that tool's server", "the server"],
-    answer="the Host, through the client for that tool's server",
-    why="The model only proposes, in its API's format. The Host checks its policy, asks the user, and only then "
-        "hands the call to the one client connected to the tool's server, under the tool's own name.",
-)
+ask("09-complete-call-participant-turns")
 
 # %% [markdown]
 # ## Two eras, one call
@@ -327,14 +313,7 @@ print(json.dumps(failed.decisive.message, indent=1))
 print("answer:", failed.answer)
 
 # %%
-Prediction(
-    question="The tool failed with isError: true. Which message does the model receive?",
-    choices=["none: the Host stops the conversation", "a JSON-RPC error object",
-             "a tool result message with the error text, in the model API's format"],
-    answer="a tool result message with the error text, in the model API's format",
-    why="A failing tool answers with a result so that the model can see what went wrong and react; the Host "
-        "converts it like any other result (Anthropic's format even keeps is_error).",
-)
+ask("09-tool-failed-iserror-true")
 
 # %% [markdown]
 # ### The wire loses the request (transports)
@@ -366,13 +345,7 @@ for rev in ("2025-11-25", "2026-07-28"):
     print(rev, f"#{row.seq}", json.dumps(row.message["error"]))
 
 # %%
-Prediction(
-    question="The user denied the call. How many tools/call requests reached the server?",
-    choices=["0", "1, answered with isError: true", "1, then notifications/cancelled"],
-    answer="0",
-    why="Approval happens in the Host, before the client sends anything: a denied call never reaches the wire. "
-        "That is also why the server cannot replace the Host's confirmation — it never sees the question.",
-)
+ask("09-user-denied-call-many")
 
 # %% [markdown]
 # ## Who is responsible

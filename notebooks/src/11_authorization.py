@@ -96,17 +96,9 @@ refusal = next(e for e in modern.recorder.events if e.text == "HTTP 401 Unauthor
 print(refusal.framing["http"]["response"]["headers"]["WWW-Authenticate"])
 
 # %%
-from mcp_sim.course.predict import Prediction
+from mcp_sim.course.predict import ask
 
-Prediction(
-    question="The 401 named resource_metadata. Whom does the client ask next?",
-    choices=["the authorization server, for a token", "the MCP Server, for its Protected Resource Metadata",
-             "the user, for a password"],
-    answer="the MCP Server, for its Protected Resource Metadata",
-    why="The client does not know yet which authorization server this Server trusts. The metadata document "
-        "(RFC 9728), served by the Server without a token, names it — and states the Server's canonical URI, "
-        "the audience its tokens must carry.",
-)
+ask("11-401-named-resource-metadata")
 
 # %% [markdown]
 # ### 2 · Protected Resource Metadata
@@ -305,14 +297,7 @@ print("scopes before/after step-up:", runs["step-up"].notes["scopes_before"], ru
 print("user-refuses:", runs["user-refuses"].failure.reason)
 
 # %%
-Prediction(
-    question="The access token expired an hour into a session. What does Ada see?",
-    choices=["a new consent screen in her browser", "nothing: the client uses its refresh token",
-             "an error: she must reconnect the server"],
-    answer="nothing: the client uses its refresh token",
-    why="The refresh grant goes from the Client straight to the token endpoint; the user is not involved. Only "
-        "when the refresh fails, or a 403 asks for more scope, does the browser open again.",
-)
+ask("11-access-token-expired-hour")
 
 # %% [markdown]
 # ## Audience, and why a token is never passed on
@@ -342,15 +327,7 @@ who_holds(runs["own-upstream-token"])
 print("the calendar API's log of callers:", runs["own-upstream-token"].notes["calendar_accepted"])
 
 # %%
-Prediction(
-    question="A Server receives a token whose signature and expiry are fine, but whose audience is another "
-             "MCP Server. What should it do?",
-    choices=["accept it: the authorization server issued it", "answer 401 invalid_token",
-             "answer 403 insufficient_scope"],
-    answer="answer 401 invalid_token",
-    why="A token issued for someone else is not a token for you. Accepting it would let any other server your "
-        "users talk to replay their tokens here. 403 is for a valid token that lacks a scope.",
-)
+ask("11-server-receives-token-whose")
 
 # %% [markdown]
 # ## The confused deputy
@@ -375,15 +352,7 @@ for config in ("vulnerable", "fixed"):
     print(f"{config:10} the attack succeeded: {lab.succeeded}; the user's own work still done: {lab.legitimate}")
 
 # %%
-Prediction(
-    question="In the confused-deputy attack, which check would have stopped it?",
-    choices=["the third party checking PKCE", "the proxy asking Ada to consent to each client before forwarding",
-             "the MCP client validating the token's audience"],
-    answer="the proxy asking Ada to consent to each client before forwarding",
-    why="The third party only ever sees the proxy's static client id, and the attacker runs PKCE correctly for "
-        "their own request. The proxy is the only party that knows which client is really asking, so it must "
-        "get the user's consent for that client and redirect URI.",
-)
+ask("11-confused-deputy-attack-check")
 
 # %% [markdown]
 # ## Recap

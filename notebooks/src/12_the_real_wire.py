@@ -89,16 +89,9 @@ TraceTable(steady(legacy_run.trace, title="greeter served to the SDK client, leg
 # values (more on that below).
 
 # %%
-from mcp_sim.course.predict import Prediction
+from mcp_sim.course.predict import ask
 
-Prediction(
-    question="The other SDK client connected with mode=\"auto\". Which request did it send first?",
-    choices=["initialize", "server/discover", "tools/list"],
-    answer="server/discover",
-    why="In auto mode the SDK probes with server/discover, the 2026-07-28 way to learn what a server "
-        "supports. Our server answers it (it speaks both eras), so the SDK settles on 2026-07-28 and "
-        "never sends initialize; every request then carries the protocol version in its _meta.",
-)
+ask("12-other-sdk-client-connected")
 
 # %%
 print("the SDK negotiated", modern_run.protocol_version)
@@ -118,7 +111,7 @@ SequenceDiagram(steady(modern_run.trace))
 # decorators much like ours). Again the imports are inside the function, because it will run in a
 # process of its own: `sim_client_session` writes it into a script that ends with
 # `notes().run("stdio")`, starts that script — twice, at the same time: one process per era —
-and connects the **simulator's** `Client` to its
+# and connects the **simulator's** `Client` to its
 # stdin and stdout. The client's end of the pipe records every line, so this trace is seen from the
 # client's side — including the process being spawned and, at the end, exiting.
 
@@ -174,17 +167,7 @@ from mcp_sim.widgets.player import play
 play(steady(sim_runs["legacy"].trace, title="the simulated client drives an SDK server, legacy era"))
 
 # %%
-Prediction(
-    question="The SDK server above answers the simulated client's tools/call for add(2, 3). Which of "
-             "these does its result contain?",
-    choices=["only content: [{type: text, text: \"5\"}]",
-             "content and structuredContent: {result: 5}",
-             "a JSON-RPC error, because the tool has no outputSchema"],
-    answer="content and structuredContent: {result: 5}",
-    why="The SDK derives an output schema from the function's return type (int) and wraps the value as "
-        "{\"result\": 5} in structuredContent, with the same value as text in content for clients that "
-        "only read text. Look at the tools/call response in the table above.",
-)
+ask("12-sdk-server-above-answers")
 
 # %% [markdown]
 # ## Real HTTP on the loopback interface
@@ -284,18 +267,7 @@ print("real: the two runs' times coincide:", legacy_times[:6] == modern_times[:6
 # make this page different on every run, so we only print facts about them.
 
 # %%
-Prediction(
-    question="A real stdio server prints a debugging line with print() while handling a request. What "
-             "does the client's trace show?",
-    choices=["a log event with the printed line",
-             "an invalid frame (the line is not JSON-RPC), and the client may give up on the server",
-             "nothing: stdout is not part of the trace"],
-    answer="an invalid frame (the line is not JSON-RPC), and the client may give up on the server",
-    why="On stdio, stdout is the protocol stream: every line on it must be one JSON-RPC message. Only "
-        "stderr lines are logs (the bridge records them as log events). mcp-sim serve protects its own "
-        "stdout by sending stray writes to stderr, but a server without that protection corrupts the "
-        "stream — chapter 06's ex06_diagnose_stdout is about exactly this bug.",
-)
+ask("12-real-stdio-server-prints")
 
 # %% [markdown]
 # ## From the command line
