@@ -6,6 +6,11 @@ machine, in CI and in Binder with nothing else installed. We call the binary our
 find it next to ``sys.executable`` (a virtual environment that is not activated has no ``PATH``
 entry), and keep its standard error away from the notebook. Without any binary the diagrams fall
 back to a text rendering instead of failing.
+
+Each diagram is laid out left to right first; if that comes out wider than a notebook's output
+(:data:`~mcp_sim.trace.embed.FIT_WIDTH`), it is laid out top to bottom instead, which for these
+chains of boxes is two or three times narrower. Whatever still does not fit is scaled, with the full
+size one click away (:func:`~mcp_sim.trace.embed.svg_img`).
 """
 
 from __future__ import annotations
@@ -20,9 +25,10 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+from collections.abc import Iterator
 from pathlib import Path
 
-from mcp_sim.trace.embed import svg_img
+from mcp_sim.trace.embed import FIT_WIDTH, svg_img
 
 logger = logging.getLogger(__name__)
 
@@ -86,6 +92,14 @@ def _strip_comments(svg: str) -> str:
     return re.sub(r"<!--.*?-->\n?", "", svg, flags=re.S)
 
 
+def svg_width_px(svg: str) -> int:
+    """The width an SVG asks for, in CSS pixels (Graphviz writes points: 1 pt = 4/3 px)."""
+    match = re.search(r'<svg[^>]*?\swidth="([\d.]+)(pt|px)?"', svg)
+    if match is None:
+        return 0
+    return round(float(match.group(1)) * (4 / 3 if match.group(2) == "pt" else 1))
+
+
 def accessible_svg(svg: str, title: str, description: str) -> str:
     """Give an SVG a ``<title>`` and ``<desc>`` as its first children and point ``aria-labelledby`` at
     them, so screen readers announce the diagram by name and description."""
@@ -107,6 +121,11 @@ class GraphvizDiagram:
     def dot_source(self) -> str:
         raise NotImplementedError
 
+    def layouts(self) -> Iterator[str]:
+        """The DOT texts to try, preferred first (e.g. left to right, then top to bottom); by
+        default just :meth:`dot_source`."""
+        yield self.dot_source()
+
     def to_text(self) -> str:
         raise NotImplementedError
 
@@ -118,9 +137,18 @@ class GraphvizDiagram:
         return f"<{type(self).__name__} {self.title!r}: {self.description()}>"
 
     def to_svg(self) -> str | None:
-        """The SVG, or ``None`` when no Graphviz binary could be run (see :meth:`to_text`)."""
-        svg = render_svg(self.dot_source())
-        return None if svg is None else accessible_svg(svg, self.title, self.description())
+        """The SVG, or ``None`` when no Graphviz binary could be run (see :meth:`to_text`): the first
+        of :meth:`layouts` that fits :data:`~mcp_sim.trace.embed.FIT_WIDTH`, else the narrowest."""
+        best: str | None = None
+        for source in self.layouts():
+            svg = render_svg(source)
+            if svg is None:
+                return None
+            if best is None or svg_width_px(svg) < svg_width_px(best):
+                best = svg
+            if svg_width_px(svg) <= FIT_WIDTH:
+                break
+        return None if best is None else accessible_svg(best, self.title, self.description())
 
     def _repr_svg_(self) -> str | None:
         return self.to_svg()
@@ -128,7 +156,7 @@ class GraphvizDiagram:
     def _repr_html_(self) -> str:
         svg = self.to_svg()
         if svg is not None:
-            return svg_img(svg, f"{self.title}. {self.description()}", max_height=None)
+            return svg_img(svg, f"{self.title}. {self.description()}", width=svg_width_px(svg), max_height=None)
         return (f"<pre class='mcp-sim-graph-text' aria-label='{html.escape(self.title)}'>"
                 f"{html.escape(self.to_text())}</pre>")
 

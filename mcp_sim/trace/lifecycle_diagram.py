@@ -9,6 +9,8 @@ whose docs draw its state machine from its own table).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import graphviz
 
 from mcp_sim.protocol.lifecycle import LEGACY_ALLOWED, LegacyState, legacy_state_table
@@ -56,9 +58,10 @@ class LifecycleDiagram(GraphvizDiagram):
         here = f" The current state is {self.current}." if self.current else ""
         return f"States: {', '.join(self.states())}. Transitions: {moves}.{here}"
 
-    def graph(self) -> graphviz.Digraph:
+    def graph(self, direction: str = "LR") -> graphviz.Digraph:
+        """The ``graphviz.Digraph`` (DOT) of the lifecycle, laid out in ``direction`` (``LR`` or ``TB``)."""
         g = graphviz.Digraph("lifecycle")
-        g.attr(rankdir="LR", fontname=FONT, fontsize="12", label=self.title, labelloc="t")
+        g.attr(rankdir=direction, fontname=FONT, fontsize="12", label=self.title, labelloc="t")
         g.attr("node", shape="box", style="rounded", fontname=FONT, fontsize="11")
         g.attr("edge", fontname=FONT, fontsize="10")
         g.node("__start", "", shape="point", width="0.15")
@@ -79,6 +82,11 @@ class LifecycleDiagram(GraphvizDiagram):
 
     def dot_source(self) -> str:
         return self.graph().source
+
+    def layouts(self) -> Iterator[str]:
+        """Left to right reads best; top to bottom when that is too wide for the output."""
+        yield self.graph("LR").source
+        yield self.graph("TB").source
 
     def to_text(self) -> str:
         lines = [self.title]

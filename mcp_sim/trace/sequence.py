@@ -18,6 +18,10 @@ The lane on the left is virtual time: each row shows when the event happened, an
 itself — timeouts, progress, cancellation, dropped, late or duplicated messages — get a word there
 too. A dropped message's arrow stops short of its receiver with a cross.
 
+The diagram is drawn to fit a notebook's output (:data:`FIT_WIDTH`): with many lifelines the columns
+narrow, down to :data:`MIN_COL_W`; a diagram still wider than that is scaled to the output by its
+HTML form, with the full-size picture one click away (:func:`~mcp_sim.trace.embed.svg_img`).
+
 The output is deterministic: the same trace always gives the same bytes (no random ids, no clock),
 which keeps committed notebooks stable. Graphviz is not used here: it lays out graphs, and a sequence
 diagram is a table with arrows, which twenty lines of arithmetic draw faster and better.
@@ -31,7 +35,7 @@ import re
 from typing import Any
 
 from mcp_sim.trace.captions import label
-from mcp_sim.trace.embed import svg_img
+from mcp_sim.trace.embed import FIT_STYLE, svg_img
 from mcp_sim.trace.event import TraceEvent
 from mcp_sim.trace.events import Trace, format_ms, lifelines
 from mcp_sim.trace.table import TraceTable
@@ -40,6 +44,11 @@ LANE_TIME_W = 84
 LANE_BADGE_W = 96
 LANE_W = LANE_TIME_W + LANE_BADGE_W
 COL_W = 196
+"""The widest a lifeline's column gets (three or four lifelines)."""
+MIN_COL_W = 120
+"""The narrowest: an arrow between neighbours still has room for ``→ tools/call #12``."""
+FIT_WIDTH = 880
+"""The width a diagram aims for: a notebook's output area at a 1280-pixel-wide window is about 900."""
 TOP = 58
 HEAD_H = 30
 ROW_H = 30
@@ -102,6 +111,19 @@ def oauth_label(event: TraceEvent) -> str:
     return f"→ {request.get('method', '')} {str(request.get('path', '')).partition('?')[0]}"
 
 
+def _lifeline_name(name: str, x: float, top: float, width_px: float) -> str:
+    """A lifeline's name in its head box: on one line if it fits, else ``client/`` above
+    ``issue-tracker`` in a smaller font, so a narrow column still names its party in full."""
+    if len(name) * CHAR_W <= width_px or "/" not in name:
+        return (f'<text x="{_num(x)}" y="{top + 18}" text-anchor="middle" font-weight="bold">'
+                f'{xml_text(_fit(name, width_px))}</text>')
+    role, _, rest = name.partition("/")
+    small = width_px * 12 / 10.5  # the same room holds more characters at 10.5 px
+    return (f'<text x="{_num(x)}" y="{top + 11}" text-anchor="middle" font-weight="bold" font-size="10.5">'
+            f'<tspan x="{_num(x)}">{xml_text(role)}/</tspan>'
+            f'<tspan x="{_num(x)}" dy="11">{xml_text(_fit(rest, small))}</tspan></text>')
+
+
 def _fit(text: str, width_px: float) -> str:
     limit = max(12, int(width_px / CHAR_W))
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -122,6 +144,9 @@ class SequenceDiagram:
         self.highlight = highlight
         self.title = title or self.trace.title or "Sequence diagram"
         self.participants = lifelines(self.trace)
+        room = (FIT_WIDTH - LANE_W - 10) / max(1, len(self.participants))
+        self.col_w = int(min(COL_W, max(MIN_COL_W, room)))
+        """This diagram's column width: as wide as :data:`COL_W`, as narrow as fitting needs."""
         self._svg: str | None = None
 
     @property
@@ -138,11 +163,11 @@ class SequenceDiagram:
 
     # -- geometry ----------------------------------------------------------------------------
     def _x(self, participant: str) -> float:
-        return LANE_W + COL_W * self.participants.index(participant) + COL_W / 2
+        return LANE_W + self.col_w * self.participants.index(participant) + self.col_w / 2
 
     @property
     def width(self) -> int:
-        return LANE_W + COL_W * max(1, len(self.participants)) + 10
+        return LANE_W + self.col_w * max(1, len(self.participants)) + 10
 
     @property
     def height(self) -> int:
@@ -198,13 +223,13 @@ class SequenceDiagram:
         top, bottom = TOP, self.height - 6
         out.append(f'<text x="8" y="{top + 19}" font-weight="bold">virtual time</text>')
         out.append(f'<line x1="{LANE_W - 8}" y1="{top}" x2="{LANE_W - 8}" y2="{bottom}" stroke="#bbbbbb"/>')
+        col = self.col_w
         for p in self.participants:
             x = self._x(p)
             out.append(f'<g class="mcpsim-lifeline" data-participant="{xml_text(p)}">'
-                       f'<rect x="{_num(x - COL_W / 2 + 14)}" y="{top}" width="{COL_W - 28}" height="{HEAD_H - 4}" '
+                       f'<rect x="{_num(x - col / 2 + 8)}" y="{top}" width="{col - 16}" height="{HEAD_H - 4}" '
                        f'rx="4" fill="#f4f4f4" stroke="#333333"/>'
-                       f'<text x="{_num(x)}" y="{top + 18}" text-anchor="middle" font-weight="bold">'
-                       f'{xml_text(_fit(p, COL_W - 36))}</text>'
+                       f'{_lifeline_name(p, x, top, col - 22)}'
                        f'<line x1="{_num(x)}" y1="{top + HEAD_H - 4}" x2="{_num(x)}" y2="{bottom}" '
                        f'stroke="#999999" stroke-dasharray="4 4"/></g>')
 
@@ -249,13 +274,13 @@ class SequenceDiagram:
             out.append(f'<path d="M{_num(end - 5)},{_num(y - 5)} l10,10 m0,-10 l-10,10" stroke="#000000" '
                        f'stroke-width="2"/>')
         mid = (x1 + x2) / 2
-        span = abs(x2 - x1) + COL_W - 24  # a label may spill half a column past each end
+        span = abs(x2 - x1) + self.col_w - 24  # a label may spill half a column past each end
         out.append(f'<text x="{_num(mid)}" y="{_num(y - 5)}" text-anchor="middle" fill="{style["stroke"]}">'
                    f'{xml_text(_fit(text, span))}</text>')
 
     def _draw_note(self, out: list[str], e: TraceEvent, text: str, top: float) -> None:
         xs = [self._x(e.sender), self._x(e.receiver)]
-        reach = COL_W - 18 if e.sender == e.receiver else COL_W / 2 - 18  # a one-lifeline note is wider
+        reach = self.col_w - 18 if e.sender == e.receiver else self.col_w / 2 - 18  # a one-lifeline note is wider
         left = max(min(xs) - reach, LANE_W)
         right = min(max(xs) + reach, self.width - 10)
         dash = ' stroke-dasharray="3 2"' if e.kind != "timeout" else ""
@@ -271,12 +296,16 @@ class SequenceDiagram:
 
     def _repr_html_(self) -> str:
         """For notebooks: an ``<img>`` that survives sanitizers (see :mod:`mcp_sim.trace.embed`)."""
-        return svg_img(self.to_svg(), f"{self.title}. {self.description()}")
+        return svg_img(self.to_svg(), f"{self.title}. {self.description()}", width=self.width)
 
-    def inline_html(self) -> str:
-        """The SVG inline in a scrolling box, for live widgets and standalone pages (row tooltips work)."""
-        return (f'<div class="mcp-sim-seq" style="max-height:640px;overflow:auto;border:1px solid #dddddd">'
-                f"{self.to_svg()}</div>")
+    def inline_html(self, *, fit: bool = True) -> str:
+        """The SVG inline, for live widgets and standalone pages (row tooltips work). ``fit`` scales
+        it down to the width it is given, every lifeline in view; ``fit=False`` keeps its natural size
+        (the caller puts it in a box that scrolls)."""
+        svg = self.to_svg()
+        if fit:
+            svg = svg.replace("<svg ", f'<svg style="{FIT_STYLE}" ', 1)
+        return f'<div class="mcp-sim-seq" style="max-width:100%">{svg}</div>'
 
     def __repr__(self) -> str:
         return f"<SequenceDiagram {self.title!r}: {len(self.trace)} rows, lifelines {self.participants}>"

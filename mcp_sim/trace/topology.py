@@ -17,7 +17,7 @@ Drawn by Graphviz (via ``graphviz-pure``), with a text rendering when no binary 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -120,10 +120,10 @@ class TopologyDiagram(GraphvizDiagram):
                  "remote": "remote (on another machine, across the network)"}[s.where if s.where in LOCATIONS else "local"]
         return words + (f", sandbox: {s.sandbox}" if s.sandbox else "")
 
-    def graph(self) -> graphviz.Digraph:
-        """The ``graphviz.Digraph`` (DOT) of the topology."""
+    def graph(self, direction: str = "LR") -> graphviz.Digraph:
+        """The ``graphviz.Digraph`` (DOT) of the topology, laid out in ``direction`` (``LR`` or ``TB``)."""
         g = graphviz.Digraph("topology")
-        g.attr(rankdir="LR", fontname=FONT, fontsize="12", label=self.title, labelloc="t", newrank="true")
+        g.attr(rankdir=direction, fontname=FONT, fontsize="12", label=self.title, labelloc="t", newrank="true")
         g.attr("node", shape="box", style="rounded", fontname=FONT, fontsize="11")
         g.attr("edge", fontname=FONT, fontsize="10")
         if self.user:
@@ -171,6 +171,11 @@ class TopologyDiagram(GraphvizDiagram):
 
     def dot_source(self) -> str:
         return self.graph().source
+
+    def layouts(self) -> Iterator[str]:
+        """Left to right reads best; top to bottom when that is too wide for the output."""
+        yield self.graph("LR").source
+        yield self.graph("TB").source
 
     def to_text(self) -> str:
         lines = [self.title]

@@ -61,6 +61,10 @@ class FaultLab:
     def __init__(self, experiment: Experiment | None = None) -> None:
         import ipywidgets as w
 
+        # Rows wrap rather than clip, and nothing is wider than the output it sits in.
+        wrap = w.Layout(flex_flow="row wrap", align_items="center", max_width="100%")
+        fill = w.Layout(max_width="100%")
+
         self.experiment = experiment or Experiment()
         self.run: LabRun = run_fault_experiment(self.experiment)
         e = self.experiment
@@ -79,14 +83,14 @@ class FaultLab:
         self.run_button = w.Button(description="Run", icon="play", tooltip="run the calls again with these faults")
         self.output = w.HTML(value=run_html(self.run))
         self.player = TracePlayer(self.run.recorder)
-        self.stepper = w.Accordion(children=[w.Box([self.player.widget])])
+        self.stepper = w.Accordion(children=[w.Box([self.player.widget], layout=fill)], layout=fill)
         self.stepper.set_title(0, "Step through this run's trace")
         self.widget = w.VBox([
-            w.HBox([self.fault, self.amount, self.unit]), self.what,
+            w.HBox([self.fault, self.amount, self.unit], layout=wrap), self.what,
             self.transport, self.revision,
-            w.HBox([self.seed, self.calls, self.timeout, self.run_button]),
+            w.HBox([self.seed, self.calls, self.timeout, self.run_button], layout=wrap),
             self.output, self.stepper,
-        ])
+        ], layout=fill)
         self.fault.observe(self._on_fault, names="value")
         self.run_button.on_click(lambda _: self.run_from_controls())
 

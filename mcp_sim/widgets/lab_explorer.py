@@ -76,19 +76,23 @@ class LabExplorer:
         self.name = lab or menu[0][1]
         self.result = self._run(self.name, config, seed, variant)
         self._updating = False
-        self.lab = w.Dropdown(options=menu, value=self.name, description="lab", layout=w.Layout(width="460px"))
+        self.lab = w.Dropdown(options=menu, value=self.name, description="lab",
+                              layout=w.Layout(width="460px", max_width="100%"))
         self.config = w.ToggleButtons(options=list(CONFIGS), value=config, description="configuration")
         self.variant = w.Dropdown(options=self._variants(self.name), value=variant, description="variant",
-                                  layout=w.Layout(width="460px"))
+                                  layout=w.Layout(width="460px", max_width="100%"))
         self.seed = w.BoundedIntText(value=seed, min=0, max=10_000, description="seed", layout=w.Layout(width="200px"))
         self.run_button = w.Button(description="Run", icon="play", tooltip="run the lab again with these settings")
         self.summary = w.HTML(value=self._summary_html())
         self.output = w.HTML(value=self._result_html())
         self.player = play_lab(self.result)
-        self.stepper = w.Accordion(children=[w.Box([self.player.widget])])
+        # Rows wrap rather than clip, and nothing is wider than the output it sits in.
+        fill = w.Layout(max_width="100%")
+        self.stepper = w.Accordion(children=[w.Box([self.player.widget], layout=fill)], layout=fill)
         self.stepper.set_title(0, "Step through this run's trace")
-        self.widget = w.VBox([self.lab, self.summary, w.HBox([self.config, self.seed, self.run_button]),
-                              self.variant, self.output, self.stepper])
+        row = w.HBox([self.config, self.seed, self.run_button],
+                     layout=w.Layout(flex_flow="row wrap", align_items="center", max_width="100%"))
+        self.widget = w.VBox([self.lab, self.summary, row, self.variant, self.output, self.stepper], layout=fill)
         self.lab.observe(self._on_lab, names="value")
         for control in (self.config, self.variant):
             control.observe(self._on_control, names="value")

@@ -5,11 +5,18 @@ learner stands, how the current message reads as JSON, as stdio bytes or as an H
 to **fork** a run (drop one message, change the revision, transport or seed) and diff the two stories.
 Tests drive it directly; :class:`~mcp_sim.widgets.player.TracePlayer` only binds ipywidgets controls
 to it.
+
+A fork always has an outcome to show. Dropping ``initialize`` makes the client give up with a
+``RequestTimeout`` that nothing in the world catches: that ending *is* the lesson, so the fork keeps
+it (:attr:`Fork.error`) with the trace recorded up to that moment, instead of raising. A step that is
+not a message on a link (the user, the host or the model acting) cannot be dropped, and
+:func:`fork_advice` says what can be changed instead.
 """
 from __future__ import annotations
 
 import html
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +24,10 @@ from typing import Any
 from mcp_sim.trace.captions import label, who
 from mcp_sim.trace.event import TraceEvent
 from mcp_sim.trace.events import Trace, TraceDiff, format_ms
+from mcp_sim.trace.recorder import Recorder
 from mcp_sim.trace.sequence import SequenceDiagram
+
+logger = logging.getLogger(__name__)
 
 VIEWS = ("json", "stdio", "http")
 """How the current message can be shown: its JSON, its stdio bytes, its HTTP exchange."""
@@ -73,9 +83,11 @@ class Change:
 
     @classmethod
     def drop(cls, trace: Trace, event: TraceEvent) -> Change:
-        if event.message is None or event.kind == "app":
-            raise ValueError("only a message on a link can be dropped; this step is "
-                             f"{event.kind} ({label(event)})")
+        """Lose ``event`` on the wire; a :class:`ValueError` saying what to change instead when the
+        step is not a message on a link (see :func:`fork_advice`)."""
+        advice = fork_advice(trace, event)
+        if advice is not None:
+            raise ValueError(advice)
         return cls("drop", "faults", label(event), FrameRef.of(trace, event))
 
     @classmethod
@@ -118,21 +130,101 @@ class Change:
         return f"{self.name} = {self.value!r}"
 
 
+def _is_frame(e: TraceEvent) -> bool:
+    """A JSON-RPC message that crossed a link: the only kind of step the fault injector can lose."""
+    return e.message is not None and e.kind not in ("app", "log", "transport", "timeout") \
+        and "duplicate" not in e.marks and e.sender != e.receiver
+
+
+def fork_advice(trace: Trace, event: TraceEvent) -> str | None:
+    """``None`` when ``event`` can be dropped; otherwise, in words, why not and what to change
+    instead. Revision, transport and seed forks work from any step: they re-run the whole world."""
+    if _is_frame(event):
+        if "dropped" in event.marks:
+            return (f"{label(event)} is already lost in this run: dropping it again changes nothing. "
+                    "Change the revision, transport or seed instead.")
+        return None
+    events = list(trace)
+    at = next((i for i, e in enumerate(events) if e is event), len(events))
+    after = next((e for e in events[at + 1:] if _is_frame(e)), None)
+    instead = (f"drop the next MCP message, event #{after.seq} ({label(after)}), or change" if after
+               else "change")
+    anywhere = f"To change what follows, {instead} the revision, transport or seed: those forks work from any step."
+    if event.kind == "app":
+        actor = ("The model here is a script, so its choice is fixed by the scenario, not carried on a link. "
+                 if "model" in (event.sender, event.receiver) else "")
+        return (f"This step is {who(event.sender)} talking to {who(event.receiver)}: not an MCP message, it "
+                f"crosses no link between a client and a server, so there is no wire to lose it on. "
+                f"{actor}{anywhere}")
+    if event.kind == "log":
+        return (f"This step is a line {who(event.sender)} wrote to its log (stderr), not a message: no peer "
+                f"reads it as protocol, so losing it changes nothing. {anywhere}")
+    if event.kind == "timeout":
+        return (f"This step is {who(event.sender)}'s timer running out on the virtual clock: it follows from "
+                f"an answer that did not come, it is not a message. {anywhere}")
+    if "duplicate" in event.marks:
+        return ("This step is a second copy of a message the transport delivered twice; drop the first copy "
+                "instead, or change the revision, transport or seed.")
+    return f"This step ({event.kind}: {label(event)}) is not a JSON-RPC message on a link. {anywhere}"
+
+
+def recorded_before(exc: BaseException) -> Trace | None:
+    """What a world recorded before ``exc`` ended it, or ``None``.
+
+    A runner returns its recorder only when the world finishes. When the world raises instead (a
+    dropped ``initialize`` ends in an uncaught ``RequestTimeout``), the recorder is still held by the
+    frames the exception passed through — ``run_scenario``'s ``sim``, ``Simulation.run``'s ``self`` —
+    so we look for it there, outermost first."""
+    tb = exc.__traceback__
+    while tb is not None:
+        for value in tb.tb_frame.f_locals.values():
+            recorder = value if isinstance(value, Recorder) else getattr(value, "recorder", None)
+            if isinstance(recorder, Recorder):
+                return Trace.of(recorder)
+        tb = tb.tb_next
+    return None
+
+
 class ForkUnsupported(RuntimeError):
     """The runner cannot make this change (it does not accept the option)."""
 
 
 @dataclass
 class Fork:
-    """Two runs of the same world that differ in one :class:`Change`, and their difference."""
+    """Two runs of the same world that differ in one :class:`Change`, and their difference.
+
+    ``error`` is set when the re-run raised instead of finishing (``"RequestTimeout: …"``); then
+    ``forked`` holds what the world recorded until that moment (empty if it never started)."""
 
     original: Trace
     forked: Trace
     change: Change
+    error: str | None = None
     diff: TraceDiff = field(init=False)
 
     def __post_init__(self) -> None:
         self.diff = self.original.diff(self.forked)
+
+    def outcome(self) -> str:
+        """How the re-run ended, in one or two sentences: an error nothing caught, a timeout, an error
+        response, or a normal finish."""
+        if self.error is not None:
+            if not len(self.forked):
+                return f"The re-run did not start: {self.error}."
+            return (f"The re-run stopped early with an error nothing in the world caught — {self.error}. "
+                    f"Its trace ends there, after {len(self.forked)} events (the original had {len(self.original)}).")
+        before = {label(e) for e in self.original if e.kind in ("timeout", "error")}
+        new = [e for e in self.forked if e.kind in ("timeout", "error") and label(e) not in before]
+        timeout = next((e for e in new if e.kind == "timeout"), None)
+        error = next((e for e in new if e.kind == "error"), None)
+        words = f"{len(self.forked)} events, the original {len(self.original)}"
+        if timeout is not None:
+            return f"The re-run ended in a timeout: {timeout.caption or label(timeout)} ({words})."
+        if error is not None:
+            return f"The re-run got an error response: {error.caption or label(error)} ({words})."
+        last = self.forked[len(self.forked) - 1] if len(self.forked) else None
+        end = f" It ends with: {last.caption or label(last)}" if last is not None else ""
+        return f"The re-run finished ({words}).{end}"
 
     def summary(self) -> str:
         return f"Fork: {self.change.describe()}. {self.diff.summary()}"
@@ -142,14 +234,21 @@ class Fork:
         left_hl = first.left.seq if first and first.left else None
         right_hl = first.right.seq if first and first.right else None
         left = SequenceDiagram(self.original, highlight=left_hl, title="Original run")
-        right = SequenceDiagram(self.forked, highlight=right_hl, title=f"Fork: {self.change.describe()}")
-        return (f"<div class='mcp-sim-fork'><p>{html.escape(self.summary())}</p>"
-                "<div style='display:flex;gap:12px;align-items:flex-start;overflow:auto'>"
-                f"<div>{left._repr_html_()}</div><div>{right._repr_html_()}</div></div>"
-                f"<details><summary>Step-by-step difference</summary>{self.diff._repr_html_()}</details></div>")
+        right_html = SequenceDiagram(self.forked, highlight=right_hl, title=f"Fork: {self.change.describe()}") \
+            ._repr_html_() if len(self.forked) else "<p>(the re-run recorded nothing)</p>"
+        tone = "alert" if self.error is not None else "status"
+        # Side by side where the output is wide enough for two readable diagrams; one above the other
+        # (the original first) in a notebook's usual 900 pixels.
+        cell = "flex:1 1 600px;min-width:0"
+        return (f"<div class='mcp-sim-fork'><p role='{tone}'><b>Outcome:</b> {html.escape(self.outcome())}</p>"
+                f"<p>{html.escape(self.summary())}</p>"
+                "<div style='display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start'>"
+                f"<div style='{cell}'>{left._repr_html_()}</div><div style='{cell}'>{right_html}</div></div>"
+                "<details><summary>Step-by-step difference</summary><div style='overflow-wrap:anywhere'>"
+                f"{self.diff._repr_html_()}</div></details></div>")
 
     def __str__(self) -> str:
-        return self.diff.to_text()
+        return (f"{self.outcome()}\n" if self.error else "") + self.diff.to_text()
 
 
 # --- the player's state ----------------------------------------------------------------------------
@@ -283,23 +382,43 @@ class PlayerState:
             raise ValueError("no step is selected")
         return Change.drop(self.trace, e)
 
+    def drop_advice(self) -> str | None:
+        """Why the current step cannot be dropped and what to change instead (``None``: it can)."""
+        e = self.current
+        return "No step is selected." if e is None else fork_advice(self.trace, e)
+
     def fork(self, change: Change, runner: Runner | None = None) -> Fork:
-        """Re-run the world with ``change`` and compare. The original is re-run too when the trace
-        was not made from ``self.options`` by this runner, so the two runs differ in one thing only."""
+        """Re-run the world with ``change`` and compare.
+
+        A re-run that raises is an outcome too, not a failure of the player: the fork records the
+        error and the trace up to it. Only a change the runner cannot take raises
+        :class:`ForkUnsupported`."""
         runner = runner or self.runner
         if runner is None:
             raise ForkUnsupported("this player has no runner: give TracePlayer(trace, runner=…) a function "
                                   "that re-runs the scenario")
         options = change.apply(self.options)
+        error: str | None = None
         try:
             forked = Trace.of(runner(**options))
         except TypeError as exc:
             if "unexpected keyword" in str(exc):
                 raise ForkUnsupported(f"the runner cannot apply {change.describe()}: {exc}") from exc
-            raise
+            forked, error = recorded_before(exc) or Trace(), _error_words(exc)
+        except Exception as exc:  # the world's own ending: shown beside the original, never raised
+            logger.debug("fork re-run ended in %r", exc)
+            forked, error = recorded_before(exc) or Trace(), _error_words(exc)
         forked.title = f"fork: {change.describe()}"
-        self.last_fork = Fork(self.trace, forked, change)
+        self.last_fork = Fork(self.trace, forked, change, error)
         return self.last_fork
+
+
+def _error_words(exc: BaseException) -> str:
+    """``RequestTimeout: initialize (id 1) …``; an exception group names what it holds."""
+    inner = getattr(exc, "exceptions", None)
+    if inner:
+        return "; ".join(_error_words(e) for e in inner)
+    return f"{type(exc).__name__}: {exc}"
 
 
 # --- the three views of a message ------------------------------------------------------------------
