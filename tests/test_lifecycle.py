@@ -139,3 +139,61 @@ def test_http_era_detection() -> None:
     assert era_from_http_probe(400, {"jsonrpc": "2.0", "error": {"code": -32600, "message": "x"}}) == "legacy"
     assert era_from_http_probe(404, None) == "legacy"
     assert era_from_http_probe(405, None) == "legacy"
+
+
+@pytest.mark.parametrize("era", ["legacy", "auto"])
+def test_a_modern_only_server_names_its_versions_when_it_refuses_initialize(era: str) -> None:
+    # versioning, Backward Compatibility: a server that supports only modern versions SHOULD name the
+    # versions it supports in any error to initialize (rule versioning.modern-only-refusal-names-versions);
+    # a legacy client has no way forward, and this error may be all it can show. A dual-era client
+    # (era="auto") never sends initialize here: its server/discover probe finds a modern server.
+    import anyio
+
+    from mcp_sim.protocol.schema import schema_errors
+    from mcp_sim.roles.client import Client
+    from mcp_sim.roles.server import Server
+    from mcp_sim.roles.server_session import serve
+    from mcp_sim.sim.world import Simulation
+    from mcp_sim.transports.memory import memory_link
+
+    modern_only = Server("modern-only", version="1.0.0", supported_versions=("2026-07-28",))
+
+    @modern_only.tool()
+    def echo(text: str) -> str:
+        """Repeat the text."""
+        return text
+
+    sim = Simulation(seed=1)
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            to_server, server_end = memory_link(sim, "modern-only")
+            tg.start_soon(serve, modern_only, server_end)
+            client = Client("old-app", era=era)  # type: ignore[arg-type]
+            try:
+                await client.connect(to_server, tg)
+                await client.list_tools()
+            except McpError:
+                pass
+            finally:
+                await client.close()
+                await to_server.aclose()
+
+    sim.run(main)
+    methods = [e.method for e in sim.recorder if e.kind == "request"]
+    if era == "auto":
+        assert methods[0] == "server/discover" and "initialize" not in methods
+        return
+    refusal = next(e.message for e in sim.recorder if e.kind == "error" and e.method == "initialize")
+    error = refusal["error"]
+    assert error["data"]["supported"] == ["2026-07-28"] and "2026-07-28" in error["message"]
+    assert error["data"]["requested"] == "2025-11-25"
+    for revision in ("2025-11-25", "2026-07-28"):  # what the legacy client reads, and the server's own era
+        assert schema_errors(refusal, revision) == [], revision
+
+
+@given(st.integers(min_value=-32768, max_value=32767).filter(lambda c: c not in (-32020, -32021, -32022)))
+def test_a_dual_era_client_falls_back_on_any_error_that_is_not_modern(code: int) -> None:
+    # stdio Backward Compatibility: the fallback must not be keyed to one error code (rule
+    # versioning.fallback-not-keyed-to-one-code): every non-modern error means a legacy server.
+    assert era_from_discover_reply({"jsonrpc": "2.0", "id": 1, "error": {"code": code, "message": "x"}}) == "legacy"

@@ -21,7 +21,7 @@ from mcp_sim.capabilities import logging as mcp_logging
 from mcp_sim.capabilities import resources
 from mcp_sim.capabilities.context import Context
 from mcp_sim.capabilities.mrtr import ClientInputUnavailable
-from mcp_sim.protocol.errors import INVALID_REQUEST, McpError, invalid_params, method_not_found
+from mcp_sim.protocol.errors import INVALID_REQUEST, METHOD_NOT_FOUND, McpError, invalid_params, method_not_found
 from mcp_sim.protocol.lifecycle import LegacyLifecycle, LegacyState, negotiate_version
 from mcp_sim.protocol.revisions import MethodInfo, get_revision
 from mcp_sim.wire.jsonrpc import (
@@ -85,6 +85,8 @@ class LegacyConnection:
         legacy_versions = self.server.versions_by_era()[0]
         # A connection that has a negotiated revision was opened with a legacy one.
         if self.legacy_revision is None and not legacy_versions:
+            if method == "initialize":
+                raise self._refuse_initialize(params)
             raise method_not_found(method, revision=self.server.supported_versions[-1],
                                    why="This server speaks only the modern era: no initialize, every request "
                                        "carries its version in _meta.")
@@ -100,6 +102,23 @@ class LegacyConnection:
         if handler is None:
             raise method_not_found(method, revision=version)
         return Context(self, request.id, method, params, version), handler  # type: ignore[arg-type]
+
+    def _refuse_initialize(self, params: Mapping[str, Any]) -> McpError:
+        """A modern-only server's answer to ``initialize``: the method is unknown to it, and the error
+        names the versions it does support (rule ``versioning.modern-only-refusal-names-versions``), since
+        a legacy client has no way forward and this message may be all it can show its user. The code
+        is the ordinary ``-32601``; the spec leaves it to the implementation."""
+        supported = sorted(self.server.supported_versions)
+        data: dict[str, Any] = {"supported": supported}
+        requested = params.get("protocolVersion")
+        if isinstance(requested, str):
+            data["requested"] = requested
+        return McpError(METHOD_NOT_FOUND,
+                        f"Method not found: initialize. This server supports only protocol versions "
+                        f"{', '.join(supported)}, which have no initialize handshake: every request carries "
+                        f"its version in _meta", data,
+                        rule="A modern-only server names the versions it supports in its error to initialize "
+                             "(rule versioning.modern-only-refusal-names-versions).", revision=supported[-1])
 
     async def _initialize(self, ctx: Context) -> dict[str, Any]:
         """Legacy handshake: agree on a version, remember the client's capabilities."""
