@@ -43,8 +43,11 @@ def section_text(page: Path, section: str) -> str | None:
     """The text under the heading ``section`` of ``page`` (its subsections included), or ``None``."""
     lines = page.read_text(encoding="utf-8").splitlines()
     start = level = None
+    fenced = False
     for i, line in enumerate(lines):
-        m = re.match(r"^(#{1,6})\s+(.*?)\s*#*\s*$", line)
+        if line.lstrip().startswith("```"):
+            fenced = not fenced  # a "# comment" inside a code block is not a heading
+        m = None if fenced else re.match(r"^(#{1,6})\s+(.*?)\s*#*\s*$", line)
         if not m:
             continue
         if start is None and _plain(m.group(2)) == _plain(section):
