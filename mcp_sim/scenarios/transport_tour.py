@@ -144,8 +144,10 @@ def shutdown(*, exits_on_stdin_eof: bool = True, handles_sigterm: bool = True, s
 
 
 def forecast_only() -> Server:
-    """A weather server with one tool and nothing else (no prompts, no resources)."""
-    server = Server("weather", version="1.0.0")
+    """A weather server with one tool and nothing else (no prompts, no resources), speaking only
+    2026-07-28: the GET and DELETE it refuses with 405 are what a server that supports only this
+    revision should answer (rule ``http.modern.legacy-traffic``)."""
+    server = Server("weather", version="1.0.0", supported_versions=(MODERN,))
 
     @server.tool(annotations={"readOnlyHint": True})
     def get_forecast(city: str, days: int = 1) -> str:

@@ -126,7 +126,10 @@ class ResponseChannel:
             log.append("", retry=self.retry_ms)
         return log
 
-    def write(self, text: str, *, final: bool, error_code: int | None = None) -> None:
+    def write(self, text: str, *, final: bool, error_code: int | None = None, stream: bool = False) -> None:
+        """Send one message of this answer. ``stream`` forces a stream even in ``json`` mode: a legacy
+        server request about this request (sampling, elicitation) must travel somewhere, and the only
+        place that relates it to the request is the request's own stream."""
         if self.done:
             return
         if self.mode is None:
@@ -137,9 +140,10 @@ class ResponseChannel:
                 headers = Headers({"Content-Type": JSON, **self.extra_headers})
                 self.exchange.respond(HttpResponse(status, headers, text))
                 return
-            if self.response_mode == "json":
+            if self.response_mode == "json" and not stream:
+                where = "" if self.modern else " (the GET stream is for messages unrelated to running requests)"
                 note(self.exchange, "JSON response mode: a notification about the request has no stream to "
-                                    "travel on and is dropped", ("dropped",))
+                                    f"travel on{where}, so it is dropped", ("dropped",))
                 return
             log = self.open_stream()
         else:
@@ -194,9 +198,16 @@ class LegacyServerStream:
             return
         if related_request_id is not None:
             pending = session.pending.get(related_request_id)
-            if pending is not None and pending.channel.can_stream:
-                pending.channel.write(text, final=False)
-                return
+            if pending is not None:
+                # A message about a request still running travels on that request's stream, never on
+                # the GET stream, whose messages should be unrelated to any running request
+                # (rule http.legacy.get-stream-unrelated). A JSON-answering server has no such stream:
+                # it drops the notification (progress, a log line) and answers with a stream after all
+                # when it has to send a request about it (rule http.legacy.json-mode-related).
+                channel = pending.channel
+                if not channel.done:
+                    channel.write(text, final=False, stream=isinstance(message, JSONRPCRequest))
+                    return
         session.standalone.append(text)
 
     async def receive(self) -> JSONRPCMessage | InvalidMessage:
