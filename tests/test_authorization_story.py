@@ -1,9 +1,11 @@
 """Chapter 11's authorization stories: the exact HTTP exchanges of each, in both eras.
 
-The OAuth exchanges are the same in 2025-11-25 and 2026-07-28; what differs is the MCP around them
-(``initialize`` + ``notifications/initialized`` and a session ended by ``DELETE``, or one
-``server/discover`` and no session). Each row is (method, URL without query, status, key headers,
-the MCP method a POST carried).
+The OAuth exchanges go to the same URLs in 2025-11-25 and 2026-07-28, but not with the same
+contents: the 2026-07-28 client names its ``application_type`` when it registers and checks ``iss``
+(RFC 9207) before it sends a code anywhere; the 2025-11-25 client does neither (its revision asks for
+neither). The MCP around them differs too (``initialize`` + ``notifications/initialized`` and a
+session ended by ``DELETE``, or one ``server/discover`` and no session). Each row is (method, URL
+without query, status, key headers, the MCP method a POST carried).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from mcp_sim.protocol.revisions import LATEST, LATEST_LEGACY
 from mcp_sim.protocol.schema import find_spec_dir, schema_errors
 from mcp_sim.scenarios.authorization_story import (
     ERAS,
+    HOST_METADATA,
     ISSUER,
     PRM_URL,
     REDIRECT,
@@ -111,10 +114,74 @@ def test_first_call_authorization_request_and_token_request(era: str) -> None:
     assert redirect.headers["Location"].startswith(f"{REDIRECT}?code=")
 
 
-def test_the_oauth_exchanges_are_the_same_in_both_eras() -> None:
+def test_the_oauth_exchanges_go_to_the_same_urls_in_both_eras() -> None:
     legacy, modern = (story_run("first-call", era) for era in ERAS)
     oauth = [[x for x in r.http_exchanges() if x.carries is None and x.method != "DELETE"] for r in (legacy, modern)]
     assert oauth[0] == oauth[1] == discovery_and_token()
+
+
+def registration_body(run: AuthRun) -> dict[str, Any]:
+    request = next(q for q, _ in run.world.web.exchanges if q.method == "POST" and q.path == "/register")
+    return dict(json.loads(request.body))
+
+
+def test_the_2026_registration_names_its_application_type() -> None:
+    """2026-07-28: a client using Dynamic Client Registration names an application_type (rule
+    auth.dcr-application-type), ``native`` for a loopback redirect (auth.dcr-native); the legacy
+    client sends what 2025-11-25 asks, without one (auth.legacy.application-type-left-out)."""
+    legacy, modern = (story_run("first-call", era) for era in ERAS)
+    assert registration_body(modern)["application_type"] == "native"
+    assert "application_type" not in registration_body(legacy)
+    assert {k: v for k, v in registration_body(modern).items() if k != "application_type"} == registration_body(legacy)
+    assert registration_body(modern)["redirect_uris"] == [REDIRECT] and REDIRECT.startswith("http://127.0.0.1:")
+    registered = next(a for q, a in modern.world.web.exchanges if q.path == "/register")
+    assert registered.status == 201 and registered.json()["application_type"] == "native"
+
+
+def test_an_explicit_application_type_is_sent_in_either_era() -> None:
+    from mcp_sim.security.oauth_client import OAuthClient
+
+    def client(revision: str | None, redirect: str = REDIRECT, kind: str | None = None) -> OAuthClient:
+        return OAuthClient(None, "c", RESOURCE, "n", redirect, lambda: "0", lambda: 0.0,  # type: ignore[arg-type]
+                           revision=revision, application_type=kind)
+
+    assert client(LATEST).registration_application_type() == "native"
+    assert client(None).registration_application_type() == "native"  # the newest rules (the real wire)
+    assert client(LATEST, "https://app.example/callback").registration_application_type() == "web"
+    assert client(LATEST_LEGACY).registration_application_type() is None
+    assert client(LATEST_LEGACY, kind="native").registration_application_type() == "native"
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_iss_is_checked_per_era(era: str) -> None:
+    """A redirect naming another issuer: the 2026-07-28 client refuses before any token request
+    (auth.iss-validate); the 2025-11-25 client, whose revision has no iss rule, redeems the code
+    (auth.legacy.iss-not-checked)."""
+    run = story_run("iss-mismatch", era)
+    if era == LATEST:
+        assert run.failure is not None and run.failure.rule == "auth.iss-validate" and run.results == []
+        assert run.notes["token_requests"] == 0 and run.world.oauth.tokens is None
+        assert run.http_exchanges()[-1] == Exchange("GET", f"{ISSUER}/authorize", 302, BACK)
+    else:
+        assert run.failure is None and run.results == ["buy milk"] and run.notes["token_requests"] == 1
+        assert "iss in the response is not checked: 2025-11-25 has no rule for it" in run.steps
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_client_id_metadata_document_replaces_registration(era: str) -> None:
+    run = story_run("metadata-document", era)
+    assert run.results == ["buy milk"]
+    rows = run.http_exchanges()
+    assert not any(x.url.endswith("/register") for x in rows)
+    fetched = [x for x in rows if x.url == HOST_METADATA]
+    assert fetched == [Exchange("GET", HOST_METADATA, 200, {})]
+    meta = next(a for q, a in run.world.web.exchanges if q.path == "/.well-known/oauth-authorization-server")
+    assert meta.json()["client_id_metadata_document_supported"] is True
+    authorize = next(q for q, _ in run.world.web.exchanges if q.path.startswith("/authorize"))
+    assert "client_id=https%3A%2F%2Fnotes-host.example%2Foauth%2Fclient.json" in authorize.path
+    assert "use the client's metadata document URL as its client_id" in run.steps
+    issued = next(iter(run.world.table.issued.values()))
+    assert issued.client_id == HOST_METADATA
 
 
 # -- failures ---------------------------------------------------------------------------------------
@@ -147,7 +214,7 @@ def test_no_s256_advertised(era: str) -> None:
     run = story_run("no-s256", era)
     assert run.http_exchanges() == [first_401(era), Exchange("GET", PRM_URL, 200, {}),
                                     Exchange("GET", AS_META, 200, {})]
-    assert run.failure is not None and "S256" in run.failure.rule and run.results == []
+    assert run.failure is not None and run.failure.rule == "auth.pkce-refuse-without-methods" and run.results == []
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -155,7 +222,7 @@ def test_bad_redirect_is_an_error_page(era: str) -> None:
     run = story_run("bad-redirect", era)
     assert run.http_exchanges() == [first_401(era), Exchange("GET", PRM_URL, 200, {}), Exchange("GET", AS_META, 200, {}),
                                     Exchange("GET", f"{ISSUER}/authorize", 400, {})]
-    assert run.failure is not None and "unregistered redirect URI" in run.failure.rule
+    assert run.failure is not None and run.failure.rule == "auth.exact-redirect-match"
     assert run.world.oauth.tokens is None
 
 

@@ -8,7 +8,7 @@ import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import anyio
 import pytest
@@ -48,7 +48,7 @@ from mcp_sim.transports.http_server import SimulatedHttpServer
 RESOURCE = "https://notes.example/mcp"
 ISSUER = "https://login.example"
 PRM_URL = "https://notes.example/.well-known/oauth-protected-resource/mcp"
-REDIRECT = "http://localhost:8765/callback"
+REDIRECT = "http://127.0.0.1:8765/callback"
 ERAS = [LATEST_LEGACY, LATEST]
 
 # The OAuth exchanges of a first authorization, identical in both eras: (method, URL without query, status).
@@ -93,7 +93,8 @@ class World:
 
     def new_oauth(self, **kw: Any) -> OAuthClient:
         return OAuthClient(self.web, "client/notes", RESOURCE, kw.pop("client_name", "notes-host"),
-                           kw.pop("redirect_uri", REDIRECT), lambda: self.sim.token(16), self.sim.now_ms, **kw)
+                           kw.pop("redirect_uri", REDIRECT), lambda: self.sim.token(16), self.sim.now_ms,
+                           revision=kw.pop("revision", self.era), **kw)
 
     async def connect(self, token: str | None) -> Client:
         """A Host's attempt: a new connection (and Client) carrying ``token``."""
@@ -331,7 +332,8 @@ def test_authorization_endpoint_refusals_go_back_to_the_client(changes: dict[str
     assert world.auth_server._codes == {}
 
 
-@pytest.mark.parametrize("redirect_uri", ["http://localhost:8765/callback/", "http://localhost:9999/callback",
+@pytest.mark.parametrize("redirect_uri", ["http://127.0.0.1:8765/callback/", "http://127.0.0.1:9999/callback",
+                                          "http://localhost:8765/callback",
                                           "https://evil.example/callback", ""])
 def test_bad_redirect_uri_is_never_redirected_to(redirect_uri: str) -> None:
     async def story(world: World) -> HttpResponse:
@@ -346,14 +348,14 @@ def test_bad_redirect_uri_is_never_redirected_to(redirect_uri: str) -> None:
 @pytest.mark.parametrize("era", ERAS)
 def test_client_with_a_bad_redirect_uri_stops(era: str) -> None:
     async def story(world: World) -> str:
-        known = world.auth_server.preregister("notes-host", ["http://localhost:1/elsewhere"])
+        known = world.auth_server.preregister("notes-host", ["http://127.0.0.1:1/elsewhere"])
         world.oauth = world.new_oauth(preregistered={ISSUER: known.client_id})
         with pytest.raises(OAuthFailed) as failed:
             await authorized_call(world)
         return failed.value.rule
 
     world, rule = play(era, story)
-    assert "unregistered redirect URI" in rule
+    assert rule == "auth.exact-redirect-match"
     assert world.oauth_exchanges()[-1] == ("GET", f"{ISSUER}/authorize", 400)
     assert world.oauth.tokens is None
 
@@ -400,7 +402,7 @@ def test_client_refuses_an_authorization_server_without_s256() -> None:
         return failed.value.rule
 
     world, rule = play(LATEST, story)
-    assert "S256" in rule
+    assert rule == "auth.pkce-refuse-without-methods"
     assert world.oauth_exchanges() == FIRST_AUTHORIZATION[:2]
 
 
@@ -624,8 +626,74 @@ def test_a_promised_iss_must_come_back() -> None:
         return failed.value.rule
 
     world, rule = play(LATEST, story)
-    assert "RFC 9207" in rule and world.oauth.tokens is None
+    assert rule == "auth.iss-validate" and world.oauth.tokens is None
     assert world.oauth_exchanges()[-1] == ("GET", f"{ISSUER}/authorize", 302)
+
+
+class RewriteIss:
+    """An authorization server whose redirects carry ``iss`` = ``value`` (``None``: no ``iss``), and
+    whose metadata promises ``iss`` or not (``promised``)."""
+
+    def __init__(self, inner: OAuthAuthorizationServer, value: str | None, promised: bool) -> None:
+        self.inner, self.participant, self.value, self.promised = inner, inner.participant, value, promised
+
+    def serve(self, request: HttpRequest) -> HttpResponse:
+        response = self.inner.serve(request)
+        if request.path.startswith("/.well-known/") and response.status == 200:
+            document = response.json()
+            document["authorization_response_iss_parameter_supported"] = self.promised
+            return HttpResponse(200, response.headers, json.dumps(document))
+        if response.status == 302:
+            base, _, query = response.headers["Location"].partition("?")
+            fields = {k: v for k, v in read_form(query).items() if k != "iss"}
+            if self.value is not None:
+                fields["iss"] = self.value
+            response.headers["Location"] = f"{base}?{urlencode(fields)}"
+        return response
+
+
+# RFC 9207 section 2.4 as 2026-07-28 tabulates it: (metadata promises iss, iss in the response) -> outcome.
+ISS_TABLE = [(True, ISSUER, "token"), (True, None, "refused"), (True, ISSUER + "/", "refused"),
+             (False, ISSUER, "token"), (False, "HTTPS://LOGIN.EXAMPLE", "refused"), (False, None, "token")]
+
+
+@pytest.mark.parametrize(("promised", "iss", "outcome"), ISS_TABLE)
+@pytest.mark.parametrize("era", ERAS)
+def test_the_iss_check_follows_the_era(era: str, promised: bool, iss: str | None, outcome: str) -> None:
+    """2026-07-28 (rule auth.iss-validate): the four rows of the table, by plain string comparison
+    (no case folding, no trailing-slash normalising: auth.iss-exact-comparison), before the code goes
+    to any token endpoint. 2025-11-25 has no iss rule, and the legacy client does not look
+    (auth.legacy.iss-not-checked): it redeems the code whatever the response says of iss."""
+
+    async def story(world: World) -> str:
+        world.web.add(ISSUER, RewriteIss(world.auth_server, iss, promised))
+        try:
+            await authorized_call(world)
+        except OAuthFailed as failed:
+            return failed.rule
+        return "token"
+
+    world, got = play(era, story)
+    token_posts = [1 for request, _ in world.web.exchanges if request.path == "/token"]
+    if era == LATEST:
+        assert got == (outcome if outcome == "token" else "auth.iss-validate")
+        assert bool(token_posts) is (outcome == "token")
+    else:
+        assert got == "token" and token_posts == [1]
+
+
+def test_the_real_wire_default_follows_the_newest_rules() -> None:
+    """``revision=None`` (what the real-wire client uses) checks iss in any era's deployment."""
+
+    async def story(world: World) -> str:
+        world.oauth = world.new_oauth(revision=None)
+        world.web.add(ISSUER, RewriteIss(world.auth_server, "https://elsewhere.example", True))
+        with pytest.raises(OAuthFailed) as failed:
+            await authorized_call(world)
+        return failed.value.rule
+
+    _, rule = play(LATEST_LEGACY, story)
+    assert rule == "auth.iss-validate"
 
 
 # -- a 2025-03-26 server: no Protected Resource Metadata, the origin is the authorization server ---------
@@ -758,7 +826,7 @@ def test_2025_03_26_metadata_without_s256_is_still_refused() -> None:
         return failed.value.rule
 
     world, rule = play_2025_03_26(story, site=NoPkce)
-    assert "S256" in rule
+    assert rule == "auth.pkce-refuse-without-methods"
     assert old_exchanges(world) == [*NO_PRM, ("GET", f"{OLD_ORIGIN}/.well-known/oauth-authorization-server", 200)]
 
 

@@ -7,7 +7,15 @@ stories, a calendar API at ``https://calendar.example`` that the notes server ca
 
 The stories (:data:`STORIES`; :func:`run_authorization_story` runs one in a fresh simulation):
 
-* ``first-call`` — the whole flow, from the first ``401`` to a working ``tools/call``;
+* ``first-call`` — the whole flow, from the first ``401`` to a working ``tools/call``; the
+  authorization server does not support Client ID Metadata Documents, so the Host registers
+  dynamically (in 2026-07-28 with ``application_type: "native"``);
+* ``metadata-document`` — the authorization server advertises
+  ``client_id_metadata_document_supported`` and the Host publishes a metadata document: its https
+  URL is the ``client_id``, the authorization server fetches it, and nothing is registered;
+* ``iss-mismatch`` — the authorization response names another issuer than the one the client
+  recorded: the 2026-07-28 client refuses to send the code anywhere (RFC 9207); the 2025-11-25
+  client, whose revision has no ``iss`` rule, does not look;
 * ``wrong-audience`` — the Client presents a token issued for another server: ``401 invalid_token``,
   then the flow for *this* server;
 * ``pkce-refused`` — a careless client asks for a code without PKCE, then with ``plain``: both are
@@ -59,7 +67,7 @@ from mcp_sim.security.oauth import (
     s256,
 )
 from mcp_sim.security.oauth_client import OAuthClient, OAuthFailed, TokenSet, with_authorization
-from mcp_sim.security.oauth_web import ResourceSite, SimulatedWeb
+from mcp_sim.security.oauth_web import DocumentSite, ResourceSite, SimulatedWeb
 from mcp_sim.security.tokens import AuthorizationServer, TokenRejected
 from mcp_sim.sim.world import Simulation
 from mcp_sim.transports.http import Headers, HttpRequest, HttpResponse
@@ -76,8 +84,12 @@ RESOURCE: Final = "https://notes.example/mcp"
 ISSUER: Final = "https://login.example"
 PRM_URL: Final = f"https://notes.example{PRM_PATH}/mcp"
 """Where the notes server publishes its Protected Resource Metadata (RFC 9728, path-aware)."""
-REDIRECT: Final = "http://localhost:8765/callback"
-"""Where Ada's browser brings the code back: a loopback address of the Host (a native app)."""
+REDIRECT: Final = "http://127.0.0.1:8765/callback"
+"""Where Ada's browser brings the code back: a loopback address of the Host (a native app), named by
+its IP literal as RFC 8252 section 8.3 recommends (rule ``auth.loopback-ip-literal``)."""
+HOST_METADATA: Final = "https://notes-host.example/oauth/client.json"
+"""Where the Host publishes its Client ID Metadata Document (the ``metadata-document`` story): this
+https URL is its ``client_id``."""
 UPSTREAM: Final = "https://calendar.example"
 """The calendar API the notes server calls: another resource, with its own audience."""
 UPSTREAM_PRM_URL: Final = f"{UPSTREAM}{PRM_PATH}"
@@ -143,8 +155,9 @@ class Deployment:
     web: SimulatedWeb
     calendar: CalendarApi
     oauth: OAuthClient = field(init=False)
-    upstream: OAuthClient = field(init=False)
-    """The notes server's own OAuth client, for the calendar API (the ``own-upstream-token`` story)."""
+    upstreams: dict[str, OAuthClient] = field(default_factory=dict)
+    """The notes server's own OAuth clients for the calendar API, one per user (by subject): upstream
+    tokens are bound to the user who authorised them (the ``own-upstream-token`` story)."""
     passthrough: bool = False
     """Whether the notes server forwards the caller's token upstream instead of using its own."""
     rejections: list[str] = field(default_factory=list)
@@ -154,10 +167,24 @@ class Deployment:
 
     def oauth_client(self, **options: Any) -> OAuthClient:
         """The Host's OAuth state for the notes server (``options``: ``preregistered``,
-        ``redirect_uri`` …)."""
+        ``redirect_uri`` …); it follows the authorization rules of the deployment's revision."""
         return OAuthClient(self.web, "client/notes", RESOURCE, options.pop("client_name", "notes-host"),
                            options.pop("redirect_uri", REDIRECT), lambda: self.sim.token(16), self.sim.now_ms,
-                           **options)
+                           revision=options.pop("revision", self.revision), **options)
+
+    def upstream_for(self, subject: str) -> OAuthClient:
+        """The notes server's OAuth client for the calendar API on behalf of user ``subject`` (made on
+        first use): one per user, so one user's upstream token never serves another."""
+        if subject not in self.upstreams:
+            self.upstreams[subject] = OAuthClient(self.web, "server/notes", UPSTREAM, "notes-server",
+                                                  SERVER_REDIRECT, lambda: self.sim.token(16), self.sim.now_ms,
+                                                  revision=self.revision)
+        return self.upstreams[subject]
+
+    @property
+    def upstream(self) -> OAuthClient:
+        """The notes server's upstream client for Ada, the stories' user."""
+        return self.upstream_for(ADA.subject)
 
     async def call(self, name: str, token: str | None) -> str:
         """One ``tools/call`` with ``token``: on a new connection the first time (a failed opening spends
@@ -201,18 +228,20 @@ def notes_server(deployment: Callable[[], Deployment]) -> Server:
     async def agenda(ctx: Context) -> str:
         """Today's events, from the calendar API."""
         world = deployment()
+        upstream = world.upstream_for(ctx.auth.subject if ctx.auth is not None else "")
         if world.passthrough:
             # The mistake: the caller's token was issued for *this* server; forwarding it asks the
             # calendar API to accept a token that was never meant for it.
             token = ctx.auth.token if ctx.auth is not None else None
         else:
-            token = world.upstream.tokens.access_token if world.upstream.tokens is not None else None
+            token = upstream.tokens.access_token if upstream.tokens is not None else None
         answer = await world.web.fetch("server/notes", "GET", f"{UPSTREAM}/events",
                                        headers={"Authorization": f"Bearer {token}"} if token else {})
         if answer.status == 401 and not world.passthrough:
-            # The server's own flow. A real server would send the user to the authorization URL
-            # (URL-mode elicitation does that); here the scripted user's browser follows it.
-            token = await world.upstream.on_challenge(answer)
+            # The server's own flow, for this user. A real server sends the user to the authorization
+            # URL by URL-mode elicitation and checks that the same user completes it; here the scripted
+            # browser follows it at once (rule auth.upstream-scripted-browser).
+            token = await upstream.on_challenge(answer)
             answer = await world.web.fetch("server/notes", "GET", f"{UPSTREAM}/events",
                                            headers={"Authorization": f"Bearer {token}"})
         if answer.status != 200:
@@ -252,8 +281,6 @@ def build(sim: Simulation, tg: TaskGroup, revision: str, *, refuses: frozenset[s
     web.add(UPSTREAM, calendar)
     world = Deployment(sim, tg, revision, table, auth_server, http, web, calendar, rejections=rejections)
     world.oauth = world.oauth_client()
-    world.upstream = OAuthClient(web, "server/notes", UPSTREAM, "notes-server", SERVER_REDIRECT,
-                                 lambda: sim.token(16), sim.now_ms)
     box.append(world)
     return world
 
@@ -296,9 +323,13 @@ class AuthRun:
                 carries = e.method if e.kind in ("request", "notification") else None
                 pending.setdefault(e.link, []).append((http["request"], carries))
                 continue
-            if not pending.get(e.link):
+            waiting = pending.get(e.link)
+            if not waiting:
                 continue  # a later event of an exchange already counted (an SSE event, the stream closing)
-            request, carries = pending[e.link].pop(0)
+            # The innermost open request this answers: an exchange made while serving another (the
+            # authorization server fetching a client's metadata document) is answered first.
+            same = [i for i, (sent, _) in enumerate(waiting) if sent == http["request"]]
+            request, carries = waiting.pop(same[-1] if same else 0)
             out.append(Exchange(str(request.get("method", "POST")), _url_of(request), int(response["status"]),
                                 _key_headers(request, response), carries))
         return out
@@ -348,6 +379,32 @@ async def first_call(world: Deployment, run: AuthRun) -> None:
     run.results.append(await world.authorized_call("read_notes"))
 
 
+async def metadata_document(world: Deployment, run: AuthRun) -> None:
+    """The authorization server supports Client ID Metadata Documents (and says so in its metadata);
+    the Host publishes one at :data:`HOST_METADATA`. The Host's ``client_id`` is that URL: no
+    registration request, and the authorization server fetches the document to learn the Host's name
+    and redirect URIs."""
+    document = {"client_id": HOST_METADATA, "client_name": "notes-host", "redirect_uris": [REDIRECT],
+                "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
+                "token_endpoint_auth_method": "none"}
+    world.web.add("https://notes-host.example", DocumentSite("notes-host.example",
+                                                             {urlsplit(HOST_METADATA).path: document}))
+    world.auth_server.client_documents = lambda url: world.web.fetch_json_now(world.auth_server.participant, url)
+    world.oauth = world.oauth_client(metadata_document=HOST_METADATA)
+    run.notes["document"] = document
+    run.results.append(await world.authorized_call("read_notes"))
+
+
+async def iss_mismatch(world: Deployment, run: AuthRun) -> None:
+    """Something between the authorization server and the Host's loopback listener (here: a site that
+    rewrites the redirect) makes the response name another issuer. The 2026-07-28 client compares
+    ``iss`` with the issuer it recorded and sends the code nowhere; the 2025-11-25 client follows its
+    revision, which has no ``iss`` rule, and redeems the code."""
+    world.web.add(ISSUER, _OtherIss(world.auth_server, "https://login.example.evil"))
+    await _expect_failure(world, run, "read_notes")
+    run.notes["token_requests"] = sum(1 for request, _ in world.web.exchanges if request.path == "/token")
+
+
 async def wrong_audience(world: Deployment, run: AuthRun) -> None:
     """The Client holds a genuine token from the same authorization server, issued for another
     server (say, it mixed up two connections). The notes server checks the audience: ``401``."""
@@ -386,7 +443,7 @@ async def bad_redirect(world: Deployment, run: AuthRun) -> None:
     """The Host's client was registered (ahead of time) with another redirect URI. The authorization
     server matches redirect URIs exactly and shows an error page: it never redirects to an address
     it cannot vouch for."""
-    known = world.auth_server.preregister("notes-host", ["http://localhost:1/elsewhere"])
+    known = world.auth_server.preregister("notes-host", ["http://127.0.0.1:1/elsewhere"])
     world.oauth = world.oauth_client(preregistered={ISSUER: known.client_id})
     await _expect_failure(world, run, "read_notes")
 
@@ -456,6 +513,22 @@ def _query(location: str) -> list[tuple[str, str]]:
     return sorted(read_form(urlsplit(location).query).items())
 
 
+class _OtherIss:
+    """An authorization server whose redirects name issuer ``iss`` instead of its own."""
+
+    def __init__(self, inner: OAuthAuthorizationServer, iss: str) -> None:
+        self.inner, self.participant, self.iss = inner, inner.participant, iss
+
+    def serve(self, request: HttpRequest) -> HttpResponse:
+        response = self.inner.serve(request)
+        location = response.headers.get("Location")
+        if response.status == 302 and location:
+            base, _, query = location.partition("?")
+            fields = {**read_form(query), "iss": self.iss}
+            response.headers["Location"] = f"{base}?{urlencode(fields)}"
+        return response
+
+
 class _WithoutS256:
     """An authorization server whose published metadata omits ``code_challenge_methods_supported``."""
 
@@ -482,6 +555,10 @@ class AuthStory:
 
 STORIES: Final[dict[str, AuthStory]] = {
     "first-call": AuthStory("the whole flow, from the first 401 to a working tools/call", first_call),
+    "metadata-document": AuthStory("a Client ID Metadata Document: the client_id is an https URL, nothing is "
+                                   "registered", metadata_document),
+    "iss-mismatch": AuthStory("the redirect names another issuer: 2026-07-28 refuses it, 2025-11-25 has no rule",
+                              iss_mismatch),
     "wrong-audience": AuthStory("a token issued for another server is refused (401 invalid_token)", wrong_audience),
     "pkce-refused": AuthStory("no PKCE, then plain PKCE: the authorization server refuses both", pkce_refused),
     "no-s256": AuthStory("the client refuses an authorization server that does not promise S256", no_s256),
@@ -538,5 +615,5 @@ def confused_deputy(config: str = "vulnerable", seed: int = 0, variant: str = "m
     return run_lab("confused-deputy", config, seed, variant)  # type: ignore[arg-type]
 
 
-__all__ = ["ERAS", "ISSUER", "PRM_URL", "REDIRECT", "RESOURCE", "STORIES", "UPSTREAM", "AuthRun", "AuthStory",
+__all__ = ["ERAS", "HOST_METADATA", "ISSUER", "PRM_URL", "REDIRECT", "RESOURCE", "STORIES", "UPSTREAM", "AuthRun", "AuthStory",
            "Deployment", "Exchange", "build", "confused_deputy", "run_authorization_story", "story_trace"]

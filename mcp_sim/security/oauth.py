@@ -1,5 +1,6 @@
 """A simulated OAuth 2.1 authorization server, as MCP's Authorization spec uses one (2025-11-25 and
-2026-07-28; the OAuth part is the same in both eras).
+2026-07-28; this server behaves the same in both eras — the eras differ in what they ask of the
+*client*: see :mod:`mcp_sim.security.oauth_client` and the rulebook's ``auth.*`` rules).
 
 An MCP Server reached over HTTP does not issue tokens itself: it points its clients at an
 **authorization server** (AS) and only checks the tokens that AS issued. This module is that AS,
@@ -24,7 +25,7 @@ What it serves:
   must never redirect to an unregistered address; ``redirect_match`` holds that comparison, so a
   security lab can show what a looser one lets through), demands PKCE with ``S256`` (``plain`` is
   refused), asks the signed-in user (a scripted :class:`ScriptedUser`), and redirects back with a
-  one-time ``code``, the client's ``state`` and its own ``iss``.
+  one-time ``code``, the client's ``state`` and its own ``iss`` (RFC 9207; a 2026-07-28 SHOULD).
 * **the token endpoint** — ``POST /token`` (form-encoded): ``authorization_code`` (the verifier must
   hash to the challenge; the ``resource`` must be the one authorised) and ``refresh_token``
   (rotated on every use). The ``resource`` parameter (RFC 8707) becomes the token's **audience**, so
@@ -187,9 +188,9 @@ class OAuthAuthorizationServer:
     client_documents: Callable[[str], dict[str, Any] | None] | None = None
     """Fetches a Client ID Metadata Document by its URL (``None``: such client ids are not accepted)."""
     redirect_match: RedirectMatch = exact_redirect_match
+    """How a request's ``redirect_uri`` is compared with the registered ones (exact, as OAuth 2.1 says)."""
     sends_iss: bool = True
     """Whether the authorization response carries ``iss`` (RFC 9207; older servers do not)."""
-    """How a request's ``redirect_uri`` is compared with the registered ones (exact, as OAuth 2.1 says)."""
     clients: dict[str, RegisteredClient] = field(default_factory=dict)
     _codes: dict[str, _Grant] = field(default_factory=dict)
     _refresh: dict[str, _Grant] = field(default_factory=dict)
@@ -205,8 +206,9 @@ class OAuthAuthorizationServer:
 
     # -- what the AS publishes -------------------------------------------------------------------
     def metadata(self) -> dict[str, Any]:
-        """The RFC 8414 document. ``code_challenge_methods_supported`` matters most to MCP: a client
-        MUST refuse to proceed when it is missing, because then it cannot know PKCE is enforced."""
+        """The RFC 8414 document. ``code_challenge_methods_supported`` matters most to MCP: when it is
+        missing the server does not support PKCE, and a client refuses to proceed (rule
+        ``auth.pkce-refuse-without-methods``)."""
         document: dict[str, Any] = {
             "issuer": self.issuer,
             "authorization_endpoint": f"{self.issuer}/authorize",
@@ -269,10 +271,12 @@ class OAuthAuthorizationServer:
         client = RegisteredClient(f"client_{self._draw()[:12]}", str(asked.get("client_name", "")),
                                   tuple(uris), how="dynamic")
         self.clients[client.client_id] = client
+        kind = asked.get("application_type")  # echoed as registered (RFC 7591 section 3.2.1)
         return json_response(201, {"client_id": client.client_id, "client_name": client.client_name,
                                    "redirect_uris": list(client.redirect_uris),
                                    "grant_types": ["authorization_code", "refresh_token"],
-                                   "response_types": ["code"], "token_endpoint_auth_method": "none"})
+                                   "response_types": ["code"], "token_endpoint_auth_method": "none",
+                                   **({"application_type": kind} if isinstance(kind, str) else {})})
 
     # -- Client ID Metadata Documents ----------------------------------------------------------------
     def _client(self, client_id: str) -> RegisteredClient | None:
@@ -367,4 +371,4 @@ class OAuthAuthorizationServer:
 def _acceptable_redirect(uri: str) -> bool:
     """OAuth 2.1: redirect URIs are https, or http on a loopback host (a native app's local server)."""
     parts = urlsplit(uri)
-    return parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in ("localhost", "127.0.0.1"))
+    return parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in ("localhost", "127.0.0.1", "::1"))

@@ -14,18 +14,25 @@ the user for a password. It follows the trail the Server left:
    metadata at the root, else the default endpoints ``/authorize``, ``/token``, ``/register``), and
    it says so in ``steps`` and through ``notice``;
 3. **discover the authorization server**: its RFC 8414 metadata, then the OpenID Connect discovery
-   document, at the URIs the spec lists in that order; refuse an AS that does not advertise PKCE
-   ``S256`` (without ``code_challenge_methods_supported`` the client cannot know PKCE is enforced —
-   except on 2025-03-26's default endpoints, where no document exists and that revision makes PKCE
-   mandatory for every authorization server; the client sends ``S256`` there all the same);
-4. **register**, in the order the 2025-11-25 spec gives: a pre-registered ``client_id`` for this AS;
-   else the client's **metadata document** URL as its ``client_id``, when the AS advertises
-   ``client_id_metadata_document_supported``; else Dynamic Client Registration;
+   document, at the URIs the spec lists in that order (path insertion first); the document's
+   ``issuer`` must be the one the URL was built from; refuse an AS that does not advertise PKCE
+   ``S256`` (without ``code_challenge_methods_supported`` the AS does not support PKCE, and the
+   client must refuse — except on 2025-03-26's default endpoints, where no document exists and that
+   revision makes PKCE mandatory for every authorization server; the client sends ``S256`` there all
+   the same);
+4. **register**, in the order the spec recommends (a SHOULD, with conditions): a pre-registered
+   ``client_id`` for this AS; else the client's **metadata document** URL as its ``client_id``, only
+   when the AS advertises ``client_id_metadata_document_supported``; else Dynamic Client
+   Registration, only when the AS has a ``registration_endpoint`` (in 2026-07-28 with an
+   ``application_type``: ``native`` for a loopback redirect); the spec's fourth option, asking the
+   user for client details, is not simulated: the client stops and says so;
 5. **authorize** with PKCE (a fresh verifier, its ``S256`` challenge), a fresh ``state``, the
    ``resource`` parameter (RFC 8707) naming the Server, and the scopes the challenge asked for
-   (else those the metadata lists; none at all when neither says); check the redirect's ``state``
-   and ``iss`` (RFC 9207: a present ``iss`` must equal the issuer exactly, and one the AS promised
-   must be present) before using the code;
+   (else those the metadata lists; none at all when neither says); record the issuer, and check the
+   redirect's ``state`` — and, under 2026-07-28's rules, its ``iss`` (RFC 9207: a present ``iss``
+   must equal the recorded issuer exactly, and one the AS promised must be present) — before
+   sending the code anywhere. 2025-11-25 has no rule about ``iss``: a client that follows
+   ``revision="2025-11-25"`` does not look at it (a simulator choice; checking complies too);
 6. **exchange the code** at the token endpoint (with the verifier and the same ``resource``),
    authenticating the way the AS asks (``none`` for a public client, else its secret by HTTP Basic
    or in the form);
@@ -51,7 +58,11 @@ one (:class:`~mcp_sim.security.oauth_web.SimulatedWeb`) or the real network
 (:func:`with_authorization` retries it). Before every fetch of a URL it learned from a server or a
 metadata document it calls ``url_guard`` (when set), which may refuse it
 (:mod:`mcp_sim.security.url_safety` in the simulation, https-or-loopback on the real wire).
-Failures raise :class:`OAuthFailed`, which names the rule that stopped the flow.
+Failures raise :class:`OAuthFailed`, which names the rule that stopped the flow (a rulebook id).
+
+``revision`` says whose rules the client follows where the eras differ: ``"2025-11-25"`` or
+``"2026-07-28"``; ``None`` (the real wire's default) follows the newest, whose checks also comply
+with the older revisions.
 """
 
 from __future__ import annotations
@@ -64,6 +75,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import quote, urlencode, urlsplit
 
+from mcp_sim.protocol.revisions import LATEST
 from mcp_sim.security.oauth import AS_METADATA_PATH, FORM, OIDC_METADATA_PATH, PRM_PATH, read_form, s256
 from mcp_sim.security.oauth_web import Web
 from mcp_sim.transports.http import HttpResponse, HttpStatusError
@@ -89,7 +101,8 @@ def parse_www_authenticate(value: str) -> dict[str, str]:
 
 
 class OAuthFailed(Exception):
-    """The flow stopped; ``rule`` says which rule stopped it (for the learner and the tests)."""
+    """The flow stopped; ``rule`` says which rule stopped it (a rulebook id, or — from a ``url_guard``
+    — the guard's own words), for the learner and the tests."""
 
     def __init__(self, reason: str, rule: str = "") -> None:
         super().__init__(reason)
@@ -187,7 +200,12 @@ class OAuthClient:
     """The trace's name for the user's browser, which carries the authorization request."""
     application_type: str | None = None
     """What the client tells dynamic registration it is: ``"native"`` (an app on the user's machine,
-    a loopback redirect) or ``"web"``; ``None`` leaves it out (the AS then assumes ``"web"``)."""
+    a loopback redirect) or ``"web"``. ``None`` follows the revision: 2026-07-28 requires one, so the
+    client derives it from its redirect URI (loopback: ``"native"``, else ``"web"``); 2025-11-25 asks
+    for none, so the legacy client leaves it out (the simulator's choice; sending it complies too)."""
+    revision: str | None = None
+    """The revision whose authorization rules the client follows where the eras differ (``iss``,
+    ``application_type``); ``None``: the newest."""
     url_guard: Callable[[str], None] | None = None
     """Called before every fetch of a URL learned from a server or a metadata document; it raises
     (an :class:`OAuthFailed` naming the rule) to refuse one (see :mod:`mcp_sim.security.url_safety`)."""
@@ -219,8 +237,9 @@ class OAuthClient:
             needed = set((scope or "").split())
             held = set(self.tokens.scopes) if self.tokens else set()
             if needed and needed <= held:
-                raise OAuthFailed(f"the Server refuses scope {scope!r} although the token carries it",
-                                  "Asking again for scopes already granted cannot help: stop instead of looping.")
+                raise OAuthFailed(f"the Server refuses scope {scope!r} although the token carries it: asking "
+                                  "again for scopes already granted cannot help, so the client stops",
+                                  "auth.step-up-retry-limit")
             self.steps.append(f"step-up: the Server needs scope {scope!r}")
             wanted = needed | held | set(self.requested_scopes)
             return await self.authorize(challenge, " ".join(sorted(wanted)))
@@ -247,17 +266,17 @@ class OAuthClient:
             servers = prm.get("authorization_servers") or []
             if not servers:
                 raise OAuthFailed("the resource metadata names no authorization server",
-                                  "Protected Resource Metadata MUST list authorization_servers.")
+                                  "auth.prm-names-authorization-server")
             if scope is None and prm.get("scopes_supported"):
                 scope = " ".join(prm["scopes_supported"])  # no scope in the challenge: what the Server lists
-            issuer = str(servers[0])
+            issuer = str(servers[0])  # several listed: the first (a simulator choice)
             meta = await self._as_metadata(issuer)
         resource = self.resource_indicator or self.resource
         if self._machine_grant(issuer, meta):
             return await self._client_credentials(issuer, scope, resource)
         if scope and "offline_access" in (meta.get("scopes_supported") or []) \
                 and "offline_access" not in scope.split():
-            scope += " offline_access"  # the AS offers refresh tokens for it (asked only when listed)
+            scope += " offline_access"  # a MAY: the AS lists it, and the client would like a refresh token
         client_id = await self._client_id(issuer, meta)
         verifier = self.draw() + self.draw()  # 64 hex characters: within PKCE's 43–128
         state = self.draw()[:16]
@@ -265,30 +284,65 @@ class OAuthClient:
                  "code_challenge": s256(verifier), "code_challenge_method": "S256",
                  "resource": resource, "state": state, **({"scope": scope} if scope else {})}
         self.requested_scopes = frozenset((scope or "").split())
+        expected_issuer = str(meta["issuer"])  # recorded beside the verifier and state of this request
         endpoint = str(meta["authorization_endpoint"])
         self._guard(endpoint)
         # The user's browser carries this request (the client opens it, the user signs in there).
         answer = await self.web.fetch(self.browser, "GET", f"{endpoint}?{urlencode(query)}")
         location = answer.headers.get("Location") if answer.status in (302, 303) else None
         if location is None:
-            raise OAuthFailed(f"the authorization endpoint answered {answer.status_line()}: {answer.body}",
-                              "An authorization server never redirects to an unregistered redirect URI.")
+            raise OAuthFailed(f"the authorization endpoint answered {answer.status_line()}: {answer.body} "
+                              "(an authorization server never redirects to an unregistered redirect URI)",
+                              "auth.exact-redirect-match")
         back = read_form(urlsplit(location).query)
         if back.get("state") != state:
-            raise OAuthFailed("the redirect's state differs from the one sent",
-                              "Clients MUST check state to bind the response to their request.")
-        if "iss" in back and back["iss"] != meta["issuer"]:  # exact string comparison, no normalising
-            raise OAuthFailed("the redirect came from another issuer", "Check iss (RFC 9207) against mix-up.")
-        if "iss" not in back and meta.get("authorization_response_iss_parameter_supported"):
-            raise OAuthFailed("the redirect carries no iss although the authorization server promised one",
-                              "RFC 9207: when the metadata advertises iss, a response without it is refused.")
+            raise OAuthFailed("the redirect's state differs from the one sent", "auth.state")
+        if self.checks_iss:
+            self._check_iss(back, expected_issuer, meta)
         if "error" in back:
-            raise OAuthFailed(f"{back['error']}: {back.get('error_description', '')}",
-                              "The user or the authorization server refused the request.")
+            raise OAuthFailed(f"{back['error']}: {back.get('error_description', '')} (the user or the "
+                              "authorization server refused the request)")
         self.steps.append("the user authorised; the browser brings the code back")
+        if not self.checks_iss and "iss" in back:
+            self.steps.append("iss in the response is not checked: 2025-11-25 has no rule for it")
         return await self._token_request({"grant_type": "authorization_code", "code": back["code"],
                                           "redirect_uri": self.redirect_uri, "client_id": client_id,
                                           "code_verifier": verifier, "resource": resource})
+
+    @property
+    def follows_2026(self) -> bool:
+        """Whether the client follows 2026-07-28's authorization rules (``revision`` that or ``None``)."""
+        return self.revision is None or self.revision >= LATEST
+
+    @property
+    def checks_iss(self) -> bool:
+        """RFC 9207's ``iss`` check is a 2026-07-28 rule; 2025-11-25 has none, and the legacy client
+        follows its revision (a simulator choice: a legacy client that checks complies too)."""
+        return self.follows_2026
+
+    def registration_application_type(self) -> str | None:
+        """The ``application_type`` of a Dynamic Client Registration request: the one given, else —
+        under 2026-07-28, which requires one — ``native`` for a loopback redirect URI (an app on the
+        user's machine), ``web`` otherwise; under 2025-11-25 none."""
+        if self.application_type is not None:
+            return self.application_type
+        if not self.follows_2026:
+            return None
+        host = urlsplit(self.redirect_uri).hostname or ""
+        return "native" if host in ("localhost", "127.0.0.1", "::1") else "web"
+
+    @staticmethod
+    def _check_iss(back: dict[str, str], expected_issuer: str, meta: dict[str, Any]) -> None:
+        """RFC 9207 section 2.4 as 2026-07-28 applies it, before the code goes to any token endpoint:
+        a present ``iss`` is compared with the recorded issuer as a plain string (no normalising), and
+        a missing one is refused only when the metadata promised it. On a mismatch not even an
+        ``error`` in the response is acted on."""
+        if "iss" in back and back["iss"] != expected_issuer:
+            raise OAuthFailed(f"the redirect names issuer {back['iss']!r}, not the recorded {expected_issuer!r} "
+                              "(a possible mix-up): the code is not sent anywhere", "auth.iss-validate")
+        if "iss" not in back and meta.get("authorization_response_iss_parameter_supported"):
+            raise OAuthFailed("the redirect carries no iss although the authorization server promised one",
+                              "auth.iss-validate")
 
     def _machine_grant(self, issuer: str, meta: dict[str, Any]) -> bool:
         """Client credentials apply only to a client given machine credentials (for this issuer, when
@@ -356,15 +410,15 @@ class OAuthClient:
             if document is not None:
                 named = document.get("resource")
                 if not isinstance(named, str) or not within(named, self.resource):
-                    raise OAuthFailed(f"the metadata is for {named!r}, not {self.resource!r}",
-                                      "The resource in Protected Resource Metadata MUST match the server's URI.")
+                    raise OAuthFailed(f"the metadata is for {named!r}, not {self.resource!r} (RFC 9728 section "
+                                      "3.3: the document names the resource the client asked about)")
                 self.resource_indicator = named  # sent exactly as published
                 self.steps.append("read the Protected Resource Metadata")
                 return document
         if url is None and statuses == [404, 404]:
-            raise NoResourceMetadata("no Protected Resource Metadata found", "MCP servers MUST publish RFC 9728 "
-                                     "metadata (since 2025-06-18).")
-        raise OAuthFailed("no Protected Resource Metadata found", "MCP servers MUST publish RFC 9728 metadata.")
+            raise NoResourceMetadata("no Protected Resource Metadata found (since 2025-06-18 every protected "
+                                     "server publishes it)", "auth.server-publishes-prm")
+        raise OAuthFailed("no Protected Resource Metadata found", "auth.server-publishes-prm")
 
     async def _legacy_as_metadata(self, base: str) -> dict[str, Any]:
         """The 2025-03-26 rules, for a server that publishes no Protected Resource Metadata: the MCP
@@ -397,17 +451,17 @@ class OAuthClient:
             document = await self._get_json(url)
             if document is not None:
                 return self._accept_as_metadata(document, issuer, url)
-        raise OAuthFailed(f"no authorization server metadata for {issuer}", "RFC 8414 / OIDC discovery.")
+        raise OAuthFailed(f"no authorization server metadata for {issuer}", "auth.as-metadata-order")
 
     def _accept_as_metadata(self, document: dict[str, Any], issuer: str, url: str) -> dict[str, Any]:
         """Check an authorization server's metadata document (read at ``url``) and keep it."""
         if document.get("issuer") != issuer:
-            raise OAuthFailed("the metadata names another issuer", "RFC 8414: issuer MUST match.")
+            raise OAuthFailed(f"the metadata at {url} names issuer {document.get('issuer')!r}, not {issuer!r}",
+                              "auth.as-metadata-issuer-identical")
         if "S256" not in (document.get("code_challenge_methods_supported") or []) \
                 and not self._machine_grant(issuer, document):  # no code, so no PKCE, in that grant
-            raise OAuthFailed("the authorization server does not advertise PKCE S256",
-                              "Clients MUST refuse to proceed without code_challenge_methods_supported "
-                              "including S256.")
+            raise OAuthFailed("the authorization server does not advertise PKCE S256 in "
+                              "code_challenge_methods_supported", "auth.pkce-refuse-without-methods")
         self.as_metadata = document
         self.steps.append(f"discovered the authorization server at {url}")
         return document
@@ -429,19 +483,22 @@ class OAuthClient:
             return self.client_id
         endpoint = meta.get("registration_endpoint")
         if not endpoint:
-            raise OAuthFailed("not registered, and the server offers no registration endpoint",
-                              "Without a client_id the flow cannot start.")
+            raise OAuthFailed("no pre-registered client_id, no metadata document the server accepts, and no "
+                              "registration endpoint: the user would have to enter client details",
+                              "auth.registration-priority")
         asked = {"client_name": self.client_name, "redirect_uris": [self.redirect_uri],
                  "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
                  "token_endpoint_auth_method": "none"}
-        if self.application_type is not None:
-            asked["application_type"] = self.application_type
+        application_type = self.registration_application_type()
+        if application_type is not None:
+            asked["application_type"] = application_type
         body = json.dumps(asked)
         self._guard(str(endpoint))
         answer = await self.web.fetch(self.participant, "POST", str(endpoint),
                                       headers={"Content-Type": "application/json"}, body=body)
         if answer.status not in (200, 201):
-            raise OAuthFailed(f"registration refused: {answer.body}", "RFC 7591.")
+            raise OAuthFailed(f"registration refused: {answer.body}", "auth.dcr-application-type"
+                              if self.follows_2026 else "auth.legacy.dcr-may")
         registered = json.loads(answer.body or "{}")
         self.client_id = str(registered["client_id"])
         secret = registered.get("client_secret")
@@ -483,8 +540,8 @@ class OAuthClient:
             data = {}
         if answer.status != 200 or not isinstance(data, dict) or not isinstance(data.get("access_token"), str):
             said = data if isinstance(data, dict) else {}
-            raise OAuthFailed(f"HTTP {answer.status}: {said.get('error')}: {said.get('error_description', '')}",
-                              "The token endpoint refused the grant.")
+            raise OAuthFailed(f"HTTP {answer.status}: {said.get('error')}: {said.get('error_description', '')} "
+                              "(the token endpoint refused the grant)")
         scope = str(data.get("scope") or " ".join(sorted(self.requested_scopes)))
         self.tokens = TokenSet(data["access_token"], self.clock_ms() + 1000.0 * float(data.get("expires_in", 3600)),
                                frozenset(scope.split()), data.get("refresh_token"))

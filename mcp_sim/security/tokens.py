@@ -65,9 +65,12 @@ class TokenRejected(Exception):
         return f'Bearer error="{error}", error_description="{self.reason}"'
 
 
-AUDIENCE_RULE = ("MCP servers MUST NOT accept any tokens that were not explicitly issued for the MCP "
-                 "server (audience validation; Security Best Practices, Token Passthrough).")
-SCOPE_RULE = "A token without the scope an operation needs is answered 403 insufficient_scope."
+AUDIENCE_RULE = "auth.server-validates-audience"
+"""The rulebook id of audience validation (a token issued for another resource is refused)."""
+SCOPE_RULE = "auth.insufficient-scope-403"
+"""The rulebook id of the ``403 insufficient_scope`` answer."""
+INVALID_RULE = "auth.invalid-token-401"
+"""The rulebook id of the ``401`` for a missing, unknown or expired token."""
 
 
 @dataclass
@@ -106,9 +109,9 @@ class AuthorizationServer:
         """
         token = self.introspect(value)
         if token is None:
-            raise TokenRejected("no valid bearer token", rule="A protected MCP server answers 401 without one.")
+            raise TokenRejected("no valid bearer token", rule=INVALID_RULE)
         if self.clock_ms() >= token.expires_at_ms:
-            raise TokenRejected("the token has expired", rule="Expired tokens are answered 401.")
+            raise TokenRejected("the token has expired", rule=INVALID_RULE)
         if check_audience and token.audience != audience:
             raise TokenRejected(f"the token was issued for {token.audience!r}, not for {audience!r}",
                                 rule=AUDIENCE_RULE)
