@@ -47,7 +47,7 @@ WRONG: list[tuple[str, str, Any, str]] = [
     (POLL, "polling on through input_required",
      [('STOP = ("completed", "failed", "cancelled", "input_required")', 'STOP = ("completed", "failed", "cancelled")')],
      "Stop at the status that ends polling"),
-    (POLL, "tasks/result asked for right after the call",
+    (POLL, "tasks/result asked for right after the call, its answer ignored",
      [('    task_id = task["taskId"]\n',
        '    task_id = task["taskId"]\n    if legacy:\n        request("tasks/result", {"taskId": task_id})\n')],
      "The call's answer in each era's shape"),
@@ -73,12 +73,6 @@ WRONG: list[tuple[str, str, Any, str]] = [
        'ttl = params.get("task", {}).get("ttl", server["default_ttl_ms"])')], "Server: no opt-in, no task"),
     (NEXT, "a finished task cancelled anyway",
      [('        if current["status"] in TERMINAL:', '        if False:')], "Server: tasks/cancel of a finished task"),
-    (NEXT, "the 2025-11-25 refusal in both eras",
-     [('        if modern:                       # the extension acknowledges; a finished task stays as it is\n'
-       '            return reply({})\n', ''),
-      ('        return reply({**current, "status": "cancelled", "lastUpdatedAt": now})',
-       '        return reply({} if modern else {**current, "status": "cancelled", "lastUpdatedAt": now})')],
-     "Server: tasks/cancel of a finished task"),
     (NEXT, "the cancel answered with the Task as it was",
      [('return reply({**current, "status": "cancelled", "lastUpdatedAt": now})', 'return reply(dict(current))')],
      "Server: cancel a working task"),
@@ -137,6 +131,42 @@ WRONG: list[tuple[str, str, Any, str]] = [
 def test_plausible_wrong_answer_is_rejected_on_20_seeds(tmp_path: Path, exercise_id: str, name: str, edits: Any,
                                                         failing_check: str) -> None:
     assert_wrong_answer_rejected(tmp_path, exercise_id, name, edits, failing_check)
+
+
+COMPLIANT: list[tuple[str, str, Any, str]] = [
+    # answers the spec allows although the simulator (or the reference) does otherwise: every seed passes
+    (NEXT, "the 2025-11-25 refusal in both eras (the extension is silent: an error complies too)",
+     [('        if modern:                       # the extension acknowledges; a finished task stays as it is\n'
+       '            return reply({})\n', ''),
+      ('        return reply({**current, "status": "cancelled", "lastUpdatedAt": now})',
+       '        return reply({} if modern else {**current, "status": "cancelled", "lastUpdatedAt": now})')],
+     "Server: tasks/cancel of a finished task"),
+    (POLL, "a failed 2025-11-25 task's isError result fetched with tasks/result",
+     [('    if task["status"] == "completed":', '    if task["status"] == "completed" or (legacy and task["status"] == "failed"):')],
+     "Stop at the status that ends polling"),
+    (POLL, "2025-11-25: tasks/result at once, waiting for the end (it blocks)",
+     [('    task_id = task["taskId"]\n',
+       '    task_id = task["taskId"]\n    if legacy:\n'
+       '        return {"status": "completed", "taskId": task_id,\n'
+       '                "result": request("tasks/result", {"taskId": task_id})["result"]}\n')],
+     "The call's answer in each era's shape"),
+]
+"""(exercise, compliant variant, edits of the reference, the check it must pass on every seed)."""
+
+
+@pytest.mark.parametrize(("exercise_id", "name", "edits", "check"), COMPLIANT,
+                         ids=[f"{w[0]}:{w[1]}" for w in COMPLIANT])
+def test_a_compliant_variant_passes_on_20_seeds(tmp_path: Path, exercise_id: str, name: str, edits: Any,
+                                                check: str) -> None:
+    from test_exercises import _edit
+
+    ex = get_exercise(exercise_id)
+    path = tmp_path / f"{exercise_id}_variant.py"
+    path.write_text(_edit(reference_path(exercise_id).read_text(encoding="utf-8"), *edits), encoding="utf-8")
+    for result in grade_seeds(ex, path, path.name, SEEDS, only=[check]):
+        assert not result.load_error, result.load_error
+        got = next(c for c in result.checks if c.name == check)
+        assert got.status == "passed", f"{name} is compliant but failed {check!r}:\n{result}"
 
 
 def test_each_exercise_has_five_wrong_answers_breaking_different_rules() -> None:

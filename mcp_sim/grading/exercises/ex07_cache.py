@@ -36,19 +36,12 @@ from mcp_sim.roles.cache import AuthorizationContext, ListCache
 from mcp_sim.roles.server import Server
 from mcp_sim.security.identity import AuthInfo
 
-R_FRESH = ("Caching (2026-07-28): a result is fresh while now < received + ttlMs (milliseconds); while fresh the "
-           "client may answer the same request from its cache with the result the server sent.")
-R_EXPIRY = ("Caching: the instant received + ttlMs is already stale, and so is everything after it; a newer "
-            "result for the same request replaces the old one and starts its own ttlMs.")
-R_ZERO = ("Caching: ttlMs 0 means stale at once; a result without ttlMs (from a 2025 server) or with a negative "
-          "one is treated as 0 — it is never served from the cache.")
-R_PRIVATE = ("Caching: cacheScope \"private\" means the result depends on who asked; it MUST NOT be served to "
-             "another authorization context — not to another tenant, not to another user of the same tenant, "
-             "not to the same user through another client or with other scopes.")
-R_PUBLIC = ("Caching: cacheScope \"public\" means the result is the same for every caller, so the Host's shared "
-            "cache serves it to any caller while it is fresh.")
-R_KEY = ("Caching: an entry is keyed by the method and the params that shape the result — each page (cursor) of "
-         "each list is cached on its own.")
+R_FRESH = "caching.ttl-fresh"
+R_EXPIRY = "caching.refetch-when-stale"
+R_ZERO = "caching.ttl-absent"
+R_PRIVATE = "caching.private-not-shared"
+R_PUBLIC = "caching.public-shared"
+R_KEY = "caching.key-is-method-and-params"
 
 TTLS = (1000, 1500, 5000, 30_000, 60_000, 90_000)
 """ttlMs values the cases use: whole eighths of a second, so the simulator's clock in seconds is exact."""

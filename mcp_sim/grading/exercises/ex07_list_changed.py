@@ -49,19 +49,11 @@ from mcp_sim.protocol.lifecycle import has_capability
 from mcp_sim.roles.cache import INVALIDATES
 from mcp_sim.roles.server import Server
 
-R_RELIST = ("list_changed carries no list: the client lists again from the first page, follows every nextCursor "
-            "to the last page, and replaces what it held with the whole new list.")
-R_WHICH = ("Each list_changed names one kind: tools → tools/list, prompts → prompts/list, resources → "
-           "resources/list and resources/templates/list (templates have no notification of their own). Other "
-           "lists stay as they are, and a list the client never fetched is not fetched now.")
-R_DECLARED = ("Capabilities: a server announces list changes only for a kind it declared with listChanged: true "
-              "(tools.listChanged, prompts.listChanged, resources.listChanged); a client relies only on what was "
-              "declared and ignores a list_changed the server never offered.")
-R_UNRELATED = ("Only the three list_changed notifications say a list changed: resources/updated is about one "
-               "resource's contents, notifications/message and notifications/progress about a request in flight. "
-               "None of them is a reason to list again.")
-R_CURSOR = ("Pagination: a cursor is opaque — send back exactly the nextCursor the server gave for that list, "
-            "never one you build or one from another list.")
+R_RELIST = "change.list-changed-carries-no-list"
+R_WHICH = "change.resources-list-changed-covers-templates"
+R_DECLARED = "change.sim-ignores-undeclared-list-changed"
+R_UNRELATED = "change.only-list-changed-means-relist"
+R_CURSOR = "pagination.cursor-opaque"
 
 _KIND_OF = {"notifications/tools/list_changed": "tools", "notifications/prompts/list_changed": "prompts",
             "notifications/resources/list_changed": "resources"}

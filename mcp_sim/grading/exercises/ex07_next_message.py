@@ -47,25 +47,13 @@ from mcp_sim.wire.jsonrpc import (
     parse_object,
 )
 
-R_SUBSCRIBE = ("Legacy (2025-06-18, 2025-11-25): a client watches one resource with resources/subscribe {uri} and "
-               "stops with resources/unsubscribe {uri}; the server answers each with an empty result, and sends "
-               "notifications/resources/updated {uri} when a subscribed resource changes.")
-R_LISTEN = ("2026-07-28: there is no resources/subscribe. One subscriptions/listen request names everything the "
-            "client wants to hear in params.notifications (resourceSubscriptions, toolsListChanged, "
-            "promptsListChanged, resourcesListChanged) and, like every request, carries _meta with the "
-            "protocolVersion and clientCapabilities.")
-R_CLOSE = ("2026-07-28 over stdio: the client ends a subscription with notifications/cancelled whose requestId is "
-           "the subscriptions/listen request's id.")
-R_ACK = ("2026-07-28: the server's first message for a listen is notifications/subscriptions/acknowledged: "
-         "params.notifications is the part of the filter it will honour — only kinds it declared "
-         "(listChanged, subscribe) — and _meta[\"io.modelcontextprotocol/subscriptionId\"] is the listen "
-         "request's id, verbatim.")
-R_TAGGED = ("2026-07-28: every notification on a listen stream carries "
-            "_meta[\"io.modelcontextprotocol/subscriptionId\"], the listen request's id; a legacy notification "
-            "carries none (there is no stream to name).")
-R_NEW_ID = "MCP base protocol: a request id is a string or integer that its sender has not used before in the session."
-R_RELIST = ("list_changed carries no list: a client that shows the tools asks again with tools/list (the first "
-            "page), as a new request with an id it has never used.")
+R_SUBSCRIBE = "change.legacy.resources-subscribe"
+R_LISTEN = "subscriptions.only-what-was-asked"
+R_CLOSE = "subscriptions.client-ends-by-cancelling"
+R_ACK = "subscriptions.ack-first"
+R_TAGGED = "subscriptions.subscription-id"
+R_NEW_ID = "jsonrpc.legacy.request-id-unused-in-session"
+R_RELIST = "change.list-changed-carries-no-list"
 
 SUB_ID = "io.modelcontextprotocol/subscriptionId"
 _REQUEST_META = ("io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientCapabilities")

@@ -20,20 +20,12 @@ from typing import Any
 
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 
-R_TERMINAL = ("Tasks: completed, failed and cancelled are terminal — once a task reported one, it never shows "
-              "another status (input_required → working is fine: neither is terminal).")
-R_TASK_ID = "Tasks: an answer about a task (tasks/get, tasks/cancel) carries the taskId the request named."
-R_DECLARED = ("Tasks: 2025-11-25 requestors use only what the receiver declared in capabilities.tasks (requests."
-              "tools.call for task-augmented calls, list for tasks/list, cancel for tasks/cancel); in 2026-07-28 "
-              "a server answers with a task only when the request declared the io.modelcontextprotocol/tasks "
-              "extension.")
-R_CANCEL_DONE = ("Tasks (2025-11-25): tasks/cancel on a task in a terminal status is refused with -32602, never "
-                 "answered as a success (the 2026-07-28 extension, by contrast, acknowledges it and changes nothing).")
-R_RESULT = ("Tasks (2026-07-28 extension): a DetailedTask carries result only when its status is completed "
-            "(error only when failed, inputRequests only when input_required).")
-R_SHAPE = ("Tasks: each era has its own Task shape — 2025-11-25 CreateTaskResult {task: Task} with ttl and "
-           "pollInterval; 2026-07-28 the Task flattened into the result (resultType \"task\") with ttlMs and "
-           "pollIntervalMs.")
+R_TERMINAL = "tasks.legacy.terminal-is-final"
+R_TASK_ID = "tasks.legacy.task-id-names-the-task"
+R_DECLARED = "tasks.legacy.only-declared"
+R_CANCEL_DONE = "tasks.legacy.cancel-terminal-refused"
+R_RESULT = "tasks.ext.get-by-status"
+R_SHAPE = "tasks.legacy.create-task-result"
 RULE_TAGS = {"terminal-regress": R_TERMINAL, "wrong-task-id": R_TASK_ID, "undeclared": R_DECLARED,
              "cancel-finished": R_CANCEL_DONE, "result-while-working": R_RESULT, "era-shape": R_SHAPE}
 

@@ -26,20 +26,14 @@ from typing import Any
 
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 
-R_SHAPE = ("Tasks: 2025-11-25 answers a task-augmented tools/call with CreateTaskResult {task: Task} (ttl, "
-           "pollInterval); the 2026-07-28 extension answers the Task flattened with resultType \"task\" (ttlMs, "
-           "pollIntervalMs) — or runs the call inline (resultType \"complete\"): the server decides.")
-R_INTERVAL = ("Tasks: requestors SHOULD respect the pollInterval (2026-07-28: pollIntervalMs) of the latest Task "
-              "they received between tasks/get requests; without one, wait a sensible default.")
-R_STOP = ("Tasks: completed, failed and cancelled are terminal — a task never leaves them, so polling stops; "
-          "input_required waits for the requestor's input, which a polling loop cannot give.")
-R_RESULT = ("Tasks: 2025-11-25 tasks/result retrieves the result of a completed task (the schema's own words) and "
-            "waits until the task is terminal, so a loop that must stay responsive asks for it only once tasks/get "
-            "said completed; the 2026-07-28 extension has no tasks/result — its completed tasks/get carries the "
-            "result.")
-R_CANCEL = ("Tasks: a requestor that no longer wants a task sends tasks/cancel {taskId} "
-            "(notifications/cancelled is not used for tasks); 2025-11-25 answers with the cancelled Task, "
-            "the extension with an empty result.")
+R_SHAPE = "tasks.ext.client-handles-both"
+R_INTERVAL = "tasks.legacy.poll-interval"
+R_STOP = "tasks.legacy.terminal-is-final"
+R_RESULT = "tasks.legacy.result-is-the-call-s"
+R_CANCEL = "tasks.legacy.not-notifications-cancelled"
+R_BLOCKS = "tasks.legacy.result-blocks"
+R_ISERROR = "tasks.legacy.iserror-is-failed"
+R_LOOP = "tasks.course-deadline-loop"
 
 LEGACY, MODERN = "2025-11-25", "2026-07-28"
 _TOOLS = ("render", "transcode", "backup", "index_docs", "train_model")
@@ -100,9 +94,12 @@ class TaskServer:
         rec.status_message = {"failed": "the job ran out of disk space", "input_required": "waiting for approval",
                               "cancelled": "cancelled"}.get(status)
         rec.result = {"content": [{"type": "text", "text": self.output}]} if status == "completed" else None
+        if status == "failed" and self.revision == LEGACY:  # 2025-11-25: an isError result makes the task failed
+            rec.result = self.failed_result()
         if rec.result is not None and self.revision == MODERN:
             rec.result = {"resultType": "complete", **rec.result}
-        rec.error = {"code": -32603, "message": "the job ran out of disk space"} if status == "failed" else None
+        rec.error = ({"code": -32603, "message": "the job ran out of disk space"}
+                     if status == "failed" and self.revision == MODERN else None)
         rec.input_requests = ({"approve-1": elicit("Go ahead?", {"type": "object", "properties": {
             "ok": {"type": "boolean"}}})} if status == "input_required" else {})
         task = rec.task_json() if self.revision == LEGACY else rec.extension_json()
@@ -111,6 +108,10 @@ class TaskServer:
             task.pop("pollIntervalMs", None)
         self.last_seen, self.last_seen_at = task, self.clock
         return task
+
+    def failed_result(self) -> dict[str, Any]:
+        """What the failed 2025-11-25 call returned: a tool result with isError (the task is failed)."""
+        return {"content": [{"type": "text", "text": "the job ran out of disk space"}], "isError": True}
 
     def _interval(self) -> int:
         seen = self.last_seen or {}
@@ -176,7 +177,7 @@ class TaskServer:
         if seen_status in ("completed", "failed", "cancelled", "input_required"):
             raise CheckFailed(f"The client polled tasks/get again after the task said {seen_status!r}. "
                               f"{'A terminal status never changes' if seen_status != 'input_required' else 'The task waits for the user, which polling cannot answer'}: "
-                              f"stop polling and return.", R_STOP)
+                              f"stop polling and return.", R_STOP if seen_status != "input_required" else R_LOOP)
         if self.clock >= self.deadline:
             raise CheckFailed(f"At {self.clock} ms the deadline ({self.deadline} ms) has passed and the task is still "
                               f"{seen_status}: send tasks/cancel instead of polling again.", R_CANCEL)
@@ -193,16 +194,26 @@ class TaskServer:
         if self.revision == MODERN:
             raise CheckFailed("The 2026-07-28 tasks extension has no tasks/result: a completed tasks/get carries "
                               "the result in its result member.", R_RESULT)
-        if seen_status in ("working", "input_required"):
-            raise CheckFailed(f"tasks/result was sent while the latest status the client had seen was "
-                              f"{seen_status!r}: it would hold the loop until the task ends (and an input_required "
-                              f"task is handed back to the caller, not waited on). Fetch the result only once "
-                              f"tasks/get says completed.", R_RESULT)
-        if self.result_fetched:
-            raise CheckFailed("tasks/result was sent twice: fetch the result once.", R_RESULT)
+        if seen_status == "input_required":
+            raise CheckFailed("tasks/result was sent after the task said 'input_required': the protocol allows it "
+                              "(the server would ask its question on that response), but this loop hands such a "
+                              "task back to its caller instead of waiting for the user.", R_LOOP)
+        if seen_status == "working":
+            # tasks/result waits until the task is terminal (tasks.legacy.result-blocks): move the clock there
+            ends = [(at, st) for at, st, _ in self.timeline if at > self.clock and st != "working"]
+            end = ends[0] if ends else None
+            if end is None or end[0] > self.deadline or end[1] == "input_required":
+                why = ("the task asked for input while it waited" if end is not None and end[1] == "input_required"
+                       else "the task was still working at the deadline")
+                raise CheckFailed(f"tasks/result was sent at {self.clock} ms while the task was working; it waits "
+                                  f"until the task ends, and {why} ({self.deadline} ms): the loop missed its "
+                                  f"deadline.", R_LOOP)
+            self.clock = end[0]
+            self._task()
+            seen_status = end[1]
         self.result_fetched = True
-        if seen_status != "completed":  # failed or cancelled: the failure, as the simulator's server answers it
-            failure = self.record.error or {"code": -32603, "message": f"Task {self.task_id} was cancelled"}
+        if seen_status == "cancelled":  # the simulator's answer (tasks.sim-cancelled-result-error)
+            failure = {"code": -32603, "message": f"Task {self.task_id} was cancelled"}
             return {"jsonrpc": "2.0", "id": rid, "error": copy.deepcopy(failure)}
         body = dict(self.record.result or {})
         body["_meta"] = {"io.modelcontextprotocol/related-task": {"taskId": self.task_id}}
@@ -291,9 +302,15 @@ def _expect(ctx: CheckContext, server: TaskServer, job: dict[str, Any], got: Any
     if must_cancel and server.cancelled_at is None:
         raise CheckFailed(f"The deadline passed while the task was still working, but the client never sent "
                           f"tasks/cancel (it returned {got!r}). Stop the task you no longer want.\n" + story, R_CANCEL)
-    if got != want:
+    accepted = [want]
+    if status == "failed" and job["revision"] == LEGACY:
+        # a failed 2025-11-25 task: no result, or the isError result tasks/result returns (both comply)
+        tagged = {**server.failed_result(), "_meta": {"io.modelcontextprotocol/related-task": {"taskId": server.task_id}}}
+        accepted.append({**want, "result": tagged})
+    if got not in accepted:
         rule = R_STOP if isinstance(got, dict) and got.get("status") != status else R_RESULT
-        raise CheckFailed(f"run_task() should return {json.dumps(want)}; it returned {got!r}.\n" + story, rule)
+        raise CheckFailed(f"run_task() returned {got!r}, which is not what this run calls for.\n" + story, rule,
+                          expected=" or ".join(json.dumps(a) for a in accepted))
 
 
 def _want(server: TaskServer, status: str) -> dict[str, Any]:
@@ -344,7 +361,7 @@ EXERCISE = Exercise(
     chapter="08",
     summary="Run a tools/call as a task in either era: poll tasks/get at the server's pace, stop at the status "
             "that ends polling, fetch the result the era's way, and cancel when the deadline passes.",
-    rules=(R_SHAPE, R_INTERVAL, R_STOP, R_RESULT, R_CANCEL),
+    rules=(R_SHAPE, R_INTERVAL, R_STOP, R_RESULT, R_BLOCKS, R_ISERROR, R_CANCEL, R_LOOP),
     functions=("run_task",),
     checks=(
         Check("The call's answer in each era's shape", R_SHAPE, check_shapes,
