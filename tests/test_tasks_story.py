@@ -228,3 +228,19 @@ def test_a_tool_error_fails_a_2025_task_but_completes_an_extension_task() -> Non
 
     task = run_with(build, modern, revision=MODERN)["result"]
     assert task["status"] == "completed" and task["result"]["isError"] is True and "error" not in task
+
+
+@pytest.mark.parametrize("transport", ["memory", "stdio", "http"])
+def test_a_2026_tool_never_carries_execution(transport: str) -> None:
+    # tasks.ext.no-tool-level-negotiation: the 2026-07-28 Tool has no execution field (SEP-2663 removed
+    # tool-level negotiation), so the studio's tools/list shows none; in 2025-11-25 the same tools do.
+    modern = run_tasks_story("rules", revision="2026-07-28", transport=transport)
+    lists = messages(modern, "tools/list")
+    assert lists and all("execution" not in tool for m in lists for tool in m["result"]["tools"])
+    if HAS_SCHEMA:
+        for m in lists:
+            assert schema_errors(m, "2026-07-28", "JSONRPCResultResponse") == []
+            assert schema_errors(m["result"], "2026-07-28", "ListToolsResult") == []
+    legacy = run_tasks_story("rules", revision="2025-11-25", transport=transport)
+    shown = {t["name"]: t.get("execution") for t in messages(legacy, "tools/list")[0]["result"]["tools"]}
+    assert shown["export"] == {"taskSupport": "required"} and shown["preview"] is None
