@@ -167,3 +167,29 @@ def test_a_server_hard_coded_for_one_seed_fails_on_the_others(tmp_path: Path) ->
         assert other.status == "failed" and other.kind == kind, other
         assert "should list" in other.explanation or "other callers" in other.explanation, other.explanation
         assert other.rule in (capstone.R_AUTHZ, capstone.R_TOOL_ERRORS)
+
+
+def test_the_capstone_passes_from_a_bare_clone(tmp_path: Path) -> None:
+    """What a new learner does: clone the project (nothing beside it, no MCP_SIM_SPEC_DIR), copy the
+    reference into the starter and grade it; and ``grade --reference``. Both pass, with no traceback:
+    the schemas the grader validates with ship in the package."""
+    import shutil
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    if shutil.which("git") is None or not (root / ".git").exists():
+        pytest.skip("needs git and a checkout to clone")
+    clone = tmp_path / "alone" / "mcp-sim"
+    subprocess.run(["git", "clone", "-q", str(root), str(clone)], check=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("MCP_SIM_SPEC_DIR", "MCP_SIM_SPEC_PAGES")}
+    env["PYTHONPATH"] = str(clone)  # the clone's package, not the one this suite was installed from
+    where = subprocess.run([sys.executable, "-c", "import mcp_sim; print(mcp_sim.__file__)"], cwd=clone, env=env,
+                           capture_output=True, text=True, check=True).stdout
+    assert Path(where.strip()).is_relative_to(clone), "the clone's own package is the one graded with"
+    shutil.copy(clone / "exercises" / "solutions" / f"{EX.id}.py", clone / "exercises" / EX.id / "starter.py")
+    for args in ([EX.id], [EX.id, "--reference"]):
+        proc = subprocess.run([sys.executable, "-m", "mcp_sim.cli", "grade", *args], cwd=clone, env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        assert "Traceback" not in proc.stdout + proc.stderr
