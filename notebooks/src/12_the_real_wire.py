@@ -6,7 +6,8 @@
 # - how a server written with the simulator's `Server` class becomes a **real process** that any MCP
 #   client can start — here the official Python SDK's client (package `mcp`), over a real stdio pipe;
 # - how the simulator's `Client` drives a **real server** built with the SDK, in both eras;
-# - that the same Streamable HTTP rules hold on a real loopback socket;
+# - that the 2026-07-28 Streamable HTTP request headers hold on a real loopback socket, and what a
+#   local HTTP server must do to be safe there;
 # - where the bridge records real traffic, so the trace table, the sequence diagram and the player
 #   show a real session exactly like a simulated one;
 # - what changes when the wire is real: the wall clock replaces the virtual clock, runs stop being
@@ -46,7 +47,7 @@ def build():
 # %% [markdown]
 # ## A real client: the official SDK over stdio
 #
-# `sdk_client_session` (in `mcp_sim/bridge/notebook.py`) writes `build` into a module in a temporary
+# `sdk_client_sessions` (in `mcp_sim/bridge/notebook.py`) writes `build` into a module in a temporary
 # folder and hands the SDK's client a **command**: `python -m mcp_sim.cli serve notebook_server:build
 # --trace FILE`. The SDK starts that process itself, writes JSON-RPC lines to its stdin and reads
 # lines from its stdout — the stdio transport of chapter 06, for real. When the SDK is done it
@@ -56,7 +57,12 @@ def build():
 # The code below is the SDK's own API (`client.list_tools()`, `client.call_tool(...)`). The helper
 # starts two server processes at once and connects one SDK client to each: one with
 # `mode="legacy"`, which makes the SDK open with the `initialize` handshake, one with `mode="auto"`.
-# We look at the legacy one first.
+# We look at the legacy one first. But predict what the other one does:
+
+# %%
+from mcp_sim.course.predict import ask
+
+ask("12-other-sdk-client-connected")
 
 # %%
 from mcp_sim.bridge.notebook import sdk_client_sessions, steady
@@ -89,27 +95,24 @@ TraceTable(steady(legacy_run.trace, title="greeter served to the SDK client, leg
 # values (more on that below).
 
 # %%
-from mcp_sim.course.predict import ask
-
-ask("12-other-sdk-client-connected")
-
-# %%
 print("the SDK negotiated", modern_run.protocol_version)
 print("same answers as in the legacy era:", modern_run.seen == legacy_run.seen)
 SequenceDiagram(steady(modern_run.trace))
 
 # %% [markdown]
 # So the SDK (version 2.3.0) speaks **both** eras: `mode="legacy"` gives 2025-11-25 with a
-# handshake, `mode="auto"` picks 2026-07-28 when the server answers `server/discover`. The greeter
-# did not change at all between the two runs — the simulator's `Server` chooses the era from what
-# the client sends, exactly as it does in simulation.
+# handshake, `mode="auto"` picks 2026-07-28 when the server answers `server/discover` — the probe a
+# client that speaks both eras should send first on stdio [[ref versioning.stdio-dual-era-probe]].
+# The greeter did not change at all between the two runs: it is a dual-era server
+# [[ref versioning.dual-era-server-may]], and the simulator's `Server` chooses the era from what the
+# client sends, exactly as it does in simulation.
 
 # %% [markdown]
 # ## Our client, a real server
 #
 # Now the other way round. Here is a server written with the SDK itself (its `MCPServer` class,
 # decorators much like ours). Again the imports are inside the function, because it will run in a
-# process of its own: `sim_client_session` writes it into a script that ends with
+# process of its own: `sim_client_sessions` writes it into a script that ends with
 # `notes().run("stdio")`, starts that script — twice, at the same time: one process per era —
 # and connects the **simulator's** `Client` to its
 # stdin and stdout. The client's end of the pipe records every line, so this trace is seen from the
@@ -135,6 +138,13 @@ def notes():
     return mcp
 
 
+# %% [markdown]
+# The simulated client will call `add(2, 3)` on it. Before it runs, a question about the SDK, not
+# about the spec:
+
+# %%
+ask("12-sdk-server-above-answers")
+
 # %%
 from mcp_sim.bridge.notebook import sim_client_sessions
 
@@ -154,8 +164,11 @@ TraceTable(steady(sim_runs["modern"].trace, title="the simulated client drives a
 
 # %% [markdown]
 # The first and last rows are not JSON-RPC: they are the bridge noting that it **spawned** the
-# process and that the process **exited with code 0** after its stdin was closed (the polite
-# shutdown the spec describes; a server that ignored it would have got SIGTERM, then SIGKILL).
+# process and that the process **exited with code 0** after its stdin was closed. That is the
+# shutdown the spec recommends — a should, not a must: [[rule realwire.stdio-client-shutdown]]
+# and the server's half, [[ref realwire.stdio-server-exits-on-eof]]. A server that ignored the closed
+# stdin would have got SIGTERM, then SIGKILL; that escalation is POSIX, and on Windows a client uses
+# `TerminateProcess` or a Job Object instead.
 # The process id is masked here because it differs on every run.
 #
 # Step through the legacy session with the player: the `initialize` exchange, the SDK server's
@@ -166,8 +179,14 @@ from mcp_sim.widgets.player import play
 
 play(steady(sim_runs["legacy"].trace, title="the simulated client drives an SDK server, legacy era"))
 
-# %%
-ask("12-sdk-server-above-answers")
+# %% [markdown]
+# The `add` result above carries `structuredContent: {"result": 5}` and the same value as text: that
+# is the SDK's own habit (it derives an output schema from the function's `int` return type), not
+# something the spec asks of a tool without a declared output schema.
+#
+# One more SDK habit worth knowing: its `DiscoverResult` lists only `2026-07-28` in
+# `supportedVersions`, although it answers `initialize` too. The simulator's dual-era servers list
+# every version they serve. The spec leaves this open: [[rule realwire.supported-versions-dual-era]]
 
 # %% [markdown]
 # ## Real HTTP on the loopback interface
@@ -202,14 +221,36 @@ for event in steady(http_run.trace):
         print(f"      ({event.text})")
 
 # %% [markdown]
-# Each request was its own POST carrying `Mcp-Method` (and `Mcp-Name` for a tool call) — the
-# 2026-07-28 rules from chapter 06, checked here by a real client against a real socket. Notice
+# Each request was its own POST carrying `Mcp-Method` (and `Mcp-Name` for a tool call) — some of
+# the 2026-07-28 rules from chapter 06, checked here by a real client against a real socket. Only
+# those headers and the answers' status and content type are shown; the other status codes (`202`,
+# `405` for a GET, `400` with `-32020` for a header mismatch) and the `Origin` check are not
+# exercised by this run: chapter 06 shows them in simulation. Notice
 # the `tools/list` after the call: the SDK fetched the tool list by itself, to learn the tool's
 # output schema. Nobody asked for it in `ask_forecast`; a real client has habits of its own.
 #
 # Try `mode="legacy"` yourself: you will see the `Mcp-Session-Id` header, the GET stream the SDK
 # opens next to its POSTs, and the DELETE that ends the session. The exact order of that GET among
 # the other requests depends on timing — which is the next topic.
+#
+# ### A local HTTP server is reachable by more than your client
+#
+# A server on `127.0.0.1` can still be reached by every process on the machine and, through DNS
+# rebinding, by a web page in the user's browser. The spec's defences, for both eras:
+#
+# [[rule realwire.http-origin-validated]]
+#
+# [[rule realwire.http-bind-localhost]]
+#
+# [[rule realwire.http-authenticate]]
+#
+# `mcp-sim serve --transport http` binds to 127.0.0.1 and refuses an `Origin` it was not told to
+# allow (`--allow-origin`); it asks for no token, which is fine for a course and not for a server you
+# leave running. Chapter 10's
+# `dns-rebinding` lab plays the attack against a server that skips the check.
+
+# %%
+ask("12-real-stdio-server-prints")
 
 # %% [markdown]
 # ## Simulation and reality
@@ -264,10 +305,8 @@ print("real: the two runs' times coincide:", legacy_times[:6] == modern_times[:6
 # %% [markdown]
 # The simulated times are the 5 ms latencies we chose, added up on the virtual clock, and a second run with the same seed
 # reproduces them exactly. The real times are whatever the machine took — printing them here would
-# make this page different on every run, so we only print facts about them.
-
-# %%
-ask("12-real-stdio-server-prints")
+# make this page different on every run, so we only print facts about them. And a real trace only
+# sees one end: [[rule realwire.trace-shows-one-end]]
 
 # %% [markdown]
 # ## From the command line
@@ -288,14 +327,15 @@ ask("12-real-stdio-server-prints")
 # %% [markdown]
 # ## Recap
 #
-# - `mcp-sim serve` turns a simulator `Server` into a real MCP server: stdout carries protocol only,
-#   logs go to stderr, and the process exits when its stdin closes.
+# - `mcp-sim serve` turns a simulator `Server` into a real MCP server: stdout carries protocol only
+#   [[ref realwire.stdio-stdout-only-messages]], logs go to stderr [[ref realwire.stdio-stderr-for-logs]],
+#   and the process exits when its stdin closes.
 # - The official Python SDK's client talked to it over real stdio in both eras: `initialize` in
 #   legacy mode, `server/discover` and per-request `_meta` in 2026-07-28.
 # - The simulator's `Client` drove a server written with the SDK, in both eras, and shut its
-#   process down the spec's way.
-# - The same rules hold on a real loopback HTTP socket (`Mcp-Method`, `Mcp-Name`, one POST per
-#   request in 2026-07-28).
+#   process down the way the spec recommends (close stdin, wait, then force).
+# - The 2026-07-28 request headers hold on a real loopback HTTP socket (`Mcp-Method`, `Mcp-Name`, one
+#   POST per request); a local HTTP server validates `Origin`, binds to 127.0.0.1 and authenticates.
 # - The bridge records real traffic in a recorder on the wall clock, so the table, the diagram and
 #   the player work unchanged; to print it reproducibly, mask what the real world changes (times,
 #   process ids, ports, session ids, paths).
@@ -304,3 +344,5 @@ ask("12-real-stdio-server-prints")
 # **Exercises:** `ex12_capstone`, the course's capstone — your own server, driven by the official SDK
 # over real stdio in both eras, and your Host policy against the security labs' attacks. For practice with
 # the stdio rules this chapter relied on, see `ex06_stdio_framer` and `ex06_diagnose_stdout`.
+#
+# [[rules-table]]
