@@ -19,15 +19,12 @@ from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hi
 from mcp_sim.security.oauth import PRM_PATH
 from mcp_sim.security.oauth_client import metadata_urls, parse_www_authenticate
 
-R_HEADER = ("Authorization (2025-11-25 on): a client MUST use the resource_metadata URL of the WWW-Authenticate "
-            "header when the 401 carries one; it is the Server's own statement of where its metadata is.")
-R_WELL_KNOWN = ("Authorization, RFC 9728: without resource_metadata in the header the client tries the well-known "
-                "URIs, the path-aware one first (/.well-known/oauth-protected-resource inserted before the "
-                "endpoint's path), then the one at the root.")
-R_AS = ("Authorization, RFC 8414 / OpenID Connect Discovery: for an issuer without a path, "
-        "/.well-known/oauth-authorization-server then /.well-known/openid-configuration; for an issuer with a path, "
-        "the OAuth URI and the OIDC URI with the path appended after the well-known part, then the OIDC URI with "
-        "the well-known part appended after the path.")
+R_HEADER = "auth.prm-discovery-order"
+"""The 401's resource_metadata URL, when there is one, is where the metadata is."""
+R_WELL_KNOWN = "auth.prm-discovery-order"
+"""Without it: the well-known URIs, the one with the endpoint's path inserted first, then the root."""
+R_AS = "auth.as-metadata-order"
+"""RFC 8414 then OpenID Connect, with path insertion (and OIDC's path appending last)."""
 
 _HOSTS = ("notes.example", "mcp.acme.example", "tools.example.org", "api.example.net")
 _ISSUERS = ("login.example", "auth.acme.example", "id.example.org", "accounts.example.net")
@@ -106,7 +103,8 @@ def _compare(got: Any, want: list[str], what: str, rule: str) -> None:
     if not isinstance(got, list) or not all(isinstance(u, str) for u in got):
         raise CheckFailed(f"{what}: return a list of URL strings; got {got!r}.", rule)
     if got != want:
-        raise CheckFailed(f"{what}:\n  expected {want}\n  you gave {got}", rule)
+        raise CheckFailed(f"{what}: your list {got} is not the list of URLs a client tries, in order.", rule,
+                          case=what, expected=str(want))
 
 
 def check_prm(ctx: CheckContext, kind: str) -> None:
@@ -130,7 +128,7 @@ EXERCISE = Exercise(
     chapter="11",
     summary="Read resource_metadata from WWW-Authenticate or fall back to the well-known URIs (path first); then "
             "list the authorization server's metadata URLs in the spec's order, path-aware.",
-    rules=(R_HEADER, R_WELL_KNOWN, R_AS),
+    rules=(R_HEADER, R_AS),
     functions=("prm_urls", "as_metadata_urls"),
     checks=(
         Check("The header's resource_metadata is used as it is", R_HEADER, check_prm, HEADER_KINDS,

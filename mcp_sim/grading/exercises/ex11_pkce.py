@@ -22,16 +22,15 @@ from mcp_sim.security.oauth import FORM, OAuthAuthorizationServer, ScriptedUser,
 from mcp_sim.security.tokens import AuthorizationServer
 from mcp_sim.transports.http import Headers, HttpRequest
 
-R_S256 = ("PKCE (RFC 7636), S256: code_challenge = BASE64URL(SHA-256(ASCII(code_verifier))) — the URL-safe "
-          "alphabet (- and _), no '=' padding; the verifier is 43 to 128 unreserved characters.")
-R_PLAIN = ("Authorization: MCP clients MUST use PKCE with S256 where they can; an authorization server that follows "
-           "OAuth 2.1 here refuses a request without a code_challenge, or with the plain method (which is also what "
-           "a missing code_challenge_method means), with error=invalid_request.")
-R_VERIFY = ("PKCE: the token endpoint hashes the code_verifier and compares it, exactly, with the stored "
-            "code_challenge. The challenge itself is no proof — whoever saw the authorization request knows it.")
+R_S256 = "auth.pkce-s256"
+"""Clients use the S256 method: code_challenge = BASE64URL(SHA-256(ASCII(code_verifier))), unpadded."""
+R_PLAIN = "auth.pkce-as-refuses-plain"
+"""This simulator's authorization server refuses a request without a challenge or with plain."""
+R_VERIFY = "auth.pkce"
+"""PKCE itself: the token endpoint checks the verifier against the stored challenge."""
 
 RESOURCE = "https://notes.example/mcp"
-REDIRECT = "http://localhost:8765/callback"
+REDIRECT = "http://127.0.0.1:8765/callback"
 _UNRESERVED = string.ascii_letters + string.digits + "-._~"
 
 
@@ -90,8 +89,8 @@ def check_challenge(ctx: CheckContext, kind: str) -> None:
     want = s256(verifier)
     got = ctx.function("code_challenge")(verifier)
     if got != want:
-        raise CheckFailed(f"code_verifier {verifier!r} ({kind}):\n  the S256 challenge is {want!r}\n"
-                          f"  you gave           {got!r}", R_S256)
+        raise CheckFailed(f"code_challenge() gave {got!r}, which is not the S256 challenge of this verifier "
+                          f"({kind}).", R_S256, case=f"code_verifier {verifier!r}", expected=repr(want))
 
 
 def _authorize_case(rng: Any, kind: str) -> dict[str, str]:
@@ -110,8 +109,9 @@ def check_authorize(ctx: CheckContext, kind: str) -> None:
     got = ctx.function("authorize_error")(copy.deepcopy(params))
     if got != want:
         said = f"sends the browser back with error={want}" if want else "goes on to ask the user (no error)"
-        raise CheckFailed(f"An authorization request with PKCE parameters {params} ({kind}): the authorization "
-                          f"server {said}; authorize_error() returned {got!r}.", R_PLAIN)
+        raise CheckFailed(f"authorize_error() returned {got!r} for these PKCE parameters ({kind}); the simulated "
+                          "authorization server answers otherwise.", R_PLAIN, case=f"PKCE parameters {params}",
+                          expected=f"the authorization server {said}")
 
 
 def _verify_case(rng: Any, kind: str) -> tuple[str, str]:
@@ -130,8 +130,9 @@ def check_verify(ctx: CheckContext, kind: str) -> None:
     got = ctx.function("verifier_matches")(challenge, presented)
     if got is not want:
         outcome = "issues the token" if want else "refuses the code (invalid_grant)"
-        raise CheckFailed(f"Stored code_challenge {challenge!r}, presented code_verifier {presented!r} ({kind}): the "
-                          f"token endpoint {outcome}; verifier_matches() returned {got!r}.", R_VERIFY)
+        raise CheckFailed(f"verifier_matches() returned {got!r} ({kind}); the token endpoint decides otherwise.",
+                          R_VERIFY, case=f"stored code_challenge {challenge!r}, presented code_verifier {presented!r}",
+                          expected=f"the token endpoint {outcome}")
 
 
 EXERCISE = Exercise(

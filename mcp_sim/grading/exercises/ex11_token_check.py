@@ -19,16 +19,16 @@ from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hi
 from mcp_sim.security.oauth_client import parse_www_authenticate
 from mcp_sim.security.tokens import AccessToken, AuthorizationServer, TokenRejected
 
-R_NONE = ("Authorization / RFC 6750: a request to a protected MCP Server without a bearer token is answered 401 "
-          "with WWW-Authenticate: Bearer resource_metadata=\"…\" (RFC 9728), and no error code: there was no token "
-          "to be wrong.")
-R_INVALID = ("Authorization: an unknown or expired token, or one issued for another resource, is answered 401 with "
-             "error=\"invalid_token\". MCP servers MUST validate that a token was issued specifically for them "
-             "(audience), compared exactly with their canonical URI.")
-R_SCOPE = ("Authorization (scope challenges): a valid token without a scope the operation needs is answered 403 "
-           "with error=\"insufficient_scope\" and scope=\"…\" naming the scopes needed, so the client can step up.")
-R_OK = ("Authorization: a token that is known, unexpired, issued for this Server and carries the required scopes is "
-        "accepted (extra scopes are fine).")
+R_NONE = "auth.status-codes"
+"""No bearer token: 401 (authorization is needed); no error code, since no token was there to be wrong."""
+R_METADATA = "auth.server-prm-discovery-mechanism"
+"""The challenge names resource_metadata, so the client can find the authorization server."""
+R_INVALID = "auth.server-validates-audience"
+"""Unknown, expired, or issued for another resource (audience compared exactly): 401 invalid_token."""
+R_SCOPE = "auth.insufficient-scope-403"
+"""A valid token without a needed scope: 403 insufficient_scope naming the scopes."""
+R_OK = "auth.server-validates-tokens"
+"""A known, unexpired token for this server with the needed scopes is accepted (extra scopes are fine)."""
 
 _HOSTS = ("notes.example", "files.acme.example", "crm.example.org", "mail.example.net")
 _SCOPES = ("read", "write", "admin", "export", "share")
@@ -112,47 +112,49 @@ def _verdict(ctx: CheckContext, kind: str) -> tuple[str, int, dict[str, Any], di
     case = (f"Authorization: {authorization or '(none)'}\ntoken claims: {token}\nserver: {server}\n"
             f"({kind})")
     if not isinstance(got, dict) or not isinstance(got.get("status"), int):
-        raise CheckFailed(f"{case}\ncheck_token() must return {{\"status\": int, \"www_authenticate\"?: str}}; "
-                          f"got {got!r}.")
+        raise CheckFailed(f"check_token() returned {got!r}, not a dict of the shape "
+                          "{\"status\": int, \"www_authenticate\"?: str}.", case=case)
     header = got.get("www_authenticate")
     params = parse_www_authenticate(header) if isinstance(header, str) else {}
     if got["status"] != want:
         rule = {401: R_INVALID if token is not None or kind in INVALID_KINDS else R_NONE, 403: R_SCOPE,
                 200: R_OK}[want]
-        raise CheckFailed(f"{case}\nThe answer is HTTP {want}; check_token() said {got['status']}.", rule)
+        raise CheckFailed(f"check_token() said HTTP {got['status']}, which is not the status for this request.",
+                          rule, case=case, expected=f"HTTP {want}")
     if want != 200:
         if not isinstance(header, str) or not header.startswith("Bearer"):
-            raise CheckFailed(f"{case}\nA {want} needs WWW-Authenticate: Bearer …; got {header!r}.",
-                              R_NONE if want == 401 else R_SCOPE)
+            raise CheckFailed(f"The {want} carries no Bearer challenge in www_authenticate (it was {header!r}).",
+                              R_NONE if want == 401 else R_SCOPE, case=case)
         if params.get("resource_metadata") != server["resource_metadata"]:
-            raise CheckFailed(f"{case}\nThe challenge must carry resource_metadata=\"{server['resource_metadata']}\" so "
-                              f"the client can find the authorization server; got {header!r}.", R_NONE)
+            raise CheckFailed(f"The challenge {header!r} does not name this server's resource_metadata, so the "
+                              "client cannot find the authorization server.", R_METADATA, case=case,
+                              expected=f"resource_metadata=\"{server['resource_metadata']}\"")
     return case, want, server, params, got
 
 
 def check_none(ctx: CheckContext, kind: str) -> None:
     case, _, _, params, got = _verdict(ctx, kind)
     if "error" in params:
-        raise CheckFailed(f"{case}\nNo token was sent, so there is no error code to give; the header was "
-                          f"{got.get('www_authenticate')!r}.", R_NONE)
+        raise CheckFailed(f"No token was sent, so there is no error code to give; the header was "
+                          f"{got.get('www_authenticate')!r}.", R_NONE, case=case)
 
 
 def check_invalid(ctx: CheckContext, kind: str) -> None:
     case, _, _, params, got = _verdict(ctx, kind)
     if params.get("error") != "invalid_token":
-        raise CheckFailed(f"{case}\nThe header needs error=\"invalid_token\"; it was {got.get('www_authenticate')!r}.",
-                          R_INVALID)
+        raise CheckFailed(f"The header {got.get('www_authenticate')!r} does not say the token is invalid.",
+                          R_INVALID, case=case, expected='error="invalid_token"')
 
 
 def check_scope(ctx: CheckContext, kind: str) -> None:
     case, _, server, params, got = _verdict(ctx, kind)
     if params.get("error") != "insufficient_scope":
-        raise CheckFailed(f"{case}\nThe header needs error=\"insufficient_scope\"; it was "
-                          f"{got.get('www_authenticate')!r}.", R_SCOPE)
+        raise CheckFailed(f"The header {got.get('www_authenticate')!r} does not say which kind of refusal this is.",
+                          R_SCOPE, case=case, expected='error="insufficient_scope"')
     named = set((params.get("scope") or "").split())
     if not set(server["required_scopes"]) <= named:
-        raise CheckFailed(f"{case}\nscope=\"…\" must name the scopes this request needs "
-                          f"({' '.join(server['required_scopes'])}); it named {sorted(named)}.", R_SCOPE)
+        raise CheckFailed(f"scope=\"…\" named {sorted(named)}, which leaves out a scope this request needs.", R_SCOPE,
+                          case=case, expected=f"scope=\"{' '.join(server['required_scopes'])}\"")
 
 
 def check_ok(ctx: CheckContext, kind: str) -> None:
@@ -165,7 +167,7 @@ EXERCISE = Exercise(
     chapter="11",
     summary="Validate a bearer token's audience, expiry and scopes like an MCP Server must, and answer 401 / 403 "
             "with the WWW-Authenticate header that tells the client what to do next.",
-    rules=(R_NONE, R_INVALID, R_SCOPE, R_OK),
+    rules=(R_NONE, R_METADATA, R_INVALID, R_SCOPE, R_OK),
     functions=("check_token",),
     checks=(
         Check("No token: 401 with resource_metadata and no error", R_NONE, check_none, NONE_KINDS,
@@ -182,7 +184,7 @@ EXERCISE = Exercise(
              "now_ms >= expires_at_ms → 401 invalid_token; audience != resource → 401 invalid_token; a required "
              "scope missing → 403 insufficient_scope; else 200.", R_INVALID),
         Hint("Every 401 and 403 carries WWW-Authenticate: Bearer …, resource_metadata=\"<server['resource_metadata']>\".",
-             R_NONE),
+             R_METADATA),
         Hint("For 403: Bearer error=\"insufficient_scope\", scope=\"<the required scopes, space-separated>\", "
              "resource_metadata=\"…\".", R_SCOPE),
     ),
