@@ -69,7 +69,7 @@ def test_lab_table_rows_come_from_the_facts() -> None:
         lab = LABS[row[0]]
         assert row[1:4] == (lab.facts.layer, lab.facts.title, lab.facts.summary)
         assert row[4].split(", ") == ["main", *lab.variants]
-    assert "<caption>Labs that cross the authorization boundary (who may use" in table._repr_html_()
+    assert ">Labs that cross the authorization boundary (who may use" in table._repr_html_()
     assert str(table).splitlines()[0].startswith("lab")
 
 

@@ -162,3 +162,44 @@ def test_a_refusing_guard_stops_the_flow_before_the_request_leaves() -> None:
     world, failed = play(LATEST, story)
     assert isinstance(failed, OAuthFailed) and failed.rule == "no registration here"
     assert not any(q.path.startswith("/register") for q, _ in world.web.exchanges)
+
+
+def test_token_passthrough_s_challenge_points_where_its_metadata_is_served() -> None:
+    # RFC 9728 §3.1: for the resource https://issues.example/mcp the metadata lives at
+    # https://issues.example/.well-known/oauth-protected-resource/mcp, and a client that follows the
+    # 401's resource_metadata gets the document there (not a 404).
+    import anyio
+
+    from mcp_sim.roles.server import Server
+    from mcp_sim.scenarios.security import tenants
+    from mcp_sim.sim.world import Simulation
+    from mcp_sim.transports import Headers, HttpRequest
+
+    sim = Simulation(3)
+    seen: dict[str, Any] = {}
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            http = tenants.issues_endpoint(sim, tg, Server("issues", version="1.0.0"), lambda token: None,
+                                           "https://login.example")
+            stream = http.connect("learner")
+            refused = await stream.http(HttpRequest("POST", "/mcp", Headers({
+                "Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+                "MCP-Protocol-Version": LATEST}), '{"jsonrpc":"2.0","id":1,"method":"server/discover"}'))
+            seen["challenge"] = refused.status, refused.headers.get("WWW-Authenticate") or ""
+            url = re.search(r'resource_metadata="([^"]+)"', seen["challenge"][1])
+            assert url is not None, seen["challenge"]
+            seen["url"] = url.group(1)
+            answer = await stream.http(HttpRequest("GET", urlsplit(url.group(1)).path, Headers({})))
+            seen["metadata"] = answer.status, answer.body
+            await http.aclose()
+            tg.cancel_scope.cancel()
+
+    sim.run(main)
+    assert seen["challenge"][0] == 401
+    assert seen["url"] == "https://issues.example/.well-known/oauth-protected-resource/mcp" == tenants.ISSUES_METADATA_URL
+    status, body = seen["metadata"]
+    assert status == 200, f"following resource_metadata gave {status}"
+    document = json.loads(body)
+    assert document["resource"] == "https://issues.example/mcp"
+    assert document["authorization_servers"] == ["https://login.example"]

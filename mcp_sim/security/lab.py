@@ -85,12 +85,21 @@ class LabFacts:
     fix: str
     """What the fixed configuration does, as a clause."""
     rule: str
-    """The spec or course rule, quoted or paraphrased."""
+    """The lesson in one sentence, in lower-case prose: the rules themselves are cited in :attr:`rules`."""
     not_covered: str
     """What the fix does not cover, as a clause: the threat that needs another boundary."""
     revision: str = LATEST
     roles: str = ""
     """Which parts run on the simulator's real roles and which are modelled inside the lab."""
+    rules: tuple[str, ...] = ()
+    """The rulebook ids behind the lesson (``mcp-sim rules --id ID``): their strength, words and source."""
+
+    def rule_cited(self) -> str:
+        """:attr:`rule` followed by the rules it rests on, each with its strength and source."""
+        from mcp_sim.protocol import rulebook
+
+        cites = "; ".join(rulebook.get(i).cite() for i in self.rules)
+        return f"{self.rule} Rules: {cites}" if cites else self.rule
 
 
 @dataclass
@@ -150,11 +159,11 @@ def explain(facts: LabFacts, config: Config, outcome: Outcome) -> str:
                 f"{threat}It worked because {facts.mistake}. ")
         if config == "fixed":
             text += "The fix did not hold here, so the boundary is incomplete. "
-        return text + (f"The boundary that stops it is {facts.boundary}: {facts.fix}. Rule: {facts.rule}"
+        return text + (f"The boundary that stops it is {facts.boundary}: {facts.fix}. Rule: {facts.rule_cited()}"
                        + limits)
     return (f"In the {config} configuration the attack on {facts.goal} failed: {outcome.stopped_by}. {threat}"
             f"The boundary that held is {facts.boundary}: {facts.fix}. Without it, {facts.mistake}. "
-            f"Rule: {facts.rule}" + limits)
+            f"Rule: {facts.rule_cited()}" + limits)
 
 
 # --------------------------------------------------------------------------------------------------

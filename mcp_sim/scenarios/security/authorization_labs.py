@@ -184,9 +184,9 @@ REDIRECT = LabFacts(
     boundary="exact redirect URI matching at the authorization server",
     fix=("the authorization server compares the redirect_uri with the registered ones character for character "
          "and, on a mismatch, shows an error instead of redirecting anywhere"),
-    rule=("OAuth 2.1: authorization servers MUST compare redirect URIs using exact string matching (loopback "
-          "ports aside for native clients); MCP's authorization spec requires registered redirect URIs to be "
-          "validated exactly."),
+    rule=("an authorization server compares redirect URIs exactly with the registered ones; PKCE does not help "
+          "when the attacker started the flow."),
+    rules=("security.auth.redirect-exact",),
     not_covered=("an open redirect or a page the attacker controls at the exact registered URI itself, and a "
                  "user who signs in at a phishing copy of the authorization server"),
     roles=("The authorization server is OAuthAuthorizationServer (its redirect_match is the defence), the "
@@ -440,9 +440,10 @@ DEPUTY = LabFacts(
     fix=("the proxy shows its own consent screen for each client and redirect URI the user has not approved in "
          "this browser, compares redirect URIs exactly, and accepts the third party's callback only in the "
          "browser session whose request it forwarded"),
-    rule=("MCP proxy servers using static client IDs MUST obtain user consent for each dynamically registered "
-          "client before forwarding to third-party authorization servers, validate redirect URIs exactly and "
-          "bind state to the user's session (Security Best Practices, Confused Deputy)."),
+    rule=("an MCP proxy with one static client id upstream asks the user's consent per client, matches "
+          "redirect URIs exactly and sets its state only after consent."),
+    rules=("security.bp.proxy-per-client-consent", "security.bp.proxy-redirect-exact",
+           "security.bp.proxy-state-after-consent"),
     not_covered=("a user who approves the attacker's client on the proxy's consent screen, and flaws of the "
                  "third-party authorization server itself"),
     roles=("The third party is OAuthAuthorizationServer; the proxy is written in the lab as a sans-IO site on the "

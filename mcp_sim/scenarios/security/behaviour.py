@@ -232,9 +232,9 @@ FACTS = LabFacts(
     fix=("the installer records the code's hash at install and asks the user again for any other code, whatever "
          "its version string; the process may read only its project and its own code, reach only the granted "
          "host, and write nothing, so it cannot replace its own code while it runs"),
-    rule=("Approval is given to code, not to a name: pin what was installed and ask again when it changes; run "
-          "local servers with the least privilege they need (Security Best Practices, Local MCP Server "
-          "Compromise; course 5.2.2 and 5.3.1)."),
+    rule=("approval is given to code, not to a name: pin what was installed, ask again when it changes, and "
+          "run the server with least privilege."),
+    rules=("security.host.pin-installed-code", "security.bp.local-guardrails"),
     not_covered=("a remote server, whose code the user cannot pin (only its operator's word and the Server's own "
                  "authorization protect them), a package that is malicious from its first release, and a pinned "
                  "release misusing exactly what it was granted"),

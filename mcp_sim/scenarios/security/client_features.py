@@ -68,9 +68,9 @@ CAPS = LabFacts(
     boundary="per-request negotiation, enforced by the client: it answers only what this request declared",
     fix=("the client checks every input request against the capabilities declared on that same request and "
          "refuses the rest, so what the user switched off stays off whatever the server remembers"),
-    rule=("Capabilities may be discovered in advance, but negotiation is per request; a server MUST NOT infer "
-          "capabilities from prior requests, and a client need not honour what it did not declare (spec "
-          "2026-07-28; course 5.5)."),
+    rule=("capabilities are negotiated per request: a server does not rely on what earlier requests declared, "
+          "and a client answers only the input requests this request declared."),
+    rules=("security.caps.no-inference-from-prior", "security.mrtr.input-requests-declared"),
     not_covered="what a server does with answers it was legitimately given before the switch-off",
     roles="A real Client (its per-request check) or a Client subclass with a start-up cache; the mailbox is the "
           "simulator's own Server, which builds its InputRequiredResult by hand from what it remembered.",
@@ -189,8 +189,9 @@ SAMPLING = LabFacts(
     fix=(f"each server gets at most a few calls and {SAMPLING_LIMIT_TOKENS} tokens (counted from characters) per "
          "window of virtual time; the Host caps maxTokens, trims the answer to what is left and refuses the rest, "
          "and the window starts again later"),
-    rule=("A Host supporting Sampling for compatibility must still constrain models, budgets, visible context "
-          "and returned data (course 5.3.2; Sampling is deprecated in 2026-07-28)."),
+    rule=("a Host that still supports sampling limits what each server may spend of the user's model (sampling "
+          "is deprecated in 2026-07-28, and still specified)."),
+    rules=("security.sampling.rate-limit", "security.sampling.human-can-deny"),
     not_covered="what the sampled text says (a server can still ask the model to write an injection) and "
                 "includeContext leaking other servers' data",
     roles="Host (its SamplingBudget), Client, ScriptedModel and the Servers (ctx.ask over MRTR rounds) are the "
@@ -282,8 +283,9 @@ ROOTS = LabFacts(
     boundary="the server process's sandbox, derived from the roots and enforced by the Host",
     fix="the Host starts the server with a sandbox policy that allows reading only inside its roots (after "
         "normalising ../, and comparing whole path components)",
-    rule=("Roots are not a filesystem sandbox: they are context hints (deprecated in 2026-07-28); the boundary is "
-          "process isolation (course 5.3.2)."),
+    rule=("roots tell a server where to look; the client's own access controls and the process sandbox are the "
+          "boundary."),
+    rules=("security.roots.client-controls", "security.roots.server-respects", "security.host.sandbox-per-server"),
     not_covered="secrets inside the project folder itself, and the network (egress needs its own policy)",
     roles="Host (roots through MRTR roots/list), Client, ScriptedModel and the Server (ctx.list_roots) are the "
           "simulator's own; the file system is mcp_sim.security.sandbox.",

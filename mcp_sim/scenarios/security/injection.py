@@ -70,9 +70,10 @@ FACTS = LabFacts(
     fix=("the Host's risk list names the servers that can send data out (mail, code hosting): every call of theirs "
          "that is not read-only is shown to the user with its arguments, and the user, who asked for a summary, "
          "declines the e-mail full of their inbox"),
-    rule=("Tool results and resource contents are untrusted input; a Host must keep a human in the loop for "
-          "actions with side effects and must not let content the model reads choose them (course 5.2.3; spec "
-          "Tools, security considerations)."),
+    rule=("tool results and resource contents are untrusted input: a human stays in the loop for calls that "
+          "can carry data out and sees their arguments before they run."),
+    rules=("security.tools.validate-results", "security.tools.human-can-deny",
+           "security.tools.confirm-and-show-inputs"),
     not_covered=("ways out the Host does not see as such — a fetch whose URL carries the data, an image link in "
                  "the answer — and a user who approves without reading; separating untrusted content from tools "
                  "that reach private data is the stronger design"),

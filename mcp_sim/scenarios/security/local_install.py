@@ -128,9 +128,10 @@ FACTS = LabFacts(
     fix=("before a new local server first starts, the Host shows the exact command line (arguments quoted, "
          "environment included, shell operators flagged) and runs it only with the user's consent; the user "
          "declines a command that does more than start the package"),
-    rule=("A client that installs local servers from one-click configurations must show the exact command and "
-          "ask for consent before running it, and should run it sandboxed (Security Best Practices, Local MCP "
-          "Server Compromise)."),
+    rule=("a client that installs local servers from one-click configurations asks the user's consent first, "
+          "showing the exact command, untruncated."),
+    rules=("security.bp.local-consent-before-run", "security.bp.local-show-exact-command",
+           "security.bp.local-guardrails"),
     not_covered=("a malicious package behind an honest-looking command (that needs the sandbox of the "
                  "separate-connections lab) and a user who approves without reading"),
     roles="The install and the shell are modelled (ServerConfig, launch) on mcp_sim.security.sandbox's Machine; "

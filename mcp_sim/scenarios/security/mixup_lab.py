@@ -209,9 +209,9 @@ MIXUP = LabFacts(
     fix=("the client registers a redirect URI of its own at each authorization server and, before redeeming "
          "a code, requires the response to arrive at the redirect URI of the server its request went to and "
          "its iss to equal that server's issuer exactly (missing only where that server never sends iss)"),
-    rule=("Clients MUST validate the iss parameter of authorization responses against the issuer of the "
-          "server they sent the request to (RFC 9207), before redeeming the code (Security Best Practices, "
-          "Mix-Up Attacks); distinct redirect URIs per authorization server defend clients where iss is absent."),
+    rule=("a client checks which authorization server answered: the response's iss against the issuer it "
+          "recorded, before the code goes to any token endpoint."),
+    rules=("security.auth.iss-validate",),
     not_covered=("an attacker who controls the honest authorization server or the user's browser, and a user "
                  "who signs in at a phishing copy of the honest server"),
     roles=("The honest authorization server is OAuthAuthorizationServer; the attacker's server and the client "

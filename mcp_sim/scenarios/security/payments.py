@@ -203,8 +203,11 @@ TAMPER = LabFacts(
     boundary="the Server's integrity check of its own requestState (sealed, bound to caller, request and expiry)",
     fix=("the Server seals requestState with an HMAC over the state, the caller, a digest of the original request "
          "and an expiry (SealedStateCodec), and refuses a state whose MAC, caller, request or expiry do not match"),
-    rule=("Treat requestState as attacker-controlled; integrity-protect it when it influences authorization or "
-          "business logic and bind the principal, a short expiry and the originating request (spec 2026-07-28, MRTR)."),
+    rule=("requestState is attacker-controlled input: when it drives business logic the server protects its "
+          "integrity, rejects what fails the check, and binds it to the caller, a short expiry and the "
+          "originating request."),
+    rules=("security.mrtr.state-attacker-controlled", "security.mrtr.state-integrity", "security.mrtr.state-bind",
+           "security.mrtr.client-no-modify"),
     not_covered=("a network attacker (transport security's job), a client so compromised that it shows the user a "
                  "false confirmation in the first place, and repeats of a valid state (idempotency's job)"),
     roles="A real Client performs the MRTR round trips with the simulator's own Server (ctx.elicit, state_codec); "
@@ -268,8 +271,9 @@ REPLAY = LabFacts(
     fix=("the Server files each payment under a key for the business operation — payer and invoice — and answers "
          "any repeat, by the same retry, a new flow or another client of the same user, with the first outcome "
          "instead of paying again"),
-    rule=("requestState is not trusted authorization, and a side effect must not repeat when an input flow is "
-          "replayed; make it idempotent per operation (course 5.3.3)."),
+    rule=("a seal bounds replay but does not make a state single-use: a payment happens once, and the server "
+          "enforces that itself, per business operation."),
+    rules=("security.mrtr.single-use-server-side", "security.idempotent-side-effects"),
     not_covered=("an invoice that legitimately must be paid twice (it needs its own operation id), and forged "
                  "states (the seal's job)"),
     roles=TAMPER.roles,
@@ -331,8 +335,9 @@ ANNOTATIONS = LabFacts(
     boundary="the Host's confirmation policy, which treats annotations from untrusted servers as hints",
     fix=("annotations from a server the Host does not trust are ignored for policy, so the call is treated as "
          "possibly destructive and the user is asked first"),
-    rule=("Clients MUST consider tool annotations to be untrusted unless they come from trusted servers; a "
-          "Client must not skip local policy because a Server describes an operation as read-only (course 5.2.3)."),
+    rule=("annotations from a server the client does not trust are claims: they never relax the Host's "
+          "confirmation policy."),
+    rules=("security.tools.annotations-untrusted", "security.tools.confirm-and-show-inputs"),
     not_covered=("a server on the trusted list that lies, and a user who approves without reading; the notes "
                  "server's own authorization still has to limit what any call can delete"),
     roles="Host (ApprovalPolicy), Client, ScriptedModel and the ready-made notes Server (mcp_sim.scenarios.notes) "
@@ -409,8 +414,10 @@ ELICIT = LabFacts(
          "trusted annotation does not declare read-only is confirmed by the Host — showing the tool and its "
          "arguments — whatever it is called; hints like destructiveHint can only add to that; a server's form only "
          "fills in missing details"),
-    rule=("Elicitation fills missing parameters; it does not replace the Host's approval of high-risk actions, "
-          "which happens at the Host layer before the call is sent (course 5.3.2, 5.5)."),
+    rule=("a server's form fills in missing details; the Host's own confirmation, showing the tool and its "
+          "arguments, still comes before the call."),
+    rules=("security.host.confirm-in-own-voice", "security.tools.confirm-and-show-inputs",
+           "security.elicitation.show-requesting-server"),
     not_covered=("the injection itself (the model still proposes the transfer), a user who approves without "
                  "reading, and a trusted server that lies about a tool being read-only"),
     roles="Host (ApprovalPolicy with its risk list, elicitation through ScriptedUser), Client, ScriptedModel and "

@@ -85,8 +85,10 @@ FACTS = LabFacts(
     boundary="the Host's form guard between a server's elicitation and the user",
     fix=("the Host reads every string of a form-mode elicitation and declines one that asks for a password, token, "
          "key or other secret before the user sees it; secrets go through URL mode, on the service's own page"),
-    rule=("Servers MUST NOT use form-mode elicitation to request sensitive information; URL mode is for "
-          "credentials and other secrets (spec 2025-11-25, Elicitation security considerations)."),
+    rule=("secrets never go in a form-mode elicitation: a server uses URL mode, where the client shows the "
+          "full URL and the secret is typed on the service's own page."),
+    rules=("security.elicitation.no-secrets-in-forms", "security.elicitation.url-mode-for-secrets",
+           "security.elicitation.url-show-full"),
     not_covered=("a URL-mode page that is itself a phishing site (the Host must show the full URL and its domain) "
                  "and secrets asked for in words the guard does not recognise"),
     roles="Host (its user layer), Client, ScriptedModel and the Server (ctx.elicit over MRTR) are the simulator's "

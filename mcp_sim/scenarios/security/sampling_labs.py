@@ -190,15 +190,19 @@ INJECTION = LabFacts(
     goal="a tool call the user never asked for: the user's inbox forwarded to the attacker",
     mistake=("the Host sent the server's prompt to the model unseen and wrote the sampled answer into the user's "
              "conversation as the assistant's own words, so an order the server planted there was carried out"),
-    boundary="the Host's sampling review and its isolation of sampled answers from the conversation",
-    fix=("the user sees every field of the request with hidden characters revealed, and sentences that give the "
-         "model orders are edited out before it runs; the answer goes back only to the server that asked and "
-         "never into the conversation"),
-    rule=("Sampling requests are untrusted input from the server: the user should be able to see and edit the "
-          "prompt and review the completion, and the Host controls what the model sees and where its answer goes "
-          "(spec client/sampling, user interaction and security considerations; course 5.3.2)."),
+    boundary=("the Host's isolation of sampled answers from the conversation, with its sampling review as "
+              "detection in front of it"),
+    fix=("the user sees every field of the request with hidden characters revealed, and sentences that match the "
+         "Host's patterns for orders to the model are edited out before it runs (detection: a reworded order "
+         "passes); the answer goes back only to the server that asked and never into the conversation"),
+    rule=("a sampling request is untrusted input from its server: the user can see and edit the prompt and "
+          "review the answer, and the Host decides what the model sees and where the answer goes; the Host's "
+          "edit of order-like sentences is detection on top."),
+    rules=("security.sampling.review-prompt-and-answer", "security.sampling.human-can-deny",
+           "security.sampling.validate-content", "security.host.tool-review-is-detection"),
     not_covered=("what the server then does with the answer it receives (it may return it as its tool result: "
-                 "that is prompt injection through tool results), an order worded like honest content, and a user "
+                 "that is prompt injection through tool results), an order reworded past the review's patterns (the "
+                 "isolation of the answer still holds), and a user "
                  "who approves the forwarding when asked"),
     revision=REVISION,
     roles=("Host (its SamplingMediator), Client and both Servers are the simulator's own; the server asks over a "
@@ -360,9 +364,10 @@ LEAK = LabFacts(
     fix=("the Host attaches context only when the revision allows it (from 2025-11-25, only if the client "
          "declared sampling.context, which it did not) and then only the asking server's own results — never "
          "another server's content, for \"allServers\" or \"thisServer\""),
-    rule=("includeContext is a request the client MAY ignore; thisServer and allServers are deprecated from "
-          "2025-11-25 and servers SHOULD use them only if the client declared sampling.context; a Host must "
-          "control the context a server's sampling sees (spec client/sampling; course 5.3.2)."),
+    rule=("includeContext is a request the client may ignore, its deprecated values are for clients that "
+          "declared sampling.context, and the Host decides what context a server's sampling sees."),
+    rules=("security.sampling.include-context-may-ignore", "security.sampling.context-only-if-declared",
+           "security.sampling.sensitive-data"),
     not_covered=("what the user types into a request the server sees, a server asking the user directly for the "
                  "data (elicitation), and content the other server itself passes along"),
     revision=REVISION,

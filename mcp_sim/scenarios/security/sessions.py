@@ -77,11 +77,15 @@ FACTS = LabFacts(
              "id worked as a password that could be guessed, leaked, or used with somebody else's token"),
     boundary="the server's authentication of every request and its binding of each session to the user who opened it",
     fix=("session ids are random (globally unique, not guessable); every request must carry a valid token of its "
-         "own, and a session answers only requests whose token names the user who opened it (404 otherwise) — "
+         "own, and a session answers only requests whose token names the user who opened it (otherwise this simulator "
+         "answers 404, its own choice: 403 would comply too) — "
          "for POST, the resumable GET stream and DELETE alike"),
-    rule=("Servers MUST verify all inbound requests and MUST NOT use sessions for authentication; session ids "
-          "must be secure and non-deterministic, and should be bound to user-specific information (Security "
-          "Best Practices, Session Hijacking, up to 2025-11-25)."),
+    rule=("a legacy server verifies every request and never uses its sessions as authentication; session ids "
+          "are random and bound to the user who opened the session (answering 404 to someone else's session is "
+          "this simulator's choice)."),
+    rules=("security.bp.verify-every-request", "security.bp.legacy.session-not-auth",
+           "security.bp.legacy.session-id-random", "security.bp.legacy.session-bind-user",
+           "security.sessions.foreign-session-404"),
     not_covered=("a stolen bearer token of the victim (with it the attacker is the victim), a compromised client, "
                  "and a server that keeps one shared queue for all users; 2026-07-28 drops sessions, and its state "
                  "handles need the same binding"),

@@ -69,8 +69,9 @@ FACTS = LabFacts(
     boundary="the per-server sandbox (process permissions, environment and network egress)",
     fix=("the Host starts every server process under its own sandbox policy: it reads only its own "
          "directory, sees only the environment variables it was given and reaches only the hosts it was granted"),
-    rule=("Separate Clients/connections make versions, authentication, failures and lifecycles easier to "
-          "manage; they do not establish process, network or authorization boundaries (course 5.2.2)."),
+    rule=("separate Clients and connections make versions, failures and lifecycles easier to manage, but they "
+          "isolate nothing: each process's sandbox is the boundary."),
+    rules=("security.host.sandbox-per-server", "security.bp.local-guardrails"),
     not_covered=("what a server does with the data it is legitimately given (the finance server still sees its own "
                  "key), and a malicious start command that runs before any sandbox exists"),
     roles="Host, Client, ScriptedModel and both Servers are the simulator's own (the finance one is "

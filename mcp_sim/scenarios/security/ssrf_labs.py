@@ -126,9 +126,10 @@ SSRF = LabFacts(
     fix=("before each such fetch the client requires https, refuses user@host URLs, reads the host as an "
          "address the way the network does (decimal, hex, IPv4-mapped IPv6), resolves names and refuses "
          "loopback, link-local and private addresses, and checks every redirect the same way"),
-    rule=("Clients should treat URLs from servers as untrusted: enforce HTTPS, block private, loopback and "
-          "link-local ranges, validate redirect targets, and consider an egress proxy (Security Best "
-          "Practices, Server-Side Request Forgery)."),
+    rule=("URLs from a server are untrusted: a client requires https, refuses private, loopback and link-local "
+          "addresses, and checks every redirect the same way."),
+    rules=("security.bp.ssrf-consider", "security.bp.ssrf-https", "security.bp.ssrf-block-private",
+           "security.bp.ssrf-redirects"),
     not_covered=("DNS rebinding between the check and the fetch (connect to the checked address, or use an "
                  "egress proxy), and a Server the user runs on loopback on purpose (the development case "
                  "needs its own explicit allowance)"),

@@ -30,6 +30,7 @@ from mcp_sim.security.authorization import AccessDenied, authorize
 from mcp_sim.security.host_policy import ApprovalPolicy
 from mcp_sim.security.identity import AuthInfo, Directory, User, pick_name
 from mcp_sim.security.lab import Lab, LabContext, LabFacts, Outcome, server_main
+from mcp_sim.security.oauth import protected_resource_metadata
 from mcp_sim.security.tokens import AuthorizationServer, TokenRejected
 from mcp_sim.sim.world import Simulation
 from mcp_sim.transports.base import TransportClosed
@@ -89,8 +90,9 @@ APPROVAL = LabFacts(
     fix=("on every call the Server takes the caller from ctx.auth (set by the transport) and checks the token's "
          "scope (finance:read), the account's tenant and the account's owner before reading anything, whatever "
          "the arguments say"),
-    rule=("Host confirmation cannot replace Server permission checks: the Server should verify identity, "
-          "scopes, tenant and object ownership for each operation (course 5.2.3)."),
+    rule=("the Host's confirmation does not replace the server's own checks: the server verifies the caller, "
+          "the scope, the tenant and the object's owner on every call."),
+    rules=("security.tools.server-access-controls", "security.bp.verify-every-request"),
     not_covered="a stolen token of the account's owner (that is the authorization server's and the client's "
                 "problem) and what the owner's own Host lets its model do",
     roles="Host, Client, ScriptedModel and ScriptedUser are the simulator's own, and so is the finance Server; "
@@ -206,9 +208,13 @@ CACHE = LabFacts(
              "grant of the user was served to another client or grant of the same user"),
     boundary="the cache key: the whole authorization context of every private entry",
     fix=("private entries are keyed by subject, tenant, client id, scopes and audience together "
-         "(AuthorizationContext.of), so a list is only ever served to the exact grant it was made for"),
-    rule=("Caches must be isolated by authorization context: \"private\" caches MUST NOT be shared across "
-          "authorization contexts (spec 2026-07-28, caching; course 5.3.1)."),
+         "(AuthorizationContext.of), so a list is only ever served to the exact grant it was made for (this "
+         "simulator's reading of an authorization context; the spec's example, one cache per access token, is "
+         "stricter)"),
+    rule=("a private cached list is never served across authorization contexts; the spec's own example asks "
+          "for one cache per access token, and this simulator keys by the grant instead (its choice)."),
+    rules=("security.cache.private-per-context", "security.cache.key-by-grant",
+           "security.cache.server-access-controls"),
     not_covered=("a server that labels a caller-dependent list \"public\" (its own bug), and calls: the Server must "
                  "still check scopes on tools/call whatever list a client saw"),
     roles="Real Clients sharing one ListCache (the simulator's own, mcp_sim.roles.cache) and the simulator's Server "
@@ -356,8 +362,10 @@ HANDLES = LabFacts(
     boundary="the Server's binding of each state handle to the full principal that created it",
     fix=("handles are long random strings with an expiry, and every use checks that the caller is the principal "
          "the handle was minted for: the same subject, tenant and client"),
-    rule=("Possession of a state handle is not authentication: use random handles, expire them, and bind "
-          "them to the authenticated principal (Security Best Practices, State Handle Hijacking, 2026-07-28)."),
+    rule=("holding a state handle is not authentication: handles are random, may expire, and are bound to the "
+          "user who created them."),
+    rules=("security.bp.state-handle-not-auth", "security.bp.state-handle-random", "security.bp.state-handle-bind",
+           "security.bp.verify-every-request"),
     not_covered="the owner's own client being compromised (it is the principal), and handles that are meant to "
                 "be shared (they need an explicit grant)",
     roles="Real Clients and the simulator's own Server (ctx.auth); state handles are passed as tool arguments.",
@@ -436,6 +444,21 @@ class AudienceCheck:
     check_audience: bool
 
 
+ISSUES_URI: Final = "https://issues.example/mcp"
+ISSUES_METADATA_URL: Final = "https://issues.example/.well-known/oauth-protected-resource/mcp"
+"""Where the issues Server's 401 points and where it serves its Protected Resource Metadata: RFC 9728
+§3.1 puts the well-known path between the host and the resource's path (``/mcp``)."""
+
+
+def issues_endpoint(sim: Simulation, tg: Any, issues: Server, validate: Callable[[str], AuthInfo | None],
+                    issuer: str) -> SimulatedHttpServer:
+    """The issues Server behind its HTTP layer (the resource server): tokens checked by ``validate``,
+    and its Protected Resource Metadata served, without a token, exactly where its 401 points."""
+    return SimulatedHttpServer(sim, tg, "issues", server_main(issues), versions=[LATEST], token_validator=validate,
+                               resource_metadata=ISSUES_METADATA_URL,
+                               protected_resource=protected_resource_metadata(ISSUES_URI, [issuer], ("issues:read",)))
+
+
 PASSTHROUGH = LabFacts(
     layer="authorization",
     summary="A Server accepts a token made for another audience and passes it upstream.",
@@ -448,8 +471,9 @@ PASSTHROUGH = LabFacts(
     boundary="audience validation at the resource server (the MCP Server's HTTP layer)",
     fix=("the issues Server accepts only tokens whose audience is exactly its own canonical URI (no prefix or "
          "host-only match) and answers 401 otherwise"),
-    rule=("MCP servers MUST NOT accept any tokens that were not explicitly issued for the MCP server "
-          "(Security Best Practices, Token Passthrough)."),
+    rule=("a server accepts only tokens issued for itself — their audience names it — and never passes a "
+          "client's token on."),
+    rules=("security.bp.token-audience", "security.auth.reject-wrong-audience"),
     not_covered="a token stolen for the issues Server itself, and a client that sends tokens to the wrong server "
                 "(the client must bind each token to its resource, RFC 8707)",
     roles="A real Client over the simulator's Streamable HTTP transport, whose token_validator is "
@@ -462,7 +486,7 @@ async def passthrough_story(ctx: LabContext, defence: AudienceCheck) -> Outcome:
     directory = Directory.random(rng, tenants=1)
     victim: User = next(iter(directory.users.values()))
     evil = pick_name(rng, "server")
-    issues_uri = "https://issues.example/mcp"
+    issues_uri = ISSUES_URI
     evil_uri = {"main": f"https://{evil}.example/mcp", "prefix-audience": f"{issues_uri}.{evil}.example/mcp",
                 "sibling-path": "https://issues.example/mcp-uploads"}[ctx.variant]
     auth_server = AuthorizationServer("https://login.example", lambda: ctx.sim.token(16), ctx.sim.now_ms)
@@ -487,8 +511,7 @@ async def passthrough_story(ctx: LabContext, defence: AudienceCheck) -> Outcome:
             rejections.append(f"HTTP {exc.status}: {exc.reason}")
             return None
 
-    http = SimulatedHttpServer(ctx.sim, ctx.tg, "issues", server_main(issues), versions=[LATEST],
-                               token_validator=validate, resource_metadata=f"{issues_uri}/.well-known")
+    http = issues_endpoint(ctx.sim, ctx.tg, issues, validate, auth_server.issuer)
 
     async def list_with(token: str, link: str, name: str) -> tuple[list[str], str]:
         client = Client(name, era="modern", versions=(LATEST,), sim=ctx.sim, timeout=5.0)

@@ -269,7 +269,10 @@ POISON_VARIANTS: Final = {
     "title": "the tool has no description; the instruction is its title",
 }
 
-NOT_COVERED_TEXT = ("instructions that arrive later, in tool results or resource content (prompt injection "
+NOT_COVERED_TEXT = ("the same instruction reworded so that none of the reviewer's patterns match (a pattern review "
+                    "is detection, not proof, and it also refuses some honest text; the confirmation that shows "
+                    "each call's arguments is what remains), instructions that arrive later, in tool results or "
+                    "resource content (prompt injection "
                     "through data), and a server whose tool text is honest but whose behaviour is not")
 
 POISONING = LabFacts(
@@ -282,12 +285,17 @@ POISONING = LabFacts(
     goal="the user's private key, read through another (trusted) server",
     mistake=("the Host passed the server's tool text to the model unreviewed, and the model obeyed the "
              "instructions hidden in it; the user approved two harmless-looking calls"),
-    boundary="the Host's review of every tool definition before it reaches the model",
+    boundary=("the Host's review of every tool definition before it reaches the model — detection, in depth "
+              "behind the spec's controls: annotations of untrusted servers not believed, exposed tools shown, "
+              "each call's arguments confirmed"),
     fix=("every new definition is read in full — every string, with hidden characters revealed — and one that "
-         "gives the model orders, talks about files or other tools, or hides text is rejected before the model "
-         "sees it"),
-    rule=("Tool descriptions and annotations are untrusted input from the Server; the Host decides which tools "
-          "the model may see (course 5.2.3; spec Tools, security considerations)."),
+         "matches the reviewer's patterns for orders to the model, talk of files or other tools, or hidden text "
+         "is withheld before the model sees it"),
+    rule=("tool definitions are claims of their own server, untrusted input to the Host: the user should see "
+          "which tools are exposed and each call's arguments before it runs, and the Host's text review adds "
+          "detection on top of that."),
+    rules=("security.tools.annotations-untrusted", "security.tools.show-exposed-tools",
+           "security.tools.confirm-and-show-inputs", "security.host.tool-review-is-detection"),
     not_covered=NOT_COVERED_TEXT,
     roles="Host (its tool_review hook), Client and the Servers are the simulator's own; InstructionFollowingModel "
           "extends ScriptedModel to obey instructions in any tool text it is shown.",
@@ -339,8 +347,10 @@ RUG_PULL = LabFacts(
     boundary="the Host's review pinned to each definition's fingerprint",
     fix=("the Host pins a fingerprint of every approved definition (name, title, description, schemas, "
          "annotations); a changed definition is reviewed again in full and, when rejected, withdrawn from the model"),
-    rule=("Change notifications do not carry the new list: call tools/list again and review new or changed "
-          "definitions (course 5.3.1)."),
+    rule=("a change notification carries no definitions: the Host lists again and reviews what changed, with "
+          "approval pinned to the definition rather than to the tool's name."),
+    rules=("security.host.rereview-changed-definitions", "security.host.tool-review-is-detection",
+           "security.tools.show-exposed-tools"),
     not_covered="a server that keeps its text and changes what the tool does; that needs the Host's confirmation "
                 "and the servers' own authorization, not a review of text",
     roles=POISONING.roles + " The change arrives through subscriptions/listen and the Host re-lists that server "
@@ -428,8 +438,9 @@ COLLISION = LabFacts(
     boundary="the Host's per-server namespacing of tool names",
     fix=("every tool is offered as <server>__<tool>, so two servers never share a name and the call goes to the "
          "server the user named"),
-    rule=("The Host aggregates tools from many servers; it must keep which server a tool belongs to, and not let "
-          "one server's definitions stand in for another's (course 5.2.3; spec Tools, security considerations)."),
+    rule=("the Host keeps which server each tool belongs to and disambiguates names that collide, for instance "
+          "by prefixing the server's identifier."),
+    rules=("security.tools.disambiguate-names",),
     not_covered=("tool shadowing proper — one server's text instructing the model about another server's tool — "
                  "which namespacing does not stop (see the tool-shadowing lab)"),
     roles="Host (its namespacing), Client, the model and both Servers are the simulator's own; FlatNamespaceHost, a "
@@ -473,14 +484,20 @@ SHADOWING = LabFacts(
     goal="a copy of the user's e-mail, sent by the user's own, trusted mail server",
     mistake=("the Host put one server's tool text into the same model context as every other server's tools; "
              "the weather tool's description told the model to copy every e-mail sent with send_email to the "
-             "attacker, and the model did — namespacing kept the names apart but not the instructions"),
-    boundary="the Host's review of every tool text, which refuses text that refers to tools other than its own",
-    fix=("the Host reads every string of every definition and rejects one that talks about another tool (or gives "
-         "orders, or hides text), so no server's text can steer the model's use of another server's tools"),
-    rule=("Tool definitions are untrusted input from their own server; a Host must not let one server's tool "
-          "descriptions change how the model uses another server's tools (spec Tools, security considerations; "
-          "course 5.2.3)."),
-    not_covered=("instructions that arrive in tool results or resources rather than definitions, and a mail server "
+             "attacker, and the model did; the Host's confirmation showed the call with its cc argument, and the "
+             "user approved without reading it — namespacing kept the names apart but not the instructions"),
+    boundary=("the Host's review of every tool text (detection: it withholds text that names tools other than its "
+              "own), in front of the confirmation that shows each call's arguments"),
+    fix=("the Host reads every string of every definition and withholds one that names another tool (or matches "
+         "its patterns for orders or hidden text), so these instructions never reach the model"),
+    rule=("one server's tool text should not steer another server's tools: the Host's review detects such "
+          "text, and the confirmation that shows each call's arguments (the cc field too) is where the user "
+          "can catch what the review misses."),
+    rules=("security.host.tool-text-stays-with-its-server", "security.tools.confirm-and-show-inputs",
+           "security.host.tool-review-is-detection"),
+    not_covered=("an instruction reworded past the review's patterns (then only a user who reads the cc in the "
+                 "confirmation stops it), instructions that arrive in tool results or resources rather than "
+                 "definitions, and a mail server "
                  "that is itself malicious; per-server isolation of the model's context is the stronger design"),
     roles="Host (its tool_review hook and its namespacing), Client, both Servers and InstructionFollowingModel.",
 )
@@ -522,11 +539,23 @@ async def shadowing_story(ctx: LabContext, defence: Review) -> Outcome:
     weather.add_tool(get_weather, name="get_weather", **_shadow_definition(ctx.variant, attacker_mail, rng))
     host = Host(model=_mail_model(), user=ScriptedUser(approvals=[True] * 2), approval_policy=ApprovalPolicy("always"),
                 tool_review=defence.reviewer, sim=ctx.sim)
+    steered: set[Any] = set()
+
+    def steered_call(e: Any) -> bool:
+        """A mail call the weather text steered (its cc carries the attacker's address), and its answer —
+        not the user's own e-mail, which the fixed Host sends unchanged."""
+        if e.link != "mail" or e.method != "tools/call":
+            return False
+        if e.kind == "request":
+            arguments = ((e.message or {}).get("params") or {}).get("arguments") or {}
+            if attacker_mail in str(arguments.get("cc", "")):
+                steered.add(e.request_id)
+        return e.request_id in steered
+
     async with host:
         await host.add_server("mail", _mailer("mail", delivered), revision=LATEST)
         await host.add_server(evil_name, weather, revision=LATEST)
-        with ctx.attack(when=lambda e: (e.link == evil_name and e.method == "tools/list")
-                        or (e.link == "mail" and e.method == "tools/call")):
+        with ctx.attack(when=lambda e: (e.link == evil_name and e.method == "tools/list") or steered_call(e)):
             await host.chat(f"Please email {recipient} with my mail server: {body}")
     copied = [m["body"] for m in delivered["mail"] if attacker_mail in m["cc"]]
     rejected = [f"{r.server}/{r.tool}" for r in host.reviews if not r.approved]

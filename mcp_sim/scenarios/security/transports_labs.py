@@ -57,8 +57,8 @@ STDOUT = LabFacts(
              "newline became a frame of its own: the client took the forged line as the server's answer"),
     boundary="the stdio framing rule: stdout carries only MCP messages, logs go to stderr",
     fix="the server writes every log line to stderr, which the client records but never parses as protocol",
-    rule=("The server MUST NOT write anything to its stdout that is not a valid MCP message; stderr is for "
-          "logging (spec, stdio transport; course 5.4.2)."),
+    rule="a stdio server writes only MCP messages to stdout; its logs go to stderr.",
+    rules=("security.stdio.stdout-only-messages", "security.stdio.stderr-for-logs"),
     not_covered="a server that puts attacker text into its real results (that is data, for the Host to treat as "
                 "untrusted), and log injection into whatever reads stderr",
     roles="Real Client over the simulator's stdio transport (SimulatedProcess); the weather Server is the "
@@ -130,16 +130,21 @@ REBINDING = LabFacts(
     summary="A web page reaches a local HTTP server through a rebound DNS name.",
     title="DNS rebinding against a local HTTP server",
     attacker="a web page the user visits, whose host name is re-bound to 127.0.0.1",
-    controls="the page's scripts and its DNS answers; the browser adds the page's Origin to every request",
+    controls=("the page's scripts and its DNS answers; the browser adds the page's Origin to every POST (every "
+              "request of 2026-07-28), though not to a same-origin GET"),
     goal="a file read through the user's local MCP server",
     mistake=("the local server accepted requests from any Origin, so the browser — on the attacker page's "
              "behalf — could call its tools on the loopback interface"),
     boundary="the HTTP server's Origin validation (plus binding to 127.0.0.1 and authentication)",
     fix="the server answers 403 to any request whose Origin is not one it expects",
-    rule=("Servers MUST validate the Origin header on all incoming connections to prevent DNS rebinding attacks "
-          "(spec Streamable HTTP, security warning; invalid Origin → 403 from 2025-11-25)."),
-    not_covered="local programs that send no Origin at all (that needs authentication on the local server) and a "
-                "server bound to 0.0.0.0 reachable from the network",
+    rule=("a local HTTP server validates Origin (403 when it is present and wrong), listens on 127.0.0.1 and "
+          "authenticates; an absent Origin proves nothing, so a legacy GET stream also needs the Host header "
+          "checked."),
+    rules=("security.http.origin-validate", "security.http.origin-invalid-403", "security.http.bind-localhost",
+           "security.http.authenticate", "security.http.absent-origin-and-host"),
+    not_covered=("requests that carry no Origin — a legacy server's GET stream opened by the rebound page (a "
+                 "same-origin GET has none) and local programs — which need the Host header checked against the "
+                 "server's own names, and authentication; and a server bound to 0.0.0.0, reachable from the network"),
     roles="Real Client over the simulator's Streamable HTTP transport (SimulatedHttpServer) to the simulator's own "
           "file Server; the browser is modelled as a client that sends the page's Origin.",
 )
