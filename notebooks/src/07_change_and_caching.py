@@ -77,11 +77,18 @@ ComparisonTable("Change messages by revision", requests.columns,
 # ## Legacy: the session hears about change
 #
 # In 2025-11-25 and earlier a connection is a **session** opened by `initialize`. A server that
-# declared `listChanged` for tools, prompts or resources sends the matching `list_changed`
-# notification to *every* session when that list changes — the client asked for nothing; declaring
-# the capability was enough. Changes to one resource's **contents** are different: the client must
-# `resources/subscribe` to its URI (the server must have declared `resources.subscribe`), and then
-# hears `notifications/resources/updated` until it sends `resources/unsubscribe`.
+# declared `listChanged` for tools, prompts or resources should send the matching `list_changed`
+# notification to the session when that list changes — the client asked for nothing; declaring the
+# capability was enough:
+#
+# [[rule change.legacy.list-changed-sent]]
+#
+# Over legacy Streamable HTTP such a notification answers no request, so it can only travel on an SSE
+# stream the client opened with GET, which is optional on both sides [[ref change.legacy.http-get-stream-for-unsolicited]].
+# Changes to one resource's **contents** are different: the client `resources/subscribe`s to its URI
+# (the server must have declared `resources.subscribe`), and then hears `notifications/resources/updated`
+# until it sends `resources/unsubscribe` [[ref change.legacy.resources-subscribe]]. The `uri` of an update
+# may name a sub-resource of the one subscribed to [[ref change.updated-uri-may-be-sub-resource]].
 #
 # `watch_a_note` (in `mcp_sim/scenarios/change.py`) subscribes to `todo.md` on the notes server — and,
 # by mistake, to a note that does not exist — then writes the note, deploys a new tool, unsubscribes
@@ -93,7 +100,8 @@ TraceTable(legacy_watch.recorder)
 
 # %% [markdown]
 # Row by row: the session's capabilities were settled once, in `initialize`; subscribing to a URI the
-# server does not have is refused with `-32002` (resource not found); the write produced
+# server does not have is refused with `-32002` (resource not found) — the simulator's choice, since
+# 2025-11-25 defines that code only for reads [[ref change.legacy.subscribe-unknown-uri]]; the write produced
 # `resources/updated`; the new tool produced `tools/list_changed` although nobody asked for it; after
 # `resources/unsubscribe` the second write was silent. What the server declared in the handshake:
 
@@ -122,10 +130,12 @@ ask("07-server-sends-notifications-tools")
 #    the new ones are reviewed like the first ones were (a definition that *changed* is reviewed
 #    again: chapter 10 shows why that matters).
 #
-# The Client itself drops its cached copy of that list (`mcp_sim/roles/cache.py`, `on_notification`):
-# `tools/list_changed` invalidates `tools/list`, `resources/list_changed` invalidates both
-# `resources/list` and `resources/templates/list`, `resources/updated` invalidates the cached read of
-# that one URI.
+# That order is this simulator's choice [[ref change.host-forgets-and-relists]]. The Client itself drops
+# its cached copy of that list (`mcp_sim/roles/cache.py`, `on_notification`): `tools/list_changed`
+# invalidates `tools/list`, `resources/updated` invalidates the cached read of that one URI, and
+# `resources/list_changed` invalidates both `resources/list` and `resources/templates/list` — covering
+# the templates is again the simulator's choice, the spec has no notification for them
+# [[ref change.resources-list-changed-covers-templates]].
 #
 # `host_relists` plays it on the simulation's clock. The Host lists the notes server's tools at 0 s;
 # at 5 s the server deploys `count_notes`; the Host looks at the list again before model turns at 6,
@@ -138,7 +148,14 @@ host_relists(LEGACY)
 # %% [markdown]
 # In 2025-11-25 the notification arrived at 5 s and the Host re-listed at once (with a review of the
 # new definition). The cache column says `no ttlMs` on every row: a legacy result carries no caching
-# hint, and the Client treats a missing hint as "immediately stale", so every look costs a round trip.
+# hint, and **this simulator's** legacy client then keeps nothing, so every look costs a round trip.
+# That is the simulator's conservative choice, not a property of the era:
+#
+# [[rule caching.sim-legacy-client-refetches]]
+#
+# The caching page itself says that without `ttlMs` a client should assume 0 *and rely on its own
+# caching heuristics or notifications* [[ref caching.ttl-absent]]: a legacy client whose server declared
+# `listChanged` may well keep its list until `list_changed` arrives.
 
 # %%
 TraceTable(host_relists(LEGACY).sim.recorder)
@@ -150,17 +167,31 @@ TraceTable(host_relists(LEGACY).sim.recorder)
 # wants to hear about change sends **one request that does not end**: `subscriptions/listen`, whose
 # `notifications` field (a `SubscriptionFilter`) opts in to each kind — `toolsListChanged`,
 # `promptsListChanged`, `resourcesListChanged`, and `resourceSubscriptions`, a list of URIs that
-# replaces `resources/subscribe`. Then:
+# replaces `resources/subscribe`. Before reading on, predict:
+
+# %%
+ask("07-client-sends-subscriptions-listen")
+
+# %% [markdown]
+# What the stream promises:
 #
 # - the server's **first** message for that stream is `notifications/subscriptions/acknowledged`,
-#   which repeats the part of the filter it will honour;
+#   which repeats the part of the filter it will honour [[ref subscriptions.ack-first]]; on stdio that
+#   order holds per stream, so other streams' messages may come before it [[ref subscriptions.ack-order-per-stream]];
 # - every notification on the stream carries `_meta["io.modelcontextprotocol/subscriptionId"]`, the
-#   `id` of the listen request, verbatim — that is how a client with several streams tells them apart
+#   `id` of the listen request, verbatim — that is how a client with several streams
+#   [[ref subscriptions.several-streams]] tells them apart [[ref subscriptions.subscription-id]]
 #   (request-scoped notifications such as progress and log messages never go on it);
-# - the server sends nothing the filter did not ask for;
-# - the client ends the stream by cancelling the request (`notifications/cancelled` on stdio; on HTTP,
-#   by closing the SSE stream); a server that shuts down ends it gracefully with a
-#   `SubscriptionsListenResult`. After a reconnect the client must listen again.
+# - the server sends nothing the filter did not ask for [[ref subscriptions.only-what-was-asked]];
+# - the client ends the stream by cancelling the request [[ref subscriptions.client-ends-by-cancelling]];
+#   after a reconnect it listens again [[ref subscriptions.listen-again-after-reconnect]].
+#
+# How a *server* ends a stream is where the spec disagrees with itself. The subscriptions page asks
+# for a successful `subscriptions/listen` result [[ref subscriptions.server-graceful-result]]; the
+# cancellation page (and the schema's `CancelledNotification`, for stdio) for `notifications/cancelled`
+# naming the listen id [[ref subscriptions.server-cancelled-for-listen]]. This simulator sends the result
+# only [[ref subscriptions.sim-server-end]]; a stream that closes with neither was dropped, and the
+# client may reconnect [[ref subscriptions.reconnect-on-drop]].
 #
 # The same story as before, in 2026-07-28:
 
@@ -178,16 +209,15 @@ show(sent(modern_watch, "notifications/cancelled")[0])
 # %% [markdown]
 # The listen request had id `2`; the acknowledgement and the `resources/updated` notification both
 # carry `subscriptionId: 2`; the cancellation names request `2`; and the write after it went unheard.
-# No `resources/subscribe` anywhere.
-
-# %%
-ask("07-client-sends-subscriptions-listen")
+# No `resources/subscribe` anywhere. Once the acknowledgement is in, the course's client reads the
+# note once more, so that a change made before the stream took hold is not missed
+# [[ref change.read-again-after-subscribing]].
 
 # %% [markdown]
 # ### Read the acknowledgement
 #
 # A server may honour **less** than the client asked for — it only sends kinds it declared in its
-# capabilities. `listen_in_detail` asks a `board` server, which declares `listChanged` but not
+# capabilities, and the client should check [[ref subscriptions.client-checks-ack]]. `listen_in_detail` asks a `board` server, which declares `listChanged` but not
 # `resources.subscribe`, for tool and prompt changes and for one resource; then opens a second stream
 # for tools only, adds a tool, closes the second stream, adds a prompt, and finally shuts the
 # subscriptions down from the server side.
@@ -216,7 +246,7 @@ ask("07-acknowledgement-leaves-out-resourcesubscriptions")
 #
 # | | legacy (≤ 2025-11-25) | modern (2026-07-28) |
 # |---|---|---|
-# | list changes | sent to every session, if the server declared `listChanged` | only on a listen stream that asked (`toolsListChanged` …) |
+# | list changes | sent to the session, if the server declared `listChanged` (over HTTP: on a GET stream) | only on a listen stream that asked (`toolsListChanged` …) |
 # | one resource's contents | `resources/subscribe` per URI; `resources/unsubscribe` | `resourceSubscriptions` in the listen filter |
 # | how the client knows what it got | the result of `resources/subscribe` (or `-32002`) | the acknowledgement's `notifications` |
 # | which notification is whose | the session's | `subscriptionId` = the listen request's id |
@@ -240,19 +270,33 @@ side_by_side(play(rerun(revision=LEGACY, seed=1), runner=rerun, options={"revisi
 # ## Caching: `ttlMs` and `cacheScope`
 #
 # In 2026-07-28 the results of `tools/list`, `prompts/list`, `resources/list`,
-# `resources/templates/list`, `resources/read` and `server/discover` must carry two fields:
+# `resources/templates/list`, `resources/read` and `server/discover` carry two fields
+# [[ref caching.hints-required]]:
 #
 # - **`ttlMs`** — how many milliseconds after receiving it the client may treat the result as fresh:
-#   fresh while *now < received + ttlMs*. `0` means stale at once; a missing value (an older server)
-#   or a negative one counts as `0`. It is a freshness hint, not an invitation to poll every `ttlMs`.
+#   fresh while *now < received + ttlMs* [[ref caching.ttl-fresh]], and fetched again at the next need
+#   once stale [[ref caching.refetch-when-stale]]. `0` means stale at once [[ref caching.ttl-zero]]; a
+#   missing value (an older server) or a negative one counts as `0` [[ref caching.ttl-absent]]
+#   [[ref caching.ttl-negative]]. It is a freshness hint, not a guarantee: the data may change before it
+#   runs out [[ref caching.ttl-is-a-hint]]. Nor is it a polling timer [[ref caching.ttl-is-not-a-poll-interval]];
+#   a client that polls anyway adds jitter and backs off [[ref caching.pollers-jitter-and-back-off]].
+#   A client may fetch early when it has reason to (a call answered *method not found*)
+#   [[ref caching.refetch-early-on-reason]] and may serve a stale copy when fetching fails
+#   [[ref caching.stale-on-error]].
 # - **`cacheScope`** — `"public"` when the answer is the same for every caller, so any cache (even a
-#   shared gateway) may hand it to anyone; `"private"` when it depends on who asks, so it may only be
-#   reused **within the same authorization context**: another token means another cache.
+#   shared gateway) may hand it to anyone [[ref caching.public-shared]] — even across tokens of an
+#   authenticated endpoint, which the server must keep in mind [[ref caching.public-crosses-tokens]];
+#   `"private"` when it depends on who asks, so it may only be reused within the same authorization
+#   context [[ref caching.private-same-context]]: another token means another cache
+#   [[ref caching.private-not-shared]]. Neither is access control [[ref caching.scope-is-not-access-control]].
 #
-# The key of a cached result is the method plus whatever changes the answer (the `cursor` of a page,
-# the `uri` of a read); each page is cached on its own, and all pages of one list share one scope. A
-# relevant `list_changed` or `updated` notification drops the entry early. Results of a Multi
-# Round-Trip retry are never cached, and an `input_required` result carries no hints at all.
+# The key of a cached result is the method plus every param that changes the answer — the `cursor` of a
+# page, the `uri` of a read, and possibly the capabilities a request declares in `_meta`
+# [[ref caching.key-is-method-and-params]]. Each page is cached on its own [[ref caching.page-refetch-by-cursor]],
+# all pages of one list share one scope [[ref caching.one-scope-for-all-pages]], and a cursor that stops
+# working means every cached page of that list goes [[ref caching.invalid-cursor-discards-pages]]. A
+# relevant `list_changed` or `updated` notification drops the entry early [[ref change.notification-invalidates-cache]].
+# Results of a Multi Round-Trip retry are never cached [[ref caching.no-caching-mrtr-retries]].
 #
 # The finance server answers depend on the caller's tenant; the weather server's do not. Their
 # `tools/list` results, as sent in the run below, without the tools:
@@ -343,7 +387,8 @@ modern_gateway.cache.lanes()
 
 # %% [markdown]
 # The cache's key, in the Client's cache module, is *(server, authorization context, method,
-# cursor or URI)*; a public entry is filed with no context. These are the entries the run left, and
+# cursor or URI)*; a public entry is filed with no context. What makes up the context is the
+# simulator's choice [[ref caching.sim-context-key]]. These are the entries the run left, and
 # the raw log behind the first two rows:
 
 # %%
@@ -353,12 +398,16 @@ for event in modern_gateway.cache.events[:4]:
     print(event)
 
 # %% [markdown]
-# The same script in 2025-11-25: no `ttlMs`, so nothing is stored and every look asks the server; and
-# `tools/list_changed` reaches all three finance sessions without anyone listening.
+# The same script in 2025-11-25: no `ttlMs`, and this simulator's legacy client stores nothing, so every
+# look asks the server [[ref caching.sim-legacy-client-refetches]]; and `tools/list_changed` reaches all
+# three finance sessions without anyone listening. The request counts below compare **this simulator's**
+# two clients, not the two eras: a legacy client that kept its lists until `list_changed` would send
+# about as few requests as the modern one.
 
 # %%
 legacy_gateway = gateway_timeline(LEGACY)
-print(f"requests that reached a server: legacy {legacy_gateway.requests}, modern {modern_gateway.requests}")
+print(f"requests that reached a server (this simulator's clients): legacy {legacy_gateway.requests}, "
+      f"modern {modern_gateway.requests}")
 legacy_gateway
 
 # %% [markdown]
@@ -375,14 +424,21 @@ play(modern_gateway.sim.recorder, runner=gateway_trace, options={"revision": MOD
 #   client lists again, every page. `notifications/resources/updated` names one URI to read again.
 # - A Host forgets a server's tools the moment it hears `tools/list_changed`, then re-lists and
 #   reviews the new definitions; the Client drops the cached list.
-# - Legacy: `list_changed` goes to every session of a server that declared `listChanged`; one
-#   resource is watched with `resources/subscribe` … `resources/unsubscribe`.
+# - Legacy: a server that declared `listChanged` should send `list_changed` to the session (over HTTP,
+#   only while a GET stream is open); one resource is watched with `resources/subscribe` …
+#   `resources/unsubscribe`. How long a legacy client keeps a list is its own choice; this simulator's
+#   keeps none.
 # - 2026-07-28: nothing arrives without `subscriptions/listen`. The acknowledgement comes first and
 #   says what will be honoured; every notification carries `subscriptionId` = the listen request's id;
-#   cancelling the request ends the stream; a graceful end is a `SubscriptionsListenResult`.
+#   cancelling the request ends the stream; a server's own end is a `SubscriptionsListenResult` on one
+#   page and `notifications/cancelled` on another (the spec is inconsistent; this simulator sends the result).
 # - `ttlMs`: fresh while now < received + ttlMs; absent or negative = 0. `cacheScope`: `public` may be
-#   shared with anyone, `private` only within one authorization context — subject, tenant *and* scopes.
+#   shared with anyone, `private` only within one authorization context — the spec's example: another
+#   access token, another cache; this simulator reads the context from the token's subject, tenant,
+#   scopes, client and audience.
 # - A notification drops cached entries for every caller; `ttlMs` saves round trips between changes.
+#
+# [[rules-table]]
 #
 # **Exercises:** `ex07_list_changed` (a client's handling of `list_changed`), `ex07_cache` (a cache
 # that honours `ttlMs` and `cacheScope`, keyed on the caller) and `ex07_next_message` (the next
