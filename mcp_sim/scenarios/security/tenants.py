@@ -351,7 +351,7 @@ class Handles:
 
 
 HANDLES = LabFacts(
-    layer="transports",
+    layer="capabilities",  # a 2026 state handle is a tool argument, not part of the transport
     summary="A guessable or leaked state handle lets another caller take over a user's state.",
     title="State-handle hijacking",
     attacker="another caller of the same Server — a neighbour in the tenant, or another client holding a handle",
