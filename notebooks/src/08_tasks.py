@@ -8,7 +8,7 @@
 # - the experimental tasks of **2025-11-25**: a `task` field on `tools/call`, the `CreateTaskResult`
 #   that comes back at once, then `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel` and
 #   `notifications/tasks/status`; the `tasks` capability on both sides and each tool's
-#   `execution.taskSupport`;
+#   `execution.taskSupport` (a 2025-11-25 field only);
 # - the **2026-07-28** extension `io.modelcontextprotocol/tasks`: declared in each request, decided
 #   by the server, answered with `resultType: "task"`; `tasks/get` with the result inside,
 #   `tasks/update` for the user's answers, `tasks/cancel`, and `notifications/tasks` on a
@@ -50,7 +50,7 @@ print(timeline(no_tasks))
 #
 # The chapter's server is the `studio` (in `tasks_story.py`): four tools, one for each case.
 #
-# | tool | what it does | `execution.taskSupport` |
+# | tool | what it does | `execution.taskSupport` (2025-11-25) |
 # |---|---|---|
 # | `render` | eight seconds per frame | `optional`: as a task or inline, the client chooses |
 # | `export` | five seconds | `required`: only ever as a task |
@@ -59,7 +59,10 @@ print(timeline(no_tasks))
 #
 # In **2025-11-25** the server first declares the `tasks` capability in its `initialize` result:
 # `list` and `cancel` say it serves `tasks/list` and `tasks/cancel`, and `requests.tools.call` says
-# `tools/call` may be task-augmented. Then each tool says for itself in `tools/list`:
+# `tools/call` may be task-augmented [[ref tasks.legacy.capability]]. Then each tool says for itself in
+# `tools/list`: a `forbidden` (or absent) tool is never called as a task [[ref tasks.legacy.forbidden-not-as-task]],
+# an `optional` one either way [[ref tasks.legacy.optional-either-way]], a `required` one only as a task
+# [[ref tasks.legacy.required-as-task]]:
 
 # %%
 def messages(trace, method, kind="response"):
@@ -87,12 +90,18 @@ print("client capabilities:", json.dumps(messages(rules_legacy, "initialize", "r
 
 # %% [markdown]
 # In **2026-07-28** there is no `tasks` capability any more. Tasks became an *extension*, named in
-# `capabilities.extensions`: the server lists it in its `server/discover` result, and the client
-# names it in the capabilities of **each request** that may become a task.
+# `capabilities.extensions` and versioned apart from the core schema: the server lists it in its
+# `server/discover` result, and the client names it in the capabilities of **each request** that may
+# become a task [[ref tasks.ext.declared-in-request]]. There is no `execution.taskSupport` either: a
+# 2026-07-28 `Tool` has no `execution` field, so a client cannot know in advance which tools may
+# answer with a task; it must be ready for a task from any `tools/call` [[ref tasks.ext.no-tool-level-negotiation]]
+# [[ref tasks.ext.client-handles-both]]. The same studio, listed in 2026-07-28:
 
 # %%
 discover = messages(rules_modern, "server/discover")[0]["result"]
 print("server extensions:", json.dumps(discover["capabilities"]["extensions"]))
+for tool in messages(rules_modern, "tools/list")[0]["result"]["tools"]:
+    print(f"{tool['name']:8}", json.dumps(tool.get("execution", "(no execution field)")))
 
 # %%
 from mcp_sim.course.predict import ask
@@ -107,7 +116,7 @@ print(timeline(rules_legacy))
 #
 # The `poll` story starts a three-frame render (24 seconds of work) as a task. Here is the start in
 # each era. In 2025-11-25 the client adds `task` to the params (it may ask for a `ttl` there) and
-# the result wraps the new task in `task`:
+# the result wraps the new task in `task` [[ref tasks.legacy.create-task-result]]:
 
 # %%
 poll_legacy = run_tasks_story("poll", revision="2025-11-25")
@@ -118,8 +127,11 @@ print(json.dumps(messages(poll_legacy, "tools/call")[0], indent=2))
 # %% [markdown]
 # In 2026-07-28 the request is an ordinary `tools/call`; what changes is one entry in its `_meta`
 # capabilities. The **server** decides whether to make a task of it, and says so with
-# `resultType: "task"`. The task's fields sit directly in the result, and two were renamed:
-# `ttl` → `ttlMs`, `pollInterval` → `pollIntervalMs`.
+# `resultType: "task"` [[ref tasks.ext.server-decides]] [[ref tasks.ext.result-type-task]], and only once
+# the task is durably created [[ref tasks.ext.durable-before-answer]]. The task's fields sit directly in
+# the result, and two were renamed: `ttl` → `ttlMs`, `pollInterval` → `pollIntervalMs`. The `taskId`s
+# you will see (`task-1` …) are the simulator's readable counters, which a real server must not copy
+# [[ref tasks.sim-readable-ids]] [[ref tasks.ext.id-entropy]].
 
 # %%
 print(json.dumps(messages(poll_modern, "tools/call", "request")[0]["params"]["_meta"], indent=2))
@@ -133,9 +145,10 @@ print(json.dumps(messages(poll_modern, "tools/call")[0], indent=2))
 # %% [markdown]
 # ## Polling, at the pace the server asks for
 #
-# The studio says `pollInterval: 5000`: ask again every five seconds. Clients should honour it (the
-# extension even lets a server rate-limit clients that poll faster). Predict first: the render ends
-# at 24 s.
+# The studio says `pollInterval: 5000`: ask again every five seconds. Clients should honour it
+# [[ref tasks.legacy.poll-interval]]; in the extension the value may change during the task's life and a
+# server may rate-limit clients that poll faster [[ref tasks.ext.poll-interval]]. Predict first: the render
+# ends at 24 s.
 
 # %%
 ask("08-task-created-0-s")
@@ -151,22 +164,27 @@ print(timeline(poll_modern))
 #
 # - **Where the result is.** In 2025-11-25 `tasks/get` only reports the status; the tool's own result
 #   comes from `tasks/result`, which returns exactly what the `tools/call` would have returned, tagged
-#   with `io.modelcontextprotocol/related-task` in its `_meta`. (`tasks/result` on an unfinished task
-#   *blocks* until the task ends.) In 2026-07-28 there is no `tasks/result`: once `completed`, the
-#   `tasks/get` answer carries the result inside it (a `DetailedTask`).
+#   with `io.modelcontextprotocol/related-task` in its `_meta` [[ref tasks.legacy.result-is-the-call-s]]
+#   [[ref tasks.legacy.related-task]]. (`tasks/result` on an unfinished task *blocks* until the task ends
+#   [[ref tasks.legacy.result-blocks]].) In 2026-07-28 there is no `tasks/result`: once `completed`, the
+#   `tasks/get` answer carries the result inside it, a `DetailedTask` [[ref tasks.ext.get-by-status]].
 # - **Unasked news.** The 2025-11-25 server also sent `notifications/tasks/status` at 24 s. That is
-#   optional, and a client must not rely on it, which is why this client kept polling.
+#   optional [[ref tasks.legacy.status-notification-optional]], and a client must not rely on it
+#   [[ref tasks.legacy.no-relying-on-status-notification]], which is why this client kept polling.
 # - **A tool that failed.** A tool that ran and failed answers with a *result* (`isError: true`,
-#   chapter 05). 2025-11-25 counts such a task as `failed`, and `tasks/result` returns that result. The
-#   extension files it under `completed`, the failing result inside, and keeps `failed` for JSON-RPC
-#   errors during the work, carried in the task's `error` field.
+#   chapter 05). 2025-11-25 counts such a task as `failed`, and `tasks/result` returns that result
+#   [[ref tasks.legacy.iserror-is-failed]]. The extension files it under `completed`, the failing result
+#   inside, and keeps `failed` for JSON-RPC errors during the work, carried in the task's `error` field
+#   [[ref tasks.ext.failed-is-json-rpc-only]].
 
 # %%
 print(json.dumps(messages(poll_legacy, "tasks/result")[0], indent=2))
 print(json.dumps(messages(poll_modern, "tasks/get")[-1]["result"], indent=2))
 
 # %% [markdown]
-# 2025-11-25 also lets a client list its tasks (`tasks/list`, paginated like every list). The ready-made
+# 2025-11-25 also lets a client list its tasks (`tasks/list`, paginated like every list), and every task
+# it can reach with `tasks/get` is in that list [[ref tasks.legacy.list-covers-get]]; a server that cannot
+# tell requestors apart should not offer the list at all [[ref tasks.legacy.no-list-without-identity]]. The ready-made
 # `tasks` tour scenario asks for it while its render is running:
 
 # %%
@@ -174,10 +192,12 @@ tour = run_scenario("tasks", revision="2025-11-25", seed=1)
 print(json.dumps(messages(tour, "tasks/list")[0]["result"], indent=2))
 
 # %% [markdown]
-# The extension has no `tasks/list`: the client keeps the ids it was given (the spec suggests it
-# stores them durably, so that it can resume polling after a restart). Tasks belong to whoever
-# created them: when another caller asks for your `taskId`, this server answers as if it did not
-# exist (`-32602`).
+# The extension has no `tasks/list`: the client keeps the ids it was given, durably, so that it can
+# resume polling after a restart [[ref tasks.ext.keep-polling]]. Tasks belong to whoever created them
+# [[ref tasks.legacy.bind-to-auth-context]] [[ref tasks.ext.auth-each-request]]: when another caller asks for
+# your `taskId`, this server answers as if it did not exist (`-32602`). Over Streamable HTTP every
+# `tasks/*` request of the extension also names its task in the `Mcp-Name` header, so that a load
+# balancer can route it [[ref tasks.ext.mcp-name-header]].
 
 # %% [markdown]
 # ## Being told instead of asking
@@ -188,7 +208,11 @@ print(json.dumps(messages(tour, "tasks/list")[0]["result"], indent=2))
 # - 2025-11-25: `notifications/tasks/status`, on the same connection, when the server chooses to
 #   send it (it may skip some transitions, or all of them);
 # - 2026-07-28: `notifications/tasks`, on a `subscriptions/listen` stream (chapter 07) whose filter
-#   names the task in `taskIds`. The notification is the whole `DetailedTask`, result included.
+#   names the task in `taskIds` [[ref tasks.ext.notifications-on-listen]]. The notification is the whole
+#   `DetailedTask`, result included; progress and log messages are never sent for a task
+#   [[ref tasks.ext.no-progress-for-tasks]]. Since the server may only start sending once the client has
+#   subscribed, and the client can only subscribe once it knows the `taskId`, a client polls once after
+#   the acknowledgement in case the task changed in between.
 #
 # The `notify` story starts the same render and then waits, without polling, for that message:
 
@@ -213,17 +237,22 @@ for label, run in (("2025-11-25 poll", poll_legacy), ("2025-11-25 notify", notif
 
 # %% [markdown]
 # The push is faster and cheaper, but only as reliable as the stream that carries it. A 2025-11-25
-# client must keep polling anyway; a 2026-07-28 client may stop polling while its listen stream is
-# open and fall back to `tasks/get` if the stream breaks. Since the task lives on the server, a
-# client that lost everything can always ask again.
+# client should keep polling anyway [[ref tasks.legacy.keep-polling]]; a 2026-07-28 client may stop
+# polling while its listen stream is open and fall back to `tasks/get` if the stream breaks. Since the
+# task lives on the server, a client that lost its connection can ask again — as long as it still
+# has the `taskId` and the task's `ttl` has not run out.
 
 # %% [markdown]
 # ## Cancelling, and what is left afterwards
 #
-# A task is not an open request, so `notifications/cancelled` (chapter 02) does not apply to it and
-# must not be used for it: it has its own `tasks/cancel`. The `cancel` story starts a six-frame
-# render (48 s of work), polls once at 5 s, cancels, looks at the task, cancels again, and comes back
-# at 50 s, after the render would have finished.
+# A task is not an open request, so `notifications/cancelled` (chapter 02) does not apply to it and is
+# not used for it [[ref tasks.legacy.not-notifications-cancelled]] [[ref tasks.ext.cancel-not-notification]]:
+# it has its own `tasks/cancel`. The `cancel` story starts a six-frame render (48 s of work), polls once
+# at 5 s, cancels, looks at the task, cancels again, and comes back at 50 s, after the render would
+# have finished. Predict before you run it:
+
+# %%
+ask("08-render-cancelled-5-s")
 
 # %%
 cancel_legacy = run_tasks_story("cancel", revision="2025-11-25")
@@ -233,21 +262,24 @@ print(timeline(cancel_legacy))
 print("\n2026-07-28")
 print(timeline(cancel_modern))
 
-# %%
-ask("08-render-cancelled-5-s")
-
 # %% [markdown]
 # What the two eras do differently:
 #
 # - **The answer to `tasks/cancel`.** 2025-11-25 moves the task to `cancelled` *before* answering
-#   and returns the task; the extension only acknowledges (an empty result). For the extension
-#   cancelling is a request, not an order: the work may still end `completed` if it finished first,
-#   and a client need not poll to see `cancelled`.
-# - **Cancelling twice.** 2025-11-25 rejects cancelling a task in a terminal state with `-32602`; the
-#   extension acknowledges again and leaves the task as it was.
+#   and returns the task [[ref tasks.legacy.cancelled-before-answer]], and it stays cancelled
+#   [[ref tasks.legacy.cancelled-stays]]; the extension only acknowledges with an empty result
+#   [[ref tasks.ext.cancel-acknowledged]]. For the extension cancelling is a request, not an order: the
+#   work may still end `completed` if it finished first [[ref tasks.ext.cancel-cooperative]], and a client
+#   need not poll to see `cancelled` [[ref tasks.ext.forget-after-cancel]]. This simulator's extension
+#   server happens to stop the render at once, which is why both timelines show `cancelled`.
+# - **Cancelling twice.** 2025-11-25 rejects cancelling a task in a terminal state with `-32602`
+#   [[ref tasks.legacy.cancel-terminal-refused]]. The extension says nothing about it; this simulator
+#   acknowledges again and leaves the task as it was, and an error would comply too
+#   [[ref tasks.sim-cancel-terminal-ext]].
 # - **The result.** A cancelled task has none: `tasks/get` shows no `result`, and in 2025-11-25
-#   `tasks/result` answers with an error (this simulator's is `-32603`). Fetch what you need
-#   *before* cancelling.
+#   `tasks/result` answers with an error [[ref tasks.sim-cancelled-result-error]]. A server may even delete
+#   a cancelled task at once [[ref tasks.legacy.cancelled-may-vanish]]: fetch what you need *before*
+#   cancelling.
 
 # %%
 print(json.dumps(messages(cancel_legacy, "tasks/cancel")[0], indent=2))
@@ -258,13 +290,16 @@ print(json.dumps(messages(cancel_modern, "tasks/cancel")[0], indent=2))
 # ## How long a task is kept: `ttl`
 #
 # A finished task's result waits on the server, but not forever. `ttl` (`ttlMs` in the extension)
-# is how long, **counted from creation**, the server keeps the task; `null` means no limit. In
-# 2025-11-25 the client may ask for a `ttl` in its `task` field and the server answers with the one
-# it grants; in the extension only the server chooses. After it runs out the server may delete the
-# task, result and all, and a `tasks/get` for it is `-32602`, the same as for an id that never
-# existed.
+# counts **from creation**; `null` means no limit. It is not a promise to keep the task that long —
+# it is the point after which the server *may* delete it. In 2025-11-25 the client may ask for a
+# `ttl` in its `task` field [[ref tasks.legacy.ttl-asked]] and the server answers with the one it grants
+# [[ref tasks.legacy.ttl-override]]; in the extension only the server chooses, and the value may change
+# while the task lives [[ref tasks.ext.ttl-may-change]]. After it runs out the server may delete the task,
+# result and all, but need not [[ref tasks.legacy.ttl-may-delete]]; the extension also lets it mark the task
+# `failed` first [[ref tasks.ext.ttl-backstop]]. A `tasks/get` for a deleted task is `-32602`, the same as
+# for an id that never existed [[ref tasks.legacy.unknown-task]] [[ref tasks.ext.unknown-task-get]].
 #
-# In the `expiry` story the export takes 5 s and is kept for 10 s. The client looks at 6 s, then
+# In the `expiry` story the export takes 5 s and its ttl is 10 s. The client looks at 6 s, then
 # leaves it until 15 s:
 
 # %%
@@ -286,12 +321,21 @@ print(timeline(expiry_modern))
 #
 # - 2025-11-25: the server sends an ordinary `elicitation/create` request (chapter 04), tagged with
 #   the task in `_meta` (`io.modelcontextprotocol/related-task`), so that the client knows which task
-#   is asking. The spec also asks a client that sees `input_required` to call `tasks/result` at
-#   once, so that over HTTP the question has a response stream to travel on;
+#   is asking [[ref tasks.legacy.related-task]]. The spec also asks a client that sees `input_required`
+#   to call `tasks/result` at once, so that over HTTP the question has a response stream to travel on
+#   [[ref tasks.legacy.input-required-call-result]]. The course's client does not: on the memory
+#   transport below the question reaches it anyway, so it keeps polling (a *should*, not a *must*);
 # - 2026-07-28: the server cannot send requests, so the open questions appear in the task itself,
 #   as `inputRequests` in the `tasks/get` answer (the same shapes as chapter 04's
-#   `InputRequiredResult`), and the client answers with `tasks/update` and `inputResponses`. The
-#   keys are unique over the task's life, so an answer can never be matched to the wrong question.
+#   `InputRequiredResult`), and the client answers with `tasks/update` and `inputResponses`
+#   [[ref tasks.ext.answer-with-update]]. The keys are unique over the task's life, so an answer can
+#   never be matched to the wrong question [[ref tasks.ext.input-keys-unique]]; the same question shows up
+#   in every poll until answered, so the client deduplicates [[ref tasks.ext.dedupe-input-keys]]. The
+#   acknowledgement of `tasks/update` may come before the task shows the answer, and a partial answer
+#   may be accepted [[ref tasks.ext.update-ack-eventual]]. The questions get the same trust as direct
+#   ones: a task is not a more trusted channel [[ref tasks.ext.same-trust-as-direct]]. Input needed
+#   *before* the task starts is a multi round-trip exchange on the `tools/call` itself, finished before
+#   the task is created [[ref tasks.ext.mrtr-before-task]].
 
 # %%
 input_legacy = run_tasks_story("input", revision="2025-11-25")
@@ -307,19 +351,22 @@ print(json.dumps(messages(input_modern, "tasks/update", "request")[0]["params"][
 # ## The extension's guard: `-32021`
 #
 # In 2026-07-28 nothing is remembered between requests, so each request must say for itself that it
-# speaks the extension. A server never answers a task to a request that did not declare it. The
-# `rules` story leaves the declaration out on purpose:
+# speaks the extension. A server never answers a task to a request that did not declare it
+# [[ref tasks.ext.declared-in-request]]. The `rules` story leaves the declaration out on purpose:
 
 # %%
 print(timeline(rules_modern))
 print(json.dumps(messages(rules_modern, "tasks/get", "error")[0], indent=2))
 
 # %% [markdown]
-# - `export` can only run as a task, and the request did not declare the extension: `-32021`
-#   (*missing required client capability*), with the missing piece in `data.requiredCapabilities`;
+# - `export` can only run as a task on this server, and the request did not declare the extension:
+#   `-32021` (*missing required client capability*), with the missing piece in
+#   `data.requiredCapabilities` [[ref tasks.ext.required-capability-error]]. (That `export` needs a task
+#   is the server's own business: the 2026 client could not see it in `tools/list`.);
 # - `render` may run either way, so the undeclared call simply ran inline and answered after 8 s;
 # - a `tasks/get` (or `tasks/update`, `tasks/cancel`) from a request that does not declare the
-#   extension is `-32021` too, and so is a `subscriptions/listen` that asks for `taskIds`.
+#   extension is `-32021` too, and so is a `subscriptions/listen` that asks for `taskIds`
+#   [[ref tasks.ext.undeclared-is-32021]].
 
 # %%
 ask("08-2026-07-28-request")
@@ -350,9 +397,9 @@ print("2026-07-28 core:    ", sorted(m for m in get_revision("2026-07-28").reque
 # | input | `elicitation/create` etc. tagged `related-task`; status `input_required` | `inputRequests` in `tasks/get`, answered by `tasks/update` |
 # | listing | `tasks/list` | none: keep your ids |
 # | pushed news | `notifications/tasks/status` (optional) | `notifications/tasks` on `subscriptions/listen` with `taskIds` |
-# | cancel | `tasks/cancel` → the cancelled task; terminal task → `-32602` | `tasks/cancel` → acknowledgement; cooperative |
+# | cancel | `tasks/cancel` → the cancelled task; terminal task → `-32602` | `tasks/cancel` → acknowledgement; cooperative (terminal task: unspecified; this simulator acknowledges) |
 # | who runs tasks | either side (server tools; client sampling and elicitation) | the server, for `tools/call` only |
-# | undeclared | `-32601` when `taskSupport` is broken | `-32021` with `requiredCapabilities` |
+# | undeclared | `-32601` when `taskSupport` is broken (a *should* for `forbidden`, a *must* for `required`; the same page also allows `-32600`) | `-32021` with `requiredCapabilities` |
 
 # %% [markdown]
 # ## Step through it yourself
@@ -381,14 +428,19 @@ side_by_side(play(cancel_legacy, runner=rerun, options={"revision": "2025-11-25"
 #   `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`; `notifications/tasks/status` is an
 #   optional hint.
 # - **2026-07-28** (`io.modelcontextprotocol/tasks` extension): declared in every request; the server
-#   decides; `resultType: "task"`; `tasks/get` carries the result, `tasks/update` the user's answers,
+#   decides; no tool says in advance whether it may become a task (no `execution` field);
+#   `resultType: "task"`; `tasks/get` carries the result, `tasks/update` the user's answers,
 #   `tasks/cancel` asks to stop; `notifications/tasks` come on a `subscriptions/listen` stream.
 # - Poll at `pollInterval`: you learn of the end up to one interval late. Pushed notifications are
-#   faster, but a client must still be able to poll.
-# - Cancel with `tasks/cancel`, never `notifications/cancelled`. A cancelled task stays cancelled and
-#   has no result; fetch what you need first.
-# - Unknown, foreign or expired `taskId` → `-32602`; an undeclared extension → `-32021`; a call that
-#   ignores `taskSupport` in 2025-11-25 → `-32601`.
+#   faster, but a client should still be able to poll.
+# - Cancel with `tasks/cancel`, never `notifications/cancelled`. A cancelled 2025-11-25 task stays
+#   cancelled and has no result; an extension cancel may still end `completed`. Fetch what you need first.
+# - `ttl` is when the server *may* delete the task (or, in the extension, mark it `failed`), not a
+#   promise to keep it. Unknown, foreign or deleted `taskId` → `-32602`; an undeclared extension →
+#   `-32021`; a call that ignores `taskSupport` in 2025-11-25 → `-32601` (or `-32600`, which the same
+#   page also allows).
+#
+# [[rules-table]]
 #
 # **Exercises:**
 #
