@@ -30,11 +30,8 @@ from mcp_sim.scenarios.security.tenants import Account, BoundHandles, HandleReco
 from mcp_sim.security.authorization import AccessDenied
 from mcp_sim.security.identity import AuthInfo, pick_name
 
-R_EVERY_CALL = ("Host confirmation cannot replace the Server's permission checks: on every operation the Server "
-                "checks, from the caller's authenticated identity, identity, scope, tenant and object ownership "
-                "— in that order — whatever the Host approved and whatever the arguments say.")
-R_HANDLE = ("Security Best Practices (state handle hijacking): possession of a state handle is not "
-            "authentication; a handle is bound to the principal that created it — subject, tenant and client.")
+R_EVERY_CALL = "security.tools.server-access-controls"
+R_HANDLE = "security.bp.state-handle-not-auth"
 CHECKS = ("identity", "scope", "tenant", "ownership")
 
 _FINANCE = LABS["host-approval-not-authorization"].defences["fixed"].check

@@ -29,13 +29,9 @@ from mcp_sim.scenarios.security import LABS
 from mcp_sim.scenarios.security.transports_labs import OriginCheck
 from mcp_sim.security.identity import pick_name
 
-R_ORIGIN = ("Streamable HTTP: servers MUST validate the Origin header on all incoming connections to prevent DNS "
-            "rebinding attacks, and answer 403 to an Origin they do not accept; a local server accepts its own "
-            "local pages only, compared exactly.")
-R_NULL = ("The Origin \"null\" is sent by sandboxed frames, local files and some redirects: it names nobody, so it "
-          "is never on an allow-list.")
-R_OWN = ("A fix that refuses the user's own local page is not a fix: the server's own origins, "
-         "http://localhost:PORT and http://127.0.0.1:PORT, stay allowed.")
+R_ORIGIN = "security.http.origin-invalid-403"
+R_NULL = "security.http.null-origin"
+R_OWN = "security.http.own-local-origins"
 
 _FIXED = LABS["dns-rebinding"].defences["fixed"].allowed
 """The lab's own fixed allow-list, ``port -> origins``: the expected answer of every case."""

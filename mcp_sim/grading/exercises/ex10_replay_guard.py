@@ -42,11 +42,8 @@ from mcp_sim.scenarios.security import LABS
 from mcp_sim.scenarios.security.payments import Idempotency, StateSeal
 from mcp_sim.security.identity import AuthInfo, pick_name
 
-R_SEAL = ("MRTR: requestState is attacker-controlled. When it influences business logic the Server protects its "
-          "integrity (a MAC under a key only the Server has) and binds it to the principal, the original request "
-          "and a short expiry; it refuses a state whose MAC, caller, request or expiry does not match.")
-R_ONCE = ("A side effect must not repeat when an input flow is replayed or run again: file it under an idempotency "
-          "key for the business operation (who pays which invoice), not for one round trip, request or flow.")
+R_SEAL = "security.mrtr.state-integrity"
+R_ONCE = "security.idempotent-side-effects"
 TTL = 300.0
 
 _FIXED_CODEC = LABS["requeststate-tampering"].defences["fixed"].codec

@@ -1,6 +1,7 @@
 """Exercise ex10_review_everything (chapter 10): the Host's review of every tool definition, pinned.
 
-The learner writes the Host's tool review: ``review(server, tool)`` — may this definition reach the
+The learner writes the Host's tool review (detection in depth: the spec's own controls are confirmations
+and untrusted annotations): ``review(server, tool)`` — may this definition reach the
 model? — reading *everything* the model reads (name, title, description, parameter descriptions, enum
 values, output schema, annotations), with hidden characters revealed; and ``fingerprint(tool)``, which
 pins an approved definition so that a changed one is reviewed again.
@@ -34,15 +35,9 @@ from mcp_sim.scenarios.security.tool_definitions import PinnedReview, Review
 from mcp_sim.security.host_policy import fingerprint as host_fingerprint
 from mcp_sim.security.identity import pick_name
 
-R_EVERYTHING = ("Tools (security considerations): tool definitions are untrusted input from the server. The model "
-                "reads every string of a definition — name, title, description, parameter descriptions, enum "
-                "values, the output schema, annotation text — so the Host reviews all of it, as the model would "
-                "read it (invisible characters revealed), before the model sees the tool.")
-R_OTHER_TOOLS = ("Tools (security considerations): one server's definitions must not change how the model uses "
-                 "another server's tools; text that talks about other tools is refused.")
-R_PIN = ("Change notifications carry no definitions: after list_changed the Host lists again, and a definition "
-         "that changed in any field the model reads is reviewed again — approval is pinned to the definition's "
-         "fingerprint, never to its name.")
+R_EVERYTHING = "security.host.tool-review-is-detection"
+R_OTHER_TOOLS = "security.host.tool-text-stays-with-its-server"
+R_PIN = "security.host.rereview-changed-definitions"
 
 _REVIEWER = LABS["tool-poisoning"].defences["fixed"].reviewer
 """The labs' own fixed reviewer: the expected verdict of every direct case."""
@@ -191,9 +186,9 @@ EXERCISE = Exercise(
     id="ex10_review_everything",
     title="Review everything the model reads, and review it again when it changes",
     chapter="10",
-    summary="Write the Host's tool review (every string of a definition, hidden characters revealed) and the "
-            "fingerprint that pins an approved definition; graded by the tool-poisoning, rug-pull and "
-            "tool-shadowing labs.",
+    summary="Write the Host's tool review — detection in depth, beside the spec's confirmations — (every string "
+            "of a definition, hidden characters revealed) and the fingerprint that pins an approved definition; "
+            "graded by the tool-poisoning, rug-pull and tool-shadowing labs.",
     rules=(R_EVERYTHING, R_OTHER_TOOLS, R_PIN),
     functions=("review", "fingerprint"),
     checks=(

@@ -33,11 +33,8 @@ from mcp_sim.scenarios.security.shared_machine import Needs, Sandboxes
 from mcp_sim.security.identity import pick_name
 from mcp_sim.security.sandbox import SandboxPolicy
 
-R_LEAST = ("Least privilege for local servers (Security Best Practices, local MCP server compromise: clients "
-           "SHOULD sandbox the servers they start): a server process gets exactly what it declared it needs — its "
-           "directories to read, its variables, its hosts — and nothing of another server's.")
-R_ROOTS = ("Roots tell a server where to look; they are not a boundary by themselves. The Host enforces them: the "
-           "process may read and write inside its roots (as paths, normalised) and nowhere else.")
+R_LEAST = "security.bp.local-guardrails"
+R_ROOTS = "security.roots.client-controls"
 FIELDS = ("readable", "writable", "environment", "egress")
 
 _FOR_NEEDS = LABS["separate-connections"].defences["fixed"].policy_for

@@ -33,13 +33,9 @@ from mcp_sim.scenarios.security.tenants import AudienceCheck
 from mcp_sim.security.identity import User, pick_name
 from mcp_sim.security.tokens import AccessToken, AuthorizationServer, TokenRejected
 
-R_AUDIENCE = ("Security Best Practices (token passthrough): MCP servers MUST NOT accept tokens that were not "
-              "explicitly issued for them. The token's audience must be exactly the server's canonical URI — not a "
-              "prefix of it, not the same host — or the answer is 401.")
-R_SCOPE = ("Authorization: a genuine token for this server that lacks a scope the request needs is answered 403 "
-           "insufficient_scope (so the client can step up); scopes are compared as whole strings.")
-R_VALID = ("Authorization: an expired token is answered 401, and a valid token issued for this server with the "
-           "scopes the request needs is served.")
+R_AUDIENCE = "security.bp.token-audience"
+R_SCOPE = "security.auth.insufficient-scope-403"
+R_VALID = "security.auth.invalid-token-401"
 
 _LAB = LABS["token-passthrough"]
 TTL_MS = 3_600_000.0
