@@ -15,7 +15,9 @@
 # - what each failure looks like on the wire: a token for another server, a refused PKCE request, an
 #   unregistered redirect, an expired token, a missing scope, a user who says no;
 # - the confused deputy: what goes wrong when an MCP proxy uses one static client id at a third party;
-# - what changes between 2025-11-25 and 2026-07-28 — for authorization, very little.
+# - what 2026-07-28 adds to the same flow: `iss` validation, `application_type` in registration,
+#   credentials bound to one authorization server, scope unions and hierarchies, refresh-token rules —
+#   and a Client ID Metadata Document instead of (now deprecated) dynamic registration.
 
 # %% [markdown]
 # ## The cast
@@ -33,9 +35,17 @@
 # | the calendar API (upstream) | `calendar API (calendar.example)` | nothing: it checks the tokens it is shown |
 #
 # The Server does not issue tokens; it is a **resource server** that only checks them. The AS does
-# not run any tools; it only issues tokens. Keeping those two jobs apart is the whole design.
+# not run any tools; it only issues tokens. Those are two roles even where one service plays both:
+# the spec lets the AS be hosted with the resource server or run apart, as here.
 #
-# The first story: the Host calls `read_notes` with no token at all.
+# Authorization itself is optional [[ref auth.optional]], and a stdio server takes its credentials
+# from its environment instead [[ref auth.stdio-uses-environment]]. The first story: the Host calls
+# `read_notes` with no token at all. Before you run it:
+
+# %%
+from mcp_sim.course.predict import ask
+
+ask("11-401-named-resource-metadata")
 
 # %%
 import json
@@ -88,24 +98,28 @@ for e in steps:
 # %% [markdown]
 # ### 1 · The challenge
 #
-# The Server refuses the request before reading it: `401` with a `WWW-Authenticate` header. The header
-# names the URL of the Server's **Protected Resource Metadata** and the scope to ask for first.
+# The Server refuses the request before reading it: `401` [[ref auth.status-codes]] with a
+# `WWW-Authenticate` header. The header names the URL of the Server's **Protected Resource
+# Metadata** [[ref auth.server-prm-discovery-mechanism]] and the scope to ask for first
+# [[ref auth.challenge-names-scope]].
 
 # %%
 refusal = next(e for e in modern.recorder.events if e.text == "HTTP 401 Unauthorized")
 print(refusal.framing["http"]["response"]["headers"]["WWW-Authenticate"])
 
-# %%
-from mcp_sim.course.predict import ask
-
-ask("11-401-named-resource-metadata")
-
 # %% [markdown]
 # ### 2 · Protected Resource Metadata
 #
-# The document says which resource this is and which authorization server issues its tokens. The
-# client checks that `resource` is the Server it called: a document about some other resource is
-# refused.
+# The document says which resource this is and which authorization server issues its tokens
+# [[ref auth.prm-names-authorization-server]]. The client checks that `resource` is the Server it
+# called: a document about some other resource is refused.
+#
+# [[rule auth.prm-discovery-order]]
+#
+# Had the `401` named no `resource_metadata`, the client would try
+# `https://notes.example/.well-known/oauth-protected-resource/mcp`, then the root document
+# (exercise `ex11_discovery_urls`). A document may list several authorization servers; which one to
+# use is the client's choice [[rule auth.first-authorization-server]]
 
 # %%
 print(json.dumps(json.loads(body(steps[1])), indent=1))
@@ -114,9 +128,15 @@ print(json.dumps(json.loads(body(steps[1])), indent=1))
 # ### 3 · The authorization server's metadata
 #
 # Next, the AS's own document (RFC 8414; the client would try OpenID Connect discovery if this one
-# were missing). The client reads the endpoints from it, and one field decides whether it goes on at
-# all: `code_challenge_methods_supported` must include `S256`, or the client cannot know PKCE is
-# enforced and stops (the `no-s256` story).
+# were missing, in the order [[ref auth.as-metadata-order]] gives, with path insertion for an issuer
+# with a path). In 2026-07-28 its `issuer` must be exactly the one the client built the URL from
+# [[ref auth.as-metadata-issuer-identical]]. The client reads the endpoints from it, and one field
+# decides whether it goes on at all:
+#
+# [[rule auth.pkce-refuse-without-methods]]
+#
+# The field says which methods the AS supports; it does not promise that the AS enforces PKCE. The
+# client, for its part, uses `S256` [[ref auth.pkce-s256]] (the `no-s256` story shows the refusal).
 
 # %%
 as_meta = json.loads(body(steps[3]))
@@ -127,24 +147,58 @@ for key in ("issuer", "authorization_endpoint", "token_endpoint", "registration_
 # %% [markdown]
 # ### 4 · Registration: which client is this?
 #
-# The AS must know a client before it sends a user's browser back to it. There are three ways, tried
-# in this order: an id **registered ahead of time** for this AS; a **Client ID Metadata Document**,
-# where the `client_id` *is* an https URL serving the client's name and redirect URIs (2025-11-25 on;
-# the AS fetches it); or **Dynamic Client Registration** (`POST /register`, RFC 7591), which
-# 2026-07-28 deprecates in favour of metadata documents. This Host has neither an id nor a document,
-# so it registers:
+# The AS must know a client before it sends a user's browser back to it [[ref auth.client-id-first]].
+# A client that supports every way has an order of preference, with conditions:
+#
+# [[rule auth.registration-priority]]
+#
+# So: an id **registered ahead of time** for this AS [[ref auth.preregistration-option]]; a **Client ID
+# Metadata Document**, where the `client_id` *is* an https URL serving the client's name and redirect
+# URIs (the AS fetches it) [[ref auth.cimd-support]]; **Dynamic Client Registration** (`POST /register`,
+# RFC 7591), which 2026-07-28 deprecates [[ref auth.dcr-deprecated]]; and last, asking the user to type
+# client details in (the simulated client stops there instead). This AS advertises no metadata
+# documents, so the Host registers. In 2026-07-28 the request says what kind of application the Host is:
+#
+# [[rule auth.dcr-application-type]]
+#
+# The Host runs on Ada's machine with a loopback redirect, so `native` [[ref auth.dcr-native]]. The
+# legacy run sends the same request without it [[rule auth.legacy.application-type-left-out]]
 
 # %%
-print("sent:    ", body(steps[4]))
-print("answered:", body(steps[5]))
+print("sent (2026-07-28):", body(steps[4]))
+print("answered:         ", body(steps[5]))
+legacy_steps = oauth_events(legacy)
+print("sent (2025-11-25):", body(legacy_steps[4]))
+
+# %% [markdown]
+# ### 4b · A Client ID Metadata Document instead
+#
+# In the `metadata-document` story the AS advertises `client_id_metadata_document_supported`, and the
+# Host publishes its document at `https://notes-host.example/oauth/client.json` — an https URL with a
+# path [[ref auth.cimd-https-url]] naming at least `client_id`, `client_name` and `redirect_uris`
+# [[ref auth.cimd-required-fields]]. The client checks the advertisement first
+# [[ref auth.cimd-check-advertised]] and uses the URL as its `client_id`: there is no registration
+# request. The AS fetches the document while it serves the authorization request, checks that it
+# names itself and that the redirect URI is one it lists [[ref auth.cimd-as-validates]]:
+
+# %%
+cimd = run_authorization_story("metadata-document", "2026-07-28", seed=1)
+for x in cimd.http_exchanges():
+    if x.carries is None:
+        print(f"{x.method:6} {x.url:66} {x.status}")
+fetched = next(e for e in oauth_events(cimd) if e.sender.startswith("notes-host") and body(e))
+print("\nthe document the AS read:", body(fetched))
+print("client_id of the token:", next(iter(cimd.world.table.issued.values())).client_id)
 
 # %% [markdown]
 # ### 5 · The user's browser and the consent screen
 #
 # Now the Host opens the authorization endpoint in Ada's **browser** — a different participant: Ada
-# signs in there and says yes or no. The request carries PKCE (`code_challenge`, method `S256`), a
-# random `state`, the scope, and `resource`: the Server's canonical URI, which becomes the token's
-# **audience**.
+# signs in there and says yes or no. The request carries PKCE (`code_challenge`, method `S256`)
+# [[ref auth.pkce]], a random `state` [[ref auth.state]], the scope the challenge named
+# [[ref auth.scope-selection-order]], and `resource` [[ref auth.resource-parameter]]: the Server's
+# canonical URI, which becomes the token's **audience**. The redirect URI is a loopback address:
+# [[rule auth.loopback-ip-literal]]
 
 # %%
 authorize = steps[6].framing["http"]["request"]["path"]
@@ -152,9 +206,20 @@ for name, value in parse_qsl(urlsplit(authorize).query):
     print(f"{name:22} {value}")
 
 # %% [markdown]
+# The AS will send the browser back with a code and `iss`, its own name. Suppose the name were wrong:
+
+# %%
+ask("11-iss-mismatch")
+
+# %% [markdown]
 # The AS redirects the browser to the Host's loopback address with a one-time `code`, the same
 # `state` (the Host checks it: a response to a request it never made is refused) and `iss`, the AS's
-# name (against mix-ups between authorization servers).
+# name [[ref auth.as-sends-iss]]. What the client does with `iss` depends on the era:
+#
+# [[rule auth.iss-validate]]
+#
+# The comparison is exact [[ref auth.iss-exact-comparison]]. 2025-11-25 says nothing about `iss`,
+# and this simulator's legacy client follows it: [[rule auth.legacy.iss-not-checked]]
 
 # %%
 location = steps[7].framing["http"]["response"]["headers"]["Location"]
@@ -184,8 +249,11 @@ print("S256(verifier) == challenge:", s256(form["code_verifier"]) == query["code
 # %% [markdown]
 # ### 7 · The retry
 #
-# The Host makes a new connection with `Authorization: Bearer …`; the Server checks the token (known,
-# unexpired, issued **for it**, with the scope) and the call goes through. Who holds what now? The
+# The Host sends the request again with `Authorization: Bearer …` — as it will on every later HTTP
+# request [[ref auth.bearer-every-request]], never in a query string [[ref auth.no-token-in-query]]
+# (the legacy Host opens its session again with the token; the modern one has no session). The
+# Server checks the token (known, unexpired, issued **for it**, with the scope)
+# [[ref auth.server-validates-tokens]] and the call goes through. Who holds what now? The
 # authorization server's table says:
 
 # %%
@@ -198,23 +266,49 @@ def who_holds(run):
 who_holds(modern)
 
 # %% [markdown]
-# One token, for one audience. Ada never saw it (her browser only carried the code); the Server saw it
-# but cannot use it anywhere else; the Host holds it and the refresh token, which only ever goes to
-# the AS.
+# One token, for one audience. Ada never saw it (her browser only carried the code); the Server saw it,
+# but it works at no other resource that checks the audience, as each must
+# [[ref auth.server-validates-audience]]; the Host holds it and the refresh token, which only ever
+# goes to the AS. The Host shows this Server only tokens from this Server's own AS
+# [[ref auth.client-sends-only-its-as-tokens]].
 
 # %% [markdown]
-# ## Two eras, one flow
+# ## Two eras: the same URLs, not the same rules
 #
-# The OAuth exchanges are identical in 2025-11-25 and 2026-07-28. Only the MCP around them differs:
-# the legacy client opens with `initialize` (refused, then retried with the token), sends
+# Both runs make the same OAuth requests to the same URLs. The MCP around them differs: the legacy
+# client opens with `initialize` (refused, then retried with the token), sends
 # `notifications/initialized`, and ends its session with `DELETE`; the modern one opens with
-# `server/discover` and has no session.
+# `server/discover` and has no session. And 2026-07-28 asks more of the same flow:
+#
+# - the client records the issuer and validates `iss` before the code goes anywhere
+#   [[ref auth.record-issuer]] [[ref auth.iss-validate]] (2025-11-25: no rule);
+# - dynamic registration is deprecated [[ref auth.dcr-deprecated]] and carries `application_type`
+#   [[ref auth.dcr-application-type]];
+# - registration state is kept per authorization server [[ref auth.state-per-authorization-server]],
+#   and a changed authorization server means registering anew
+#   [[ref auth.reregister-when-authorization-server-changes]];
+# - the metadata's `issuer` must be identical to the one the URL was built from
+#   [[ref auth.as-metadata-issuer-identical]];
+# - step-up: the client asks for the union of old and challenged scopes [[ref auth.step-up-union]],
+#   the server names all needed scopes in one challenge [[ref auth.all-scopes-in-one-challenge]] and
+#   counts scope hierarchies [[ref auth.scope-hierarchy]];
+# - refresh tokens: never assumed [[ref auth.no-refresh-assumption]]; `offline_access` may be asked
+#   for when the AS lists it [[ref auth.offline-access]], and a server leaves it out of its challenges
+#   [[ref auth.server-no-offline-access]].
+#
+# Two of these show on this wire: the registration body, and what each client does when the
+# redirect names another issuer (the `iss-mismatch` story, which you predicted in step 5):
 
 # %%
 show(legacy)
-same = [x for x in legacy.http_exchanges() if x.carries is None and x.method != "DELETE"] == \
-       [x for x in modern.http_exchanges() if x.carries is None]
-print("\nOAuth exchanges identical in both eras:", same)
+same_urls = [x for x in legacy.http_exchanges() if x.carries is None and x.method != "DELETE"] == \
+            [x for x in modern.http_exchanges() if x.carries is None]
+print("\nOAuth requests to the same URLs in both eras:", same_urls)
+print("registration bodies identical:", body(legacy_steps[4]) == body(steps[4]))
+for era in ("2025-11-25", "2026-07-28"):
+    mixed = run_authorization_story("iss-mismatch", era, seed=1)
+    outcome = f"refused ({mixed.failure.rule})" if mixed.failure else f"redeemed the code: {mixed.results}"
+    print(f"iss-mismatch {era}: {outcome}; token requests sent: {mixed.notes['token_requests']}")
 
 # %% [markdown]
 # Step through the flow yourself. The player's **http** view shows each exchange with its headers
@@ -231,8 +325,16 @@ play(modern.recorder, runner=partial(story_trace, "first-call"), options={"revis
 # %% [markdown]
 # ## When it goes wrong
 #
-# Each story below changes one thing. Every line is a real run; the last HTTP exchange that mattered
-# and the outcome are read from it.
+# Each story below changes one thing. Two questions first:
+
+# %%
+ask("11-server-receives-token-whose")
+
+# %%
+ask("11-access-token-expired-hour")
+
+# %% [markdown]
+# Every line below is a real run; the last HTTP exchange that mattered and the outcome are read from it.
 
 # %%
 runs = {name: run_authorization_story(name, "2026-07-28", seed=1) for name in STORIES}
@@ -246,8 +348,8 @@ for name in ("wrong-audience", "pkce-refused", "no-s256", "bad-redirect", "expir
 # ### A token for another server
 #
 # The Client presents a genuine token from the same AS — issued for `https://other.example/mcp`. The
-# notes server refuses it with `401 invalid_token` (its log says why), and the Client starts the flow
-# for *this* server.
+# notes server refuses it with `401 invalid_token` [[ref auth.invalid-token-401]] (its log says why),
+# and the Client starts the flow for *this* server.
 
 # %%
 first = runs["wrong-audience"].http_exchanges()[0]
@@ -260,6 +362,7 @@ print("server log:", runs["wrong-audience"].notes["rejections"])
 # A careless client sends the browser to `/authorize` with no challenge, then with `plain` (where the
 # "challenge" is the verifier itself, so anyone who sees the request could redeem the code). The
 # client and the redirect URI are known, so the AS sends the browser back — with an error and no code.
+# Refusing `plain` is this AS's policy: [[rule auth.pkce-as-refuses-plain]]
 
 # %%
 for back in runs["pkce-refused"].notes["refused"]:
@@ -269,8 +372,10 @@ for back in runs["pkce-refused"].notes["refused"]:
 # ### An unregistered redirect URI
 #
 # Here the Host's pre-registered client lists another redirect URI. The AS matches redirect URIs
-# exactly, and it must never redirect to an address it cannot vouch for — that would hand the code to
-# whoever owns it. So it answers with an error page (`400`), not a redirect:
+# exactly [[ref auth.exact-redirect-match]], and it never redirects to an address it cannot vouch
+# for — that would hand the code to whoever owns it. So it answers with an error page (`400`), not a
+# redirect. (Redirect URIs are https or loopback [[ref auth.redirect-https-or-loopback]], and every
+# AS endpoint is https [[ref auth.https-endpoints]].)
 
 # %%
 print(runs["bad-redirect"].http_exchanges()[-1][:3])
@@ -279,12 +384,16 @@ print(runs["bad-redirect"].failure.reason)
 # %% [markdown]
 # ### Expired token, missing scope, refusal
 #
-# - **Expired** (tokens live one second in this story): the Server answers `401 invalid_token`; the
-#   Client uses its refresh token at the token endpoint — no browser, no user — and the refresh token
-#   is rotated.
+# - **Expired** (tokens live one second in this story): the Server answers `401 invalid_token`. This
+#   AS issued a refresh token with the access token, so the Client uses it at the token endpoint — no
+#   browser, no user — and the refresh token is rotated [[ref auth.refresh-rotation]]. An AS need not
+#   issue one [[ref auth.no-refresh-assumption]]; without it, the Client would start the flow again.
 # - **Missing scope**: the first token has `notes:read`; `write_note` needs `notes:write`. The Server
-#   answers `403 insufficient_scope` naming the scopes; the Client asks Ada again for the wider set
-#   (*step-up*), instead of asking for everything up front.
+#   answers `403 insufficient_scope` naming the scopes [[ref auth.insufficient-scope-403]]; the Client
+#   asks Ada again (*step-up*) [[ref auth.step-up]] for the challenged scopes together with those it
+#   asked for before [[ref auth.step-up-union]], instead of asking for everything up front. It stops
+#   rather than loop when a server refuses scopes the token already carries
+#   [[ref auth.step-up-retry-limit]].
 # - **Refusal**: Ada says no; the browser comes back with `error=access_denied` and there is no token.
 
 # %%
@@ -296,38 +405,37 @@ print("refresh token rotated:", runs["expired-refresh"].notes["refresh_rotated"]
 print("scopes before/after step-up:", runs["step-up"].notes["scopes_before"], runs["step-up"].notes["scopes_after"])
 print("user-refuses:", runs["user-refuses"].failure.reason)
 
-# %%
-ask("11-access-token-expired-hour")
-
 # %% [markdown]
 # ## Audience, and why a token is never passed on
 #
 # The notes server's `agenda` tool needs Ada's calendar, which lives behind another API. The easy
 # mistake is to forward the token the Server received. That token's audience is the notes server: a
 # careful API refuses it — and an API that accepted it would have no idea which client was really
-# calling, which is exactly what the spec's *token passthrough* rule forbids.
+# calling, which is exactly what the spec forbids: [[rule auth.no-token-passthrough]]
 
 # %%
 for name in ("token-passthrough", "own-upstream-token"):
     rows = runs[name].http_exchanges()
     start = next(i for i, x in enumerate(rows) if "calendar" in x.url)
-    print(f"--- {name}: the tool answered {runs[name].results[1][:70]!r}")
+    print(f"--- {name}: the tool answered {runs[name].results[1]!r}")
     for x in rows[start:]:
         if x.carries is None and x.method != "DELETE":
             said = x.headers.get("WWW-Authenticate") or x.headers.get("Location") or ""
-            print(f"   {x.method:4} {x.url:58} {x.status}  {said[:100]}")
+            print(f"   {x.method:4} {x.url:58} {x.status}  {said}")
 
 # %% [markdown]
-# In the second story the notes server is an OAuth client **in its own right**: on the API's `401` it
-# runs the same flow the Host ran — its own registration, Ada's consent for *it*, a token whose
-# audience is the calendar API. Two tokens now exist, each for one audience, each held by one party:
+# In the second story the notes server is an OAuth client **in its own right**
+# [[ref auth.upstream-own-credentials]]: on the API's `401` it runs the same flow the Host ran — its
+# own registration, Ada's consent for *it*, a token whose audience is the calendar API. A real server
+# sends Ada to that authorization URL by URL-mode elicitation and checks that she is the one who
+# completes it [[ref auth.upstream-verify-user]]; the story shortens that:
+# [[rule auth.upstream-scripted-browser]]
+#
+# Two tokens now exist, each for one audience, each held by one party:
 
 # %%
 who_holds(runs["own-upstream-token"])
 print("the calendar API's log of callers:", runs["own-upstream-token"].notes["calendar_accepted"])
-
-# %%
-ask("11-server-receives-token-whose")
 
 # %% [markdown]
 # ## The confused deputy
@@ -338,8 +446,12 @@ ask("11-server-receives-token-whose")
 # and stops asking. An attacker registers their own client at the proxy with their own redirect URI
 # and sends the user a link: the third party sees the familiar client id, skips consent, and the
 # proxy — the deputy — hands *the attacker's* redirect URI a code for the user's account.
-#
-# The fix is consent at the proxy itself, per client: a registry of which clients the user approved,
+
+# %%
+ask("11-confused-deputy-attack-check")
+
+# %% [markdown]
+# The fix is consent at the proxy itself, per client [[ref auth.proxy-consent-per-client]]: a registry of which clients the user approved,
 # and a consent screen naming the client and its redirect URI before anything is forwarded. The
 # security lab `confused-deputy` plays both configurations (its `explanation` tells the whole story,
 # with the threat model; chapter 10 has every lab):
@@ -351,24 +463,26 @@ for config in ("vulnerable", "fixed"):
     lab = confused_deputy(config, seed=0)
     print(f"{config:10} the attack succeeded: {lab.succeeded}; the user's own work still done: {lab.legitimate}")
 
-# %%
-ask("11-confused-deputy-attack-check")
-
 # %% [markdown]
 # ## Recap
 #
 # - A Server over HTTP is an OAuth **resource server**: it answers `401` with `WWW-Authenticate`
 #   pointing at its **Protected Resource Metadata**, which names the **authorization server**.
-# - The client discovers the AS (RFC 8414, then OIDC), gets a client id (pre-registered, a Client ID
-#   Metadata Document, or dynamic registration), and sends the user's browser to `/authorize` with
-#   **PKCE `S256`**, `state` and **`resource`**; the code comes back to a registered redirect URI only.
+# - The client discovers the AS (RFC 8414, then OIDC, path insertion first), gets a client id (in the
+#   recommended order: pre-registered; a Client ID Metadata Document when the AS advertises it; dynamic
+#   registration when it has an endpoint; else the user types it in), and sends the user's browser to
+#   `/authorize` with **PKCE `S256`**, `state` and **`resource`**; the code comes back to a registered
+#   redirect URI only.
 # - The token is bound to one **audience**. The Server checks it on every request: `401 invalid_token`
 #   for unknown, expired or someone else's tokens, `403 insufficient_scope` (and a step-up) for too
-#   little scope; an expired token is **refreshed** without the user.
+#   little scope; an expired token is **refreshed** without the user — when a refresh token was issued.
 # - A Server never forwards the token it got; for an upstream API it is a client itself and holds
 #   its own token. A proxy with a static client id must ask for consent per client, or it becomes a
 #   confused deputy.
-# - 2025-11-25 and 2026-07-28 share this flow; 2026-07-28 deprecates dynamic registration in favour
-#   of metadata documents.
+# - 2025-11-25 and 2026-07-28 share the shape of this flow, not all its rules: 2026-07-28 adds the
+#   `iss` check, `application_type` in (now deprecated) dynamic registration, credentials bound to one
+#   AS, and rules for scope unions, hierarchies and refresh tokens.
 #
 # **Exercises:** `ex11_discovery_urls`, `ex11_token_check`, `ex11_pkce`.
+#
+# [[rules-table]]
