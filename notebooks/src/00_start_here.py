@@ -132,3 +132,5 @@ grade("ex02_error_codes", record=False)
 #
 # **Recap:** run, predict, watch, solve. Three layers — roles, capabilities, transports — and two
 # eras. Next: [01 · Roles](01_roles.ipynb).
+#
+# [[rules-table]]

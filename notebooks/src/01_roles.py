@@ -34,7 +34,8 @@ TopologyDiagram([
 #
 # The host creates a separate client for each server. Each connection then has its own version,
 # capabilities, authentication and failures: if one server crashes or hangs, the others keep
-# working. The simulator enforces the rule — try to point one client at a second server:
+# working. The simulator enforces the rule [[ref host.one-client-per-server]] — try to point one
+# client at a second server:
 
 # %%
 import anyio
@@ -67,6 +68,14 @@ async def one_client_two_servers() -> None:
 sim.run(one_client_two_servers)
 
 # %% [markdown]
+# Before reading on, predict:
+
+# %%
+from mcp_sim.course.predict import ask
+
+ask("01-notes-weather-servers-above")
+
+# %% [markdown]
 # ## Separate connections are not a sandbox
 #
 # One client per server is a *bookkeeping* boundary, not a *security* boundary. Two local servers
@@ -75,12 +84,9 @@ sim.run(one_client_two_servers)
 # The real boundaries are process and container permissions, network egress rules, and the user's
 # authorization — enforced by the host's runtime and by each server, not by the connection graph.
 # The topology diagram above draws those boundaries as enclosures; the security lab makes a
-# malicious server cross one.
-
-# %%
-from mcp_sim.course.predict import ask
-
-ask("01-notes-weather-servers-above")
+# malicious server cross one. The spec's architecture says the same in its design principles:
+# servers should not be able to "see into" other servers, and it is the host process that enforces
+# the boundaries. [[rule host.connections-are-not-a-sandbox]]
 
 # %% [markdown]
 # ## Who decides what
@@ -88,7 +94,8 @@ ask("01-notes-weather-servers-above")
 # The host decides *whether* to act: which servers' tools the model may see, whether the user must
 # confirm a call, how context from many servers is combined. The server decides *whether this caller
 # may do this*: identity, scopes, tenant, ownership of the object. Neither replaces the other: a host
-# can be bypassed by another caller, and a server cannot see the user's intent.
+# can be bypassed by another caller, and a server cannot see the user's intent
+# [[ref host.approves-server-authorizes]].
 #
 # Here is the complete call from the user's request to the final answer, with the host's approval
 # step in the middle. Step through it with the player.
@@ -119,3 +126,5 @@ TraceTable(complete)
 # - The host approves, the server authorizes; both checks are needed.
 #
 # **Exercises:** `ex01_topology`.
+#
+# [[rules-table]]

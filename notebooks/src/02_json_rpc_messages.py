@@ -34,7 +34,7 @@ from mcp_sim.wire import JSONRPCNotification, JSONRPCRequest, decode, encode
 # | result response | yes (the request's) | no | `result` | — |
 # | error response | yes (the request's); from 2025-11-25 absent if the request was unreadable | no | `error: {code, message, data?}` | — |
 #
-# The `id` is the whole trick: it is how an answer finds its question.
+# The `id` is the whole trick: it is how an answer finds its question [[ref jsonrpc.response-echoes-id]].
 
 # %%
 request = JSONRPCRequest(id=1, method="tools/list", params={})
@@ -129,7 +129,11 @@ SequenceDiagram(sim.recorder)
 # | -32602 | Invalid params | the method exists, the parameters are wrong (an unknown tool, a bad cursor …) |
 # | -32603 | Internal error | the receiver failed while handling a valid request |
 #
-# MCP adds one rule of its own: an `id` is a string or an integer, **never `null`**.
+# MCP adds rules of its own. An `id` is a string or an integer [[ref jsonrpc.request-id-string-or-integer]],
+# **never `null`** [[ref jsonrpc.request-id-not-null]]. And a sender does not reuse its ids, where the
+# eras differ: legacy forbids reusing any id within the session
+# [[ref jsonrpc.legacy.request-id-unused-in-session]]; 2026-07-28, which has no sessions, only an id
+# still awaiting its answer [[ref jsonrpc.request-id-not-in-flight]].
 
 # %%
 broken = {
@@ -148,12 +152,13 @@ for label, text in broken.items():
 # sender knows which request failed; when it could not (`null`, unparseable) the error has none.
 #
 # Leaving the `id` out is only valid from revision 2025-11-25, whose schema made it optional on an
-# error response. The earlier schemas (2024-11-05 to 2025-06-18) require an `id` that is a string or
+# error response [[ref jsonrpc.error-echoes-id-when-readable]]. The earlier schemas (2024-11-05 to 2025-06-18) require an `id` that is a string or
 # an integer on every error, so in those revisions an answer to an unreadable request matches no
 # schema at all: plain JSON-RPC 2.0 would send `"id": null`, which MCP forbids.
 #
 # Batches — a JSON array of messages — were allowed in exactly one revision, 2025-03-26. The codec
-# recognises them and, unless told the revision allows them, refuses them with `-32600`.
+# recognises them and, unless told the revision allows them, refuses them with `-32600`
+# [[ref jsonrpc.batches-only-2025-03-26]].
 
 # %%
 print(type(decode(broken["a batch"], allow_batch=True)).__name__)
@@ -177,3 +182,5 @@ ask("02-server-receives-jsonrpc-2")
 #
 # **Exercises:** `ex02_next_message` and `ex02_error_codes` in `../exercises/` — see
 # [00 · Start here](00_start_here.ipynb) for how to grade them.
+#
+# [[rules-table]]

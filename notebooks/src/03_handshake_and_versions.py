@@ -7,7 +7,8 @@
 #   two sides agree on (a protocol version, each side's capabilities, who they are);
 # - what happens when the versions do not match, or a capability was never declared;
 # - how the modern era (2026-07-28) drops the handshake: every request carries its version and
-#   the client's capabilities in `_meta`, and `server/discover` replaces the opening exchange;
+#   the client's capabilities in `_meta`, and `server/discover` — optional for the client — tells
+#   what a server supports;
 # - the modern errors `-32022` (unsupported version) and `-32021` (missing client capability);
 # - how a client that does not know a server's era finds out.
 
@@ -35,9 +36,12 @@ comparison_table("requests")
 # %% [markdown]
 # ## The legacy handshake
 #
-# A legacy client opens with `initialize`, offering the newest version it speaks and its
-# capabilities. The server answers with the same version if it supports it, otherwise with its own
-# newest; the client then either accepts (and sends `notifications/initialized`) or disconnects.
+# A legacy client opens with `initialize` [[ref lifecycle.initialize-first]], offering a version it
+# speaks — its newest [[ref lifecycle.client-offers-latest]] — and its capabilities. The server
+# answers with the same version if it supports it [[ref lifecycle.server-echoes-supported-version]],
+# otherwise with another version it supports [[ref lifecycle.server-counter-offers]], normally its
+# newest [[ref lifecycle.server-counter-offers-latest]]; the client then either accepts (and sends
+# `notifications/initialized` [[ref lifecycle.initialized-notification]]) or disconnects.
 
 # %%
 import json
@@ -76,7 +80,9 @@ ask("03-legacy-client-offers-protocolversion")
 #
 # In 2026-07-28 the server keeps no memory of a client between requests, so each request must say
 # everything the server needs: `params._meta` carries `io.modelcontextprotocol/protocolVersion` and
-# `io.modelcontextprotocol/clientCapabilities` (and, optionally, who the client is).
+# `io.modelcontextprotocol/clientCapabilities` on every request [[ref meta.required-fields]], and
+# `io.modelcontextprotocol/clientInfo`, who the client is, which it should include
+# [[ref meta.client-info]].
 
 # %%
 modern = run_scenario("handshake", revision="2026-07-28", seed=1)
@@ -84,7 +90,9 @@ TraceTable(modern)
 
 # %% [markdown]
 # Look at the `tools/list` request: the client says again, on this request, which version it
-# speaks and what it can do. The server learns nothing from the earlier `server/discover`.
+# speaks and what it can do. The server learns nothing from the earlier `server/discover`
+# [[ref stateless.no-context-from-earlier-requests]], which this client sent by choice
+# [[ref versioning.discover-optional-for-clients]].
 
 # %%
 tools_list = next(e for e in modern if e.kind == "request" and e.method == "tools/list")
@@ -158,7 +166,7 @@ TraceTable(sim.recorder)
 # %% [markdown]
 # The server did not agree to anything: it answered with the version *it* speaks, a counter-offer.
 # The client does not speak 2025-11-25, so it closed the connection without sending
-# `notifications/initialized` (the spec says it SHOULD disconnect). Nothing else crossed the wire:
+# `notifications/initialized` [[ref lifecycle.client-disconnects-on-unsupported]]. Nothing else crossed the wire:
 # the trace ends with the server's answer, and no error code was sent. The client only reported
 # its reason to its own host, printed above the table.
 #
@@ -176,9 +184,11 @@ for event in sim.recorder:
         print(json.dumps(event.message["error"]))
 
 # %% [markdown]
-# `-32022` lists what the server does support, so the client can retry with a common version.
+# `-32022` lists what the server does support [[ref versioning.unsupported-version-error]], so the
+# client can retry with a common version [[ref versioning.client-retries-with-common-version]]; the
+# request without `_meta` is malformed, `-32602` [[ref meta.missing-field-invalid-params]].
 # And `-32021`: the tool `plan_outing` needs to ask the user (elicitation), but this client declared
-# no capabilities on the request.
+# no capabilities on the request [[ref meta.server-uses-only-declared-capabilities]].
 
 # %%
 sim = run_against(weather_with_outing(), Client("no-ui-app", era="modern", capabilities={}),
@@ -206,10 +216,15 @@ print([e.method for e in sim.recorder if e.kind == "request"])
 # %% [markdown]
 # ## Which era is this server?
 #
-# A client that meets an unknown server probes with `server/discover`. A `DiscoverResult`, or one of
-# the modern error codes, means modern; anything else — including a timeout — means legacy, and the
-# client falls back to `initialize`. The spec warns not to key on one particular error code: legacy
-# servers answer an unknown method in different ways.
+# A client that speaks both eras and meets an unknown server over stdio should probe with
+# `server/discover` [[ref versioning.stdio-dual-era-probe]]. A `DiscoverResult`, or one of the modern
+# error codes, means modern; anything else — including a timeout — means legacy, and the client
+# falls back to `initialize`. The fallback must not hang on one particular error code: legacy
+# servers answer an unknown method in different ways [[ref versioning.fallback-not-keyed-to-one-code]].
+# Over Streamable HTTP the client tries a modern request instead and reads the body of a `400`
+# [[ref versioning.http-inspect-400-body]]. Either way it remembers the answer for that server
+# [[ref versioning.cache-era]]. (A client that speaks only 2026-07-28 need not probe; the simulator's
+# `era="auto"` client is this detection.)
 
 # %%
 legacy_only = weather.build()
@@ -242,3 +257,5 @@ print([e.method for e in sim.recorder if e.kind == "request"])
 # - `server/discover` tells a client what a modern server supports — and whether it is modern at all.
 #
 # **Exercises:** `ex03_version_negotiation`, `ex03_modern_meta`, `ex03_era_detection`.
+#
+# [[rules-table]]

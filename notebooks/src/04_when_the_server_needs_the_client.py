@@ -35,7 +35,11 @@ print(f"legacy: {len(legacy)} events, modern: {len(modern)} events")
 # While `tools/call` is still open, the server sends `elicitation/create` and
 # `sampling/createMessage` **to the client** — requests flowing the "wrong" way over the same
 # connection. The client answers them (through its host, which asks the user and the model), and
-# only then does the server finish the tool call.
+# only then does the server finish the tool call. The server may ask only for what the client
+# declared in `initialize` [[ref lifecycle.respect-negotiated]], and the host keeps the user in
+# charge: it shows which server asks and lets the user decline
+# [[ref elicitation.client-shows-server-and-decline]], and a human can deny a sampling request
+# [[ref sampling.human-in-the-loop]].
 
 # %%
 TraceTable([e for e in legacy if e.link == "weather"])
@@ -44,7 +48,9 @@ TraceTable([e for e in legacy if e.link == "weather"])
 # Look at the ids. The client's requests are `initialize #1`, `tools/list #2`, `tools/call #3`; the
 # server's own requests are `elicitation/create #1` and `sampling/createMessage #2` — the same
 # numbers again. They do not clash, because **each side numbers the requests it sends**: the spec
-# only asks that a sender never reuse an id of its own within the session. A response travels back
+# only asks that a sender never reuse an id of its own within the session
+# [[ref jsonrpc.legacy.request-id-unused-in-session]] (in 2026-07-28: never one still awaiting its
+# answer [[ref jsonrpc.request-id-not-in-flight]]). A response travels back
 # to whoever sent the request, so the client looks an answer up among *its* open requests and the
 # server among *its* own; the direction tells the two `#1`s apart.
 
@@ -56,9 +62,11 @@ SequenceDiagram(legacy)
 #
 # In 2026-07-28 servers never send requests. The server ends the `tools/call` with
 # `resultType: "input_required"`, listing what it needs under `inputRequests` (each under a key it
-# chooses) and an opaque `requestState`. The client fulfils every entry and sends `tools/call`
-# again — a **new id**, the **original params**, plus `inputResponses` (same keys) and the
-# `requestState` echoed **exactly**. The server can finish, or ask again.
+# chooses [[ref mrtr.keys-unique]]) and an opaque `requestState`. The client fulfils every entry
+# [[ref mrtr.client-fulfils-input-requests]] and sends `tools/call` again — a **new id**, the
+# **original params** [[ref mrtr.retry-new-id]], plus `inputResponses` (same keys) and the
+# `requestState` echoed **exactly** [[ref mrtr.client-echoes-state]]. The server can finish, or ask
+# again [[ref mrtr.server-may-ask-again]].
 
 # %%
 TraceTable([e for e in modern if e.link == "weather"])
@@ -75,7 +83,8 @@ print(json.dumps({k: v for k, v in retry.message["params"].items() if k != "_met
 
 # %% [markdown]
 # The `requestState` above looks opaque, but this server only **encodes** its state; it does not
-# protect it. Decode it the way any client could:
+# protect it. A well-behaved client never looks inside [[ref mrtr.client-does-not-read-state]] — but
+# the server cannot count on well-behaved clients. Decode it the way any client could:
 
 # %%
 import base64
@@ -137,15 +146,16 @@ for event in fork.forked:
 
 # %% [markdown]
 # The client waited for an answer that never came, timed out on the simulated clock, told the server
-# it gave up (`notifications/cancelled`) and reported the failure to the host: every request ends in
-# a response or a visible timeout, never silence.
+# it gave up (`notifications/cancelled`, this link's way to cancel) and reported the failure to the
+# host [[ref cancel.modern-timeouts]]: every request ends in a response or a visible timeout, never
+# silence.
 
 # %% [markdown]
 # ## Roots: which folders are in scope
 #
 # A server that works on files needs to know which folders the user shared with it. It asks the
 # client for its **roots** (`roots/list`); the host answers from its configuration, and each root
-# is a `file://` URI with an optional name. Below, a small `files` server has a tool that asks for
+# is a `file://` URI with an optional name [[ref roots.file-uri]]. Below, a small `files` server has a tool that asks for
 # the roots, and a client whose host shares one folder; we run it in both eras.
 
 # %%
@@ -216,16 +226,24 @@ for event in modern_roots.recorder:
             print(f"{event.kind:8} #{event.request_id}: {json.dumps(asked_or_answered)}")
 
 # %% [markdown]
-# Roots tell a well-behaved server where to look; they do not stop a server from looking elsewhere.
-# Like sampling, roots are deprecated in 2026-07-28.
+# Roots tell a well-behaved server where to look; they do not stop a server from looking elsewhere
+# [[ref roots.server-respects-boundaries]], and the host decides which folders to share
+# [[ref roots.client-exposes-with-permission]]. Like sampling, roots are deprecated in 2026-07-28: still
+# specified, but new implementations should not adopt them.
 #
 # ## `requestState` is attacker-controlled
 #
 # The server hands `requestState` to the client and trusts whatever comes back at its own peril:
 # the client (or anyone who intercepts it) can change it. If the state says "transfer 10 €" and the
-# server believes it, a caller can send back "transfer 10 000 €". The spec tells servers to protect
-# the state's integrity (an HMAC or authenticated encryption) when it influences authorization or
-# business logic, and to bind it to the caller, the original request and a short expiry.
+# server believes it, a caller can send back "transfer 10 000 €".
+#
+# [[rule mrtr.state-attacker-controlled]]
+#
+# [[rule mrtr.state-integrity]]
+#
+# [[rule mrtr.state-bound]]
+#
+# [[rule mrtr.state-single-use]]
 
 # %%
 from mcp_sim.scenarios.security import run_lab
@@ -246,7 +264,7 @@ ask("04-2026-07-28-client")
 #
 # - Legacy servers ask the client with JSON-RPC requests during a call; modern servers return an
 #   `InputRequiredResult` and the client retries with `inputResponses` and the echoed `requestState`.
-# - A server may only ask for what the client declared on that very request.
+# - A server may only ask for what the client declared on that very request [[ref mrtr.only-declared-input]].
 # - Each side numbers its own requests, so a server's `#1` and a client's `#1` are different requests.
 # - Roots (`roots/list`) tell a server which folders the user shared; in 2026-07-28 they too arrive
 #   through `inputRequests`.
@@ -254,3 +272,5 @@ ask("04-2026-07-28-client")
 #   edited one above); seal it, bind it, expire it.
 #
 # **Exercises:** `ex04_mrtr_loop`, `ex04_seal_state`.
+#
+# [[rules-table]]

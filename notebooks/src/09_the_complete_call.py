@@ -69,9 +69,10 @@ def events(run, kind=None, method=None, sender=None, receiver=None):
 # %% [markdown]
 # ### 1 · Discover: the Client lists the server's tools
 #
-# After the handshake (chapter 03) the Client asks `tools/list`. The answer is written by the
-# server — names, descriptions, schemas, annotations — and that makes all of it **untrusted input**
-# to the Host.
+# After the opening (the legacy handshake, or this client's optional `server/discover`; chapter 03)
+# the Client asks `tools/list`. That is already an MCP request. The answer is written by the server
+# — names, descriptions, schemas, annotations — and that makes all of it **untrusted input** to the
+# Host: annotations count only from a server it trusts [[ref host.annotations-untrusted]].
 
 # %%
 listing = events(legacy, kind="response", method="tools/list")[0].message["result"]["tools"]
@@ -84,8 +85,15 @@ for tool in listing:
 # The Host gives each tool a collision-free name (`issues__create_issue`) and asks its policies two
 # questions, in `Host.decide`: may the model see this tool (`ToolPolicy.permits`), and must the user
 # approve a call to it (`ApprovalPolicy.reasons` — empty means "no need to ask")? The answers depend
-# only on the tool's definition, whether its server is trusted, and the two policies. We build the
-# same Host as the scenario and ask it directly:
+# only on the tool's definition, whether its server is trusted, and the two policies. These two
+# policies are this simulator's Host [[ref host.tool-policy]] [[ref host.approval-policy]]; the spec
+# asks that the user can see which tools are exposed and deny a call, and leaves the how to the Host.
+# Before we build the same Host as the scenario and ask it directly, predict:
+
+# %%
+from mcp_sim.course.predict import ask
+
+ask("09-untrusted-server-marks-tool")
 
 # %%
 import mcp_sim.scenarios.issues as issues
@@ -116,8 +124,10 @@ def policy_table(trusted: bool, approval: ApprovalPolicy) -> list[str]:
 print("\n".join(policy_table(trusted=False, approval=ApprovalPolicy(mode="always"))))
 
 # %% [markdown]
-# `delete_issue` is invisible: the model will never be offered it, so no prompt, however clever,
-# can make the model call it. The other two are visible and the user is asked about both — the
+# `delete_issue` is invisible: the model is never offered it. That alone does not stop a model from
+# *proposing* it — a model can invent a name, or copy one that injected text told it to use — so the
+# Host checks every proposal against its policy again in step 5 [[ref host.recheck-proposals]], and a
+# hidden tool is refused there. The other two are visible and the user is asked about both — the
 # policy says "always ask", and the untrusted server's annotations count for nothing.
 #
 # A Host with a looser policy, `unless-read-only`, asks only when a tool may change something. Watch
@@ -136,17 +146,12 @@ print("\n".join(policy_table(trusted=True, approval=loose)))
 # `destructiveHint: false`, but it is not read-only, so even a trusted server's word does not skip
 # the question under this policy. Annotations describe a tool; they are claims by its author.
 
-# %%
-from mcp_sim.course.predict import ask
-
-ask("09-untrusted-server-marks-tool")
-
 # %% [markdown]
 # ### 3 · Offer: the tools in the model API's format
 #
 # MCP does not define how a Host talks to its model. The Host converts the *visible* tools into the
-# format of whatever model API it uses — here OpenAI chat-completions, where the MCP `inputSchema`
-# becomes `parameters`. This is what the Host sent the model (the trace keeps it beside the
+# format of whatever model API it uses — this simulator's Host uses OpenAI chat-completions, where the
+# MCP `inputSchema` becomes `parameters` [[ref host.model-api-format]]. This is what the Host sent the model (the trace keeps it beside the
 # `host → model` row):
 
 # %%
@@ -156,8 +161,13 @@ print(json.dumps(offer["tools"][0], indent=2))
 print("tools offered:", [t["function"]["name"] for t in offer["tools"]])
 
 # %% [markdown]
-# Two tools, not three. The model sees names and schemas — not which server is behind them, not
-# the server's annotations, not the Host's policy.
+# Two tools, not three. The model sees names, descriptions and schemas. The qualified name
+# (`issues__…`) does tell it which server a tool comes from — that is how the Host keeps two servers'
+# `search` tools apart [[ref host.disambiguate-tool-names]] — but it does not see the server's
+# annotations or the Host's policy.
+
+# %%
+ask("09-complete-call-participant-turns")
 
 # %% [markdown]
 # ### 4 · Propose: the model asks for a call
@@ -165,7 +175,10 @@ print("tools offered:", [t["function"]["name"] for t in offer["tools"]])
 # The simulator's model is a `ScriptedModel` (`mcp_sim/roles/model.py`): readable rules instead of
 # weights. The rule that fires here says "when the user asks to file a bug, call `create_issue` with
 # the rest of the sentence as the title". A real LLM plugs into the same two methods. Either way the
-# model only **proposes**: its answer is a tool call in the model API's format, nothing more.
+# model only **proposes**: its answer is a tool call, nothing more. The trace keeps a compact copy of
+# it (`name`, `arguments` as an object); on OpenAI's wire the same call is
+# `{"type": "function", "function": {"name": …, "arguments": "<a JSON string>"}}`, the shape
+# `ex09_next_step` asks you to read.
 
 # %%
 print("rule:", ISSUE_RULES[0].pattern, "→", ISSUE_RULES[0].tool)
@@ -177,7 +190,9 @@ print(json.dumps(proposal, indent=2))
 #
 # `Host.call_tool` looks the name up, checks the policy again (a model may propose a tool it was
 # never offered) and, because the decision has reasons, asks the user. The question names the
-# server, the tool, the arguments and why it is asked. Nothing has been sent to the server yet.
+# server, the tool, the arguments and why it is asked — showing the arguments is what lets the user
+# see what would leave [[ref host.confirm-with-inputs]]. Nothing has been sent to the server yet:
+# [[rule host.human-in-the-loop]]
 
 # %%
 proposed_at = events(legacy, kind="app", sender="model")[0].seq
@@ -191,9 +206,11 @@ for e in events(legacy, kind="app"):
 # ### 6 · Call: the Client sends `tools/call`
 #
 # Only now does MCP come in. The Host hands the call to the client for the tool's server, under the
-# tool's **own** name (`create_issue`, not `issues__create_issue`). Here the eras differ: the
-# 2026-07-28 request carries the protocol version and the client's details in `_meta`, because
-# there is no session to remember them.
+# tool's **own** name (`create_issue`, not `issues__create_issue`) [[ref host.call-under-own-name]].
+# Here the eras differ: the 2026-07-28 request carries in `_meta` the protocol version and the
+# client's capabilities, which every request must carry [[ref meta.required-fields]], and the client's
+# name, which it should [[ref meta.client-info]] — because there is no session to remember them
+# [[ref stateless.no-context-from-earlier-requests]].
 
 # %%
 for label, run in (("2025-11-25", legacy), ("2026-07-28", modern)):
@@ -204,7 +221,10 @@ for label, run in (("2025-11-25", legacy), ("2026-07-28", modern)):
 #
 # The server ran the tool and answered with a `CallToolResult`: text content, and — because
 # `create_issue` declares an `outputSchema` — `structuredContent`. The 2026-07-28 result also says
-# `resultType: "complete"`.
+# `resultType: "complete"` [[ref jsonrpc.result-type-required]]. It need not be the first answer: a
+# 2026-07-28 server may answer `tools/call` with an `InputRequiredResult` first [[ref mrtr.server-may-ask]],
+# and the call then takes another round trip (chapter 04); a legacy server would send its own
+# requests to the client before answering.
 
 # %%
 for label, run in (("2025-11-25", legacy), ("2026-07-28", modern)):
@@ -215,23 +235,22 @@ for label, run in (("2025-11-25", legacy), ("2026-07-28", modern)):
 # ### 8 · Reply: the result goes back to the model, the model answers the user
 #
 # The Host turns the result into the model API's "tool result" message (`role: "tool"`, tied to
-# the call's id) and asks the model again. With the result in hand the model writes its answer,
-# and the Host shows it to the user.
+# the call's id) and asks the model again. The result is server-written too, so the Host should
+# validate it before the model reads it [[ref host.validate-tool-results]]. With the result in hand
+# the model writes its answer, and the Host shows it to the user.
 
 # %%
 second = events(legacy, kind="app", sender="host", receiver="model")[1].message
 print(json.dumps(second["messages"][-1], indent=2))
 print("answer:", events(legacy, kind="app", sender="host", receiver="user")[-1].text)
 
-# %%
-ask("09-complete-call-participant-turns")
-
 # %% [markdown]
 # ## Two eras, one call
 #
 # Put the runs side by side. Everything in the `roles` layer is identical — the policy, the offer,
 # the proposal, the approval, the answer. In the `capabilities` layer, the opening differs
-# (`initialize` + `notifications/initialized`, or one `server/discover`), and every modern request
+# (`initialize` + `notifications/initialized`, or this client's optional `server/discover`
+# [[ref versioning.discover-optional-for-clients]]), and every modern request
 # carries `_meta` and every modern result `resultType`. The tool call itself has the same method,
 # name, arguments and content in both.
 
@@ -277,6 +296,12 @@ for (name, rev), run in runs.items():
         if row else "-"
     print(f"{name:17} {rev}  layer={run.outcome.layer or '-':13} decided by={run.outcome.decider or '-':7} {where}")
 
+# %%
+ask("09-user-denied-call-many")
+
+# %%
+ask("09-tool-failed-iserror-true")
+
 # %% [markdown]
 # ### The user says no (roles)
 #
@@ -292,8 +317,9 @@ TraceTable(denied.recorder)
 #
 # The user asks to delete issue #99. The Host's `ToolPolicy` denies `*__delete_*`, so the model's
 # offer has two tools and neither deletes anything. The decisive row is the Host's first message to
-# the model — the filtered list — not anything the model or server did. The model cannot propose
-# what it was never shown, and says it cannot help.
+# the model — the filtered list — not anything the model or server did. This scripted model only
+# proposes tools it was offered, so it says it cannot help; a model that proposed `delete_issue`
+# anyway would be refused by the Host's second check [[ref host.recheck-proposals]].
 
 # %%
 hidden = runs[("policy-hides", "2026-07-28")]
@@ -305,23 +331,29 @@ print("answer:", hidden.answer)
 #
 # Now the policy allows `delete_issue` and the user approves, but issue #99 does not exist. The tool
 # ran and failed, so the server answers with a **result** carrying `isError: true`, not a JSON-RPC
-# error (chapter 05). The Host passes its text to the model, which can read it and tell the user.
+# error [[ref host.tool-error-is-a-result]]. The Host passes its text to the model
+# [[ref host.tool-errors-to-model]], which can read it and tell the user.
 
 # %%
 failed = runs[("tool-fails", "2025-11-25")]
 print(json.dumps(failed.decisive.message, indent=1))
 print("answer:", failed.answer)
 
-# %%
-ask("09-tool-failed-iserror-true")
-
 # %% [markdown]
 # ### The wire loses the request (transports)
 #
 # A fault on the link drops the frame that carries `tools/call`. The trace shows the request marked
 # `dropped`; nothing comes back. The client's timeout (5 simulated seconds here) decides the call
-# has failed, tells the server to forget it with `notifications/cancelled`, and the Host reports the
-# failure to the model. Note the clock column: the time is simulated, so the notebook did not wait.
+# has failed [[ref cancel.modern-timeouts]], tells the server to forget it with
+# `notifications/cancelled`, and the Host reports the failure to the model. Note the clock column:
+# the time is simulated, so the notebook did not wait.
+#
+# `notifications/cancelled` is an MCP protocol message (in the spec's words, a utility of the data
+# layer); the `layer` column files it under `transports` only because this course puts the messages
+# about the flow itself there (chapter 00). How a request is cancelled depends on the transport in
+# 2026-07-28: this link behaves like stdio, where the client sends the notification
+# [[ref cancel.modern-stdio-notifies]]; on Streamable HTTP the client simply closes the request's
+# response stream and sends no notification [[ref cancel.modern-http-closes-stream]].
 
 # %%
 lost = runs[("timeout", "2026-07-28")]
@@ -330,22 +362,31 @@ TraceTable(lost.recorder)
 # %% [markdown]
 # Whether `create_issue` ran is now unknown to the client — the frame might have been lost on the
 # way back instead. That is why a Host does not blindly retry a call that is not idempotent
-# (chapter 06).
+# [[ref host.no-blind-retry]] (chapter 06).
 
 # %% [markdown]
 # ### The versions do not match (capabilities: the lifecycle)
 #
 # The server speaks only the *other* era's versions. The 2025-11-25 client's `initialize` is
-# refused; the 2026-07-28 client's `server/discover` is not understood. Either way the session never
-# opens, the Host gets no tools from this server, and the model has nothing to call.
+# refused by a modern-only server, whose error names the versions it does support
+# [[ref versioning.modern-only-refusal-names-versions]]: a legacy client has no way forward, and that
+# message may be all it can show its user. The 2026-07-28 client's `server/discover` is not
+# understood by a legacy-only server. Either way no connection is established (a legacy session
+# never opens; a modern client has no session to open, it just gets no answer it can use), the Host
+# gets no tools from this server, and the model has nothing to call.
+#
+# The code of those errors is not what tells the eras apart. A client that speaks both eras probes
+# with `server/discover` and falls back to `initialize` on *any* error that is not one of the modern
+# codes [[ref versioning.fallback-not-keyed-to-one-code]]. A mismatch *within* 2026-07-28 looks
+# different again: a version the server does not implement gets `-32022` with `data.supported`
+# [[ref versioning.unsupported-version-error]], and the client retries with a common one
+# [[ref versioning.client-retries-with-common-version]]; a missing client capability gets `-32021`
+# (chapter 03).
 
 # %%
 for rev in ("2025-11-25", "2026-07-28"):
     row = runs[("version-mismatch", rev)].decisive
     print(rev, f"#{row.seq}", json.dumps(row.message["error"]))
-
-# %%
-ask("09-user-denied-call-many")
 
 # %% [markdown]
 # ## Who is responsible
@@ -368,14 +409,18 @@ ask("09-user-denied-call-many")
 # ## Recap
 #
 # - A complete call has eight steps: discover, filter, offer, propose, approve, call, answer, reply.
-#   Only *call* and *answer* are MCP messages; the rest happens inside the Host.
+#   *Discover* (`tools/list`), *call* and *answer* are MCP messages; the rest happens inside the Host.
 # - The Host decides what the model sees (`ToolPolicy`) and when the user is asked
-#   (`ApprovalPolicy`); annotations are hints, worth something only from a trusted server.
+#   (`ApprovalPolicy`); annotations are hints, worth something only from a trusted server; a human
+#   can deny every call; the Host re-checks every proposal, because a model can propose any name.
 # - The model sees the model API's format and only proposes; the Host runs the call through the one
 #   client connected to that tool's server, under the tool's own name.
-# - Both eras carry the same call; 2026-07-28 opens with `server/discover` and adds `_meta` and
-#   `resultType`.
+# - Both eras carry the same call; 2026-07-28 needs no opening (this client asks `server/discover`
+#   by choice), adds `_meta` to every request and `resultType` to every result, and may put an
+#   `InputRequiredResult` between call and answer.
 # - When a call fails, the trace shows which layer decided: the user or the Host's policy (roles),
 #   the tool or the lifecycle (capabilities), a lost frame and the client's timeout (transports).
 #
 # **Exercises:** `ex09_who_decides`, `ex09_host_policy`, `ex09_next_step`.
+#
+# [[rules-table]]

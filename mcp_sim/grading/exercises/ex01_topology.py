@@ -13,12 +13,9 @@ from typing import Any
 
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 
-RULE_ONE_CLIENT = ("Architecture: the host creates and manages one MCP client per server; each client keeps a "
-                   "1:1 connection with exactly one server.")
-RULE_STDIO = ("Transports: with stdio the client launches the server as a subprocess and exchanges messages "
-              "over its stdin and stdout — the transport for local servers.")
-RULE_HTTP = ("Transports: with Streamable HTTP the server runs independently and serves clients at one HTTP "
-             "endpoint (a URL) — the transport for remote servers.")
+RULE_ONE_CLIENT = "host.one-client-per-server"
+RULE_STDIO = "host.stdio-is-a-local-subprocess"
+RULE_HTTP = "host.http-is-an-independent-endpoint"
 
 _SERVER_WORDS = ("weather", "files", "github", "calendar", "postgres", "slack", "search", "notes", "jira",
                  "maps", "music", "finance", "docs", "shell", "browser", "email", "sentry", "linear")

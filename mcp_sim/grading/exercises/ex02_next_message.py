@@ -25,15 +25,11 @@ from mcp_sim.wire.jsonrpc import (
     parse_object,
 )
 
-RULE_RESPONSE_ID = ("JSON-RPC / MCP base protocol: a response MUST include the same id as the request it "
-                    "answers; a request id MUST NOT be null.")
-RULE_NEW_ID = ("MCP base protocol: a request id MUST be a string or integer that the requestor has not "
-               "previously used in the same session.")
-RULE_NOTIFICATION = ("JSON-RPC: a notification has no id and receives no response. After a successful "
-                     "initialize response the client MUST send notifications/initialized.")
-RULE_INITIALIZE = ("Lifecycle: the server answers initialize with the protocolVersion (the requested one, "
-                   "when it supports it), its capabilities and its serverInfo.")
-RULE_METHOD_NOT_FOUND = "JSON-RPC: a request for a method the receiver does not implement gets error -32601."
+RULE_RESPONSE_ID = "jsonrpc.response-echoes-id"
+RULE_NEW_ID = "jsonrpc.legacy.request-id-unused-in-session"
+RULE_NOTIFICATION = "jsonrpc.notification-not-answered"
+RULE_INITIALIZE = "lifecycle.server-echoes-supported-version"
+RULE_METHOD_NOT_FOUND = "jsonrpc.standard-error-codes"
 
 _VERSIONS = ("2025-06-18", "2025-11-25")
 _NAMES = ("weather", "files", "tracker", "notes", "maps", "calc")

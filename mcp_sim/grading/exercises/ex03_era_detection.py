@@ -16,14 +16,10 @@ from typing import Any
 
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 
-R_RESULT = ("2026-07-28: a DiscoverResult (required: resultType, supportedVersions, capabilities, ttlMs, "
-            "cacheScope; serverInfo, when sent, in result._meta) identifies a modern server.")
-R_MODERN_ERR = ("2026-07-28: -32020, -32021 and -32022 exist only in the modern revision; such an error means the "
-                "server is modern (e.g. -32022: it is modern but does not speak the requested version).")
-R_FALLBACK = ("Era detection: clients MUST NOT key on a single error code. Any other error, or no answer before "
-              "the timeout, means legacy: fall back to initialize.")
-R_HTTP = ("Streamable HTTP (2026-07-28): a modern error comes as HTTP 400 with the JSON-RPC error body; legacy "
-          "servers answer an unknown probe with 4xx (400/404/405) or a 200 carrying a different error.")
+R_RESULT = "versioning.stdio-dual-era-probe"
+R_MODERN_ERR = "versioning.unsupported-version-error"
+R_FALLBACK = "versioning.fallback-not-keyed-to-one-code"
+R_HTTP = "versioning.http-inspect-400-body"
 
 _MODERN_CODES = (-32020, -32021, -32022)
 _LEGACY_CODES = (-32601, -32601, -32600, -32602, -32603, -32000, -32001, -32002, -32042)

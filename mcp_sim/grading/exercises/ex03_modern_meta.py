@@ -25,13 +25,10 @@ PV = "io.modelcontextprotocol/protocolVersion"
 CC = "io.modelcontextprotocol/clientCapabilities"
 CI = "io.modelcontextprotocol/clientInfo"
 
-R_META = ("2026-07-28: every request MUST carry params._meta with io.modelcontextprotocol/protocolVersion and "
-          "io.modelcontextprotocol/clientCapabilities (and SHOULD carry io.modelcontextprotocol/clientInfo).")
-R_KEEP = ("_meta is shared: other keys such as progressToken or traceparent stay beside the reserved "
-          "io.modelcontextprotocol/* keys; the request's own params are unchanged.")
-R_RETRY = ("2026-07-28: a server that does not support the request's version answers -32022 with "
-           "data.supported; the client retries with a mutually supported version, or gives up if there is none.")
-R_NEW_ID = "JSON-RPC / MCP: every request, including a retry, uses an id its sender has not used before."
+R_META = "meta.required-fields"
+R_KEEP = "meta.other-keys-kept"
+R_RETRY = "versioning.client-retries-with-common-version"
+R_NEW_ID = "jsonrpc.request-id-not-in-flight"
 
 POOL = ("2026-07-28", "2027-02-14", "2027-09-30", "2028-05-01")
 _METHODS: tuple[tuple[str, Callable[[Any], dict[str, Any]]], ...] = (("tools/call", lambda r: {"name": r.choice(("search", "add", "forecast")),

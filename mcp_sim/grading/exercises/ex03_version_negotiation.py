@@ -17,13 +17,9 @@ from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hi
 
 LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 
-R_SERVER = ("Lifecycle (≤2025-11-25): if the server supports the requested protocol version, it MUST respond "
-            "with the same version. Otherwise, the server MUST respond with another protocol version it "
-            "supports — this SHOULD be the latest version supported by the server.")
-R_CLIENT = ("Lifecycle (≤2025-11-25): if the client does not support the version in the server's response, "
-            "it SHOULD disconnect.")
-R_CLIENT_OFFER = ("Lifecycle (≤2025-11-25): in the initialize request the client MUST send a protocol version "
-                  "it supports — this SHOULD be the latest version supported by the client.")
+R_SERVER = "lifecycle.server-echoes-supported-version"
+R_CLIENT = "lifecycle.client-disconnects-on-unsupported"
+R_CLIENT_OFFER = "lifecycle.client-offers-a-version-it-supports"
 
 
 def _shuffled(rng: Any, versions: list[str]) -> list[str]:

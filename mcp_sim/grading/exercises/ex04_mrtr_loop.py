@@ -22,15 +22,12 @@ from typing import Any
 
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 
-R_FULFIL = "MRTR (2026-07-28): the client MUST fulfil the inputRequests before retrying; inputResponses use the same keys."
-R_NEW_ID = "MRTR: the retry is a new JSON-RPC request: same method, a new id."
-R_STATE = ("MRTR: the client MUST echo requestState exactly as received, and MUST NOT include one if the "
-           "server gave none.")
-R_PARAMS = "MRTR: the retry carries the original params plus inputResponses and requestState."
-R_ROUNDS = ("MRTR: the server MAY answer a retry with another InputRequiredResult; inputResponses and "
-            "requestState apply only to the retry of the round that asked for them.")
-R_COMPLETE = ("Results: resultType \"complete\" (or no resultType, from an earlier server) is final; an error "
-              "response is final too.")
+R_FULFIL = "mrtr.client-fulfils-input-requests"
+R_NEW_ID = "mrtr.retry-new-id"
+R_STATE = "mrtr.client-echoes-state"
+R_PARAMS = "mrtr.not-for-other-requests"
+R_ROUNDS = "mrtr.server-may-ask-again"
+R_COMPLETE = "jsonrpc.absent-result-type-is-complete"
 
 _KEYS = ("confirm", "ask_city", "pick_date", "summary", "approve_delete", "roots", "llm_title", "choose_plan",
          "name", "budget")

@@ -29,15 +29,10 @@ from typing import Any
 from mcp_sim.grading.learner_code import LearnerError
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 
-R_INTEGRITY = ("MRTR security (2026-07-28): requestState is attacker-controlled; if it influences authorization "
-               "or business logic the server MUST integrity-protect it (e.g. HMAC or AEAD) and verify it on "
-               "every retry.")
-R_BIND = ("MRTR security: the server SHOULD bind requestState to the authenticated principal, a short expiry "
-          "and a digest of the originating request, and reject it otherwise.")
-R_ARGS = ("MRTR security: bind requestState to the originating request's arguments; JSON object key order "
-          "carries no meaning, so digest a canonical form.")
-R_CONST = ("Security practice: compute the MAC with HMAC and a full-length tag (at least 128 bits), and compare "
-           "MACs with hmac.compare_digest, whose time does not depend on where they differ.")
+R_INTEGRITY = "mrtr.state-integrity"
+R_BIND = "mrtr.state-bound"
+R_ARGS = "mrtr.state-bound"
+R_CONST = "mrtr.mac-practice"
 MIN_TAG_BYTES = 16
 """A tag shorter than 128 bits can be found by trying (a 32-bit tag in about 2**31 attempts)."""
 

@@ -20,15 +20,9 @@ from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hi
 from mcp_sim.roles.host_tools import HostTool
 from mcp_sim.security.host_policy import ApprovalPolicy, ToolPolicy
 
-R_FILTER = ("Host policy (least privilege): the Host decides which tools the model may see. Patterns are globs "
-            "over the qualified name server__tool; a deny pattern wins over allow; a server list limits whose tools "
-            "are offered.")
-R_HINTS = ("Tools: clients MUST consider tool annotations untrusted unless they come from trusted servers; "
-           "readOnlyHint from an untrusted server proves nothing, and destructiveHint defaults to true for a tool "
-           "that is not read-only.")
-R_CONFIRM = ("Tools: there SHOULD always be a human in the loop able to deny a tool invocation; high-risk tools "
-             "(always_confirm, matched on the qualified or the bare name) are confirmed whatever the mode and the "
-             "annotations say.")
+R_FILTER = "host.tool-policy"
+R_HINTS = "host.annotations-untrusted"
+R_CONFIRM = "host.human-in-the-loop"
 
 _SERVERS = ("issues", "mail", "files", "calendar", "bank")
 _TOOLS = ("search", "get_item", "create_item", "delete_item", "send_message", "transfer_funds", "list_all")

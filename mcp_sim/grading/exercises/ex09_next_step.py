@@ -23,17 +23,10 @@ from typing import Any
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 from mcp_sim.scenarios.complete_call import CallRun, run_complete_call
 
-R_OFFER = ("Host: MCP does not define the model interface; the Host offers the model only the tools its policy "
-           "allows, converted to the model API's format (OpenAI: {type: function, function: {name, description, "
-           "parameters}}; Anthropic: {name, description, input_schema}), the inputSchema becoming the parameters.")
-R_PROPOSE = ("Host: the model only proposes a call, in its API's format (OpenAI: an assistant message with "
-             "tool_calls whose arguments are a JSON string; Anthropic: an assistant message with a tool_use block).")
-R_CALL = ("Tools: the client calls tools/call with the tool's own name (as the server listed it, not the Host's "
-          "qualified name) and the arguments; in 2026-07-28 every request also carries the protocol version, the "
-          "client's capabilities and clientInfo in _meta, which 2025-11-25 sent once in initialize.")
-R_REPLY = ("Host: the tool's result goes back to the model as a tool-result message tied to the call's id (OpenAI: "
-           "role tool with tool_call_id; Anthropic: a user message with a tool_result block and is_error), its text "
-           "being the result's text content — also when isError is true, so the model can read what failed.")
+R_OFFER = "host.model-api-format"
+R_PROPOSE = "host.recheck-proposals"
+R_CALL = "host.call-under-own-name"
+R_REPLY = "host.tool-errors-to-model"
 
 _SERVERS = ("issues", "tracker", "bugs", "tickets")
 _TITLES = ("the login page crashes on Safari", "dark mode forgets its setting", "export to CSV drops accents",

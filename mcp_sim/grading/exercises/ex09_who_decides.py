@@ -19,17 +19,11 @@ from typing import Any
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 from mcp_sim.scenarios.complete_call import OUTCOMES, run_complete_call
 
-R_APPROVAL = ("Tools: a human should be able to deny a tool call; the Host asks before the call is sent, so a "
-              "denial is the user's decision in the roles layer and nothing reaches the server.")
-R_POLICY = ("Host: the Host decides which tools the model may see (least privilege); a tool it filters out is "
-            "never offered, so the model cannot propose it — the decision is the Host's offer to the model.")
-R_TOOL_ERROR = ("Tools: a tool that ran and failed answers with a result carrying isError: true; the server "
-                "decided it, in the capabilities layer, and the model reads the text.")
-R_TIMEOUT = ("Transports / lifecycle timeouts: a lost frame gets no answer; the sender's timeout decides the "
-             "request failed and it sends notifications/cancelled. The wire lost it; the client decided.")
-R_VERSION = ("Lifecycle: client and server must agree on a protocol version before anything else; a server "
-             "that speaks none of the client's versions refuses the opening request (initialize or "
-             "server/discover) and no session opens.")
+R_APPROVAL = "host.human-in-the-loop"
+R_POLICY = "host.tool-policy"
+R_TOOL_ERROR = "host.tool-error-is-a-result"
+R_TIMEOUT = "lifecycle.timeouts"
+R_VERSION = "versioning.modern-only-refusal-names-versions"
 
 EXPECTED = {"user-denies": R_APPROVAL, "policy-hides": R_POLICY, "tool-fails": R_TOOL_ERROR,
             "timeout": R_TIMEOUT, "version-mismatch": R_VERSION, "answered": R_TOOL_ERROR}

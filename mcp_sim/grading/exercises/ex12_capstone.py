@@ -33,31 +33,18 @@ from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hi
 from mcp_sim.protocol.schema import schema_errors
 from mcp_sim.security.identity import pick_distinct
 
-R_PROCESS = ("stdio: the client starts the server as a process and speaks JSON-RPC over its stdin and stdout; "
-             "the server must start, answer in the revision the client negotiated, and exit when stdin closes.")
-R_STDOUT = ("stdio: the server MUST NOT write anything to stdout that is not a valid MCP message; logs and "
-            "debugging output go to stderr.")
-R_SCHEMA = "Every message a server sends is valid against the official schema of the negotiated revision."
-R_ANNOTATIONS = ("Tools: annotations describe a tool's behaviour to the client — readOnlyHint: true for a tool that "
-                 "only reads, destructiveHint: true for one that deletes, destructiveHint: false for one that only "
-                 "adds. A Host trusts them only from servers it trusts, so they must be honest.")
-R_TOOL_ERRORS = ("Tools: a tool that ran and failed — arguments breaking its rules included — answers a result "
-                 "with isError: true, so the model can read why and try again; a JSON-RPC error is for protocol "
-                 "problems such as an unknown tool (-32602).")
-R_RESOURCES = ("Resources: resources/read returns the contents of a URI the server knows; an unknown URI is "
-               "'resource not found': -32002 up to 2025-11-25, -32602 in 2026-07-28.")
-R_PROMPTS = "Prompts: prompts/get fills the prompt's arguments into the messages it returns."
-R_AUTHZ = ("Authorization: a server serving several callers checks on every request that the data belongs to the "
-           "caller; another caller's data is never listed, read, changed or deleted, nor is its existence revealed.")
-R_REVIEW = ("Host: tool descriptions and annotations are untrusted input. Every new or changed definition is read "
-            "in full — every string, hidden characters included — before the model sees it.")
-R_CONFIRM = ("Host: a human in the loop must be able to deny a tool invocation. Annotations from an untrusted server "
-             "prove nothing, a tool that is not trusted to be read-only may be destructive, and a destructiveHint: "
-             "true is believed from anyone.")
-R_WORKLOAD = ("Host: security that stops the user's own work is broken too — honest tools of trusted servers must "
-              "still reach the model, read-only ones run without a question, destructive ones after the user's yes.")
-R_READ = ("Host: the model reads only what the user exposed — resources of trusted servers, and files inside the "
-          "roots the user shared, judged after decoding the URI and resolving '..'.")
+R_PROCESS = "realwire.stdio-client-shutdown"
+R_STDOUT = "realwire.stdio-stdout-only-messages"
+R_SCHEMA = "jsonrpc.messages-follow-jsonrpc"
+R_ANNOTATIONS = "host.annotations-untrusted"
+R_TOOL_ERRORS = "host.tool-error-is-a-result"
+R_RESOURCES = "resources.not-found-legacy"
+R_PROMPTS = "prompts.validate-arguments"
+R_AUTHZ = "security.bp.verify-every-request"
+R_REVIEW = "security.host.tool-review-is-detection"
+R_CONFIRM = "host.confirm-with-inputs"
+R_WORKLOAD = "host.tool-policy"
+R_READ = "host.connections-are-not-a-sandbox"
 
 ERAS: Final = {"2025-11-25 over stdio (initialize handshake)": "2025-11-25",
                "2026-07-28 over stdio (server/discover)": "2026-07-28"}
