@@ -16,15 +16,21 @@ from typing import Any
 
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 
-R_SCHEMA = ("Tools: when a tool declares an outputSchema, the server MUST return structuredContent that conforms "
-            "to it (every required property, each of the declared type).")
-R_NOT_FOUND = ("Resources: an unknown URI is -32002 (Resource not found) up to 2025-11-25; 2026-07-28 answers it "
-               "with -32602 (Invalid params).")
-R_CURSOR = ("Pagination: cursors are opaque; a client only sends back a nextCursor it received from the same list "
-            "method — it never builds or edits one.")
-R_RESULT_TYPE = "2026-07-28: every Result carries resultType (\"complete\" for a finished answer)."
+R_SCHEMA = "tools.structured-content-conforms"
+R_NOT_FOUND = "resources.not-found-modern"
+R_NOT_FOUND_LEGACY = "resources.not-found-legacy"
+R_CURSOR = "pagination.cursor-opaque"
+R_RESULT_TYPE = "jsonrpc.result-type-required"
 RULE_TAGS = {"output-schema": R_SCHEMA, "not-found-code": R_NOT_FOUND, "invented-cursor": R_CURSOR,
              "result-type": R_RESULT_TYPE}
+
+
+def _rule_for(tag: str, revision: str) -> str:
+    """The rule a tag names in ``revision`` (resource-not-found is a should up to 2025-11-25)."""
+    if tag == "not-found-code" and revision != "2026-07-28":
+        return R_NOT_FOUND_LEGACY
+    return RULE_TAGS.get(tag, "")
+
 
 _OUTPUT_SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}, "celsius": {"type": "number"}},
                   "required": ["city", "celsius"]}
@@ -118,13 +124,14 @@ def _ask(ctx: CheckContext, kind: str) -> None:
             raise CheckFailed(f"Trace ({revision}):\n{listing}\nEvery message here keeps the rules (a legacy "
                               f"-32002, an echoed cursor and matching structuredContent are all correct), so "
                               f"diagnose() should return None; it returned {got!r}.",
-                              RULE_TAGS.get(got.get("rule", "") if isinstance(got, dict) else "", ""))
+                              _rule_for(got.get("rule", "") if isinstance(got, dict) else "", revision))
         return
     tag = mistake.partition(":")[0]
     want = {"index": bad, "rule": tag}
     if got != want:
-        raise CheckFailed(f"Trace ({revision}):\n{listing}\nMessage [{bad}] breaks the rule {tag!r}; "
-                          f"diagnose() returned {got!r}, expected {want!r}.", RULE_TAGS[tag])
+        raise CheckFailed(f"Trace ({revision}):\n{listing}\nOne message of this trace breaks a rule; "
+                          f"diagnose() returned {got!r}, which is not it.", _rule_for(tag, revision),
+                          case=f"the trace above ({revision})", expected=json.dumps(want))
 
 
 def _kinds(*mistakes: str) -> tuple[str, ...]:
@@ -137,10 +144,10 @@ EXERCISE = Exercise(
     chapter="05",
     summary="Read a Client–Server trace of tools, pagination and resources and name the first message that "
             "breaks a rule, in either era.",
-    rules=(R_SCHEMA, R_NOT_FOUND, R_CURSOR, R_RESULT_TYPE),
+    rules=(R_SCHEMA, R_NOT_FOUND, R_NOT_FOUND_LEGACY, R_CURSOR, R_RESULT_TYPE),
     functions=("diagnose",),
     checks=(
-        Check("Sound traces are sound", R_NOT_FOUND, _ask, ("sound trace in 2025-11-25", "sound trace in 2026-07-28"),
+        Check("Sound traces are sound", R_NOT_FOUND_LEGACY, _ask, ("sound trace in 2025-11-25", "sound trace in 2026-07-28"),
               hint="A code is only wrong for the revision it is sent in; look at the trace's revision first."),
         Check("structuredContent that breaks the outputSchema", R_SCHEMA, _ask, _kinds("output-schema:missing", "output-schema:type",
                                                                               "output-schema:renamed"),

@@ -15,14 +15,11 @@ from typing import Any
 
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 
-R_WALK = ("Pagination: the client passes back the nextCursor it received; following the cursors yields every "
-          "item exactly once, in the server's order (a stable order, so pages do not overlap or skip).")
-R_LAST = ("Pagination: a page that has more after it carries nextCursor; the last page has none — that is how "
-          "the client knows the list is complete.")
-R_BAD = ("Pagination: a cursor the server did not issue (or can no longer honour) is invalid params: JSON-RPC "
-         "error -32602.")
-R_OPAQUE = ("Pagination: a cursor is an opaque string; clients MUST NOT parse or build one. A stateless server "
-            "(2026-07-28) keeps the position inside the cursor, so any replica can serve the next page.")
+R_WALK = "pagination.stable-cursors"
+R_LAST = "pagination.missing-cursor-ends"
+R_BAD = "pagination.invalid-cursor-32602"
+R_OPAQUE = "pagination.cursor-opaque"
+R_ANY_PROCESS = "pagination.position-in-the-cursor"
 
 _NAMES = ("forecast", "alerts", "convert", "search", "translate", "summarise", "lookup", "schedule", "remind",
           "archive", "tag", "share", "export", "import", "backup", "restore", "notify", "rename", "merge", "split")
@@ -103,8 +100,9 @@ def check_bad_cursor(ctx: CheckContext, kind: str) -> None:
     got = _page(ctx, items, cursor, size)
     error = got.get("error")
     if not isinstance(error, dict) or error.get("code") != -32602:
-        raise CheckFailed(f"The cursor {cursor!r} was not issued for this list ({len(items)} items). The answer is "
-                          f"error -32602; list_page() returned {got!r}.", R_BAD)
+        raise CheckFailed(f"The cursor {cursor!r} was never issued for this list ({len(items)} items), and "
+                          f"list_page() returned {got!r}: not an invalid-params error.", R_BAD,
+                          case=f"cursor {cursor!r}, {len(items)} items", expected="an error with code -32602")
     if not isinstance(error.get("message"), str):
         raise CheckFailed("A JSON-RPC error object needs a message string.", R_BAD)
 
@@ -120,9 +118,11 @@ def check_fresh_process(ctx: CheckContext, kind: str) -> None:
         there, _ = other.call("list_page", [copy.deepcopy(items), cursor, size], return_args=True)
     if there != here:
         raise CheckFailed(f"The cursor {cursor!r} gave {here!r} here and {there!r} in another process. Keep the "
-                          f"position inside the cursor, not in the server's memory.", R_OPAQUE)
+                          f"position where any process finds it (in this exercise: inside the cursor), not in "
+                          f"the memory of one process.", R_ANY_PROCESS)
     if here.get("items") != items[size:2 * size]:
-        raise CheckFailed(f"The second page should be {items[size:2 * size]!r}; got {here!r}.", R_WALK)
+        raise CheckFailed(f"The page after the first one is {here!r}: it does not start where the first "
+                          f"page stopped.", R_WALK, expected=repr(items[size:2 * size]))
 
 
 EXERCISE = Exercise(
@@ -131,7 +131,7 @@ EXERCISE = Exercise(
     chapter="05",
     summary="Serve a list page by page: nextCursor while there is more, none on the last page, -32602 for a "
             "cursor you never issued, and cursors that carry their own position.",
-    rules=(R_WALK, R_LAST, R_BAD, R_OPAQUE),
+    rules=(R_WALK, R_LAST, R_BAD, R_OPAQUE, R_ANY_PROCESS),
     functions=("list_page",),
     checks=(
         Check("Following the cursors yields every item once, in order", R_WALK, check_walk, tuple(_SHAPES),
@@ -141,12 +141,12 @@ EXERCISE = Exercise(
         Check("A cursor the server never issued is -32602", R_BAD, check_bad_cursor,
               ("random text", "empty string", "json text", "cursor from a longer list"),
               hint="Decode the cursor defensively, and check the position it names exists in this list."),
-        Check("A cursor works in any process", R_OPAQUE, check_fresh_process, ("fresh process",),
+        Check("A cursor works in any process", R_ANY_PROCESS, check_fresh_process, ("fresh process",),
               hint="Put the position inside the cursor (encoded), not in a dictionary of the server's."),
     ),
     hints=(
         Hint("A cursor only has to mean something to your server. Encode the offset of the next item (for example "
-             "base64 of a small JSON object) and decode it on the next call.", R_OPAQUE),
+             "base64 of a small JSON object) and decode it on the next call.", R_ANY_PROCESS),
         Hint("Return {\"items\": page} and add \"nextCursor\" only when items remain after the page.", R_LAST),
         Hint("Any cursor you cannot decode, or whose offset is not inside the list, is answered with "
              "{\"error\": {\"code\": -32602, \"message\": ...}}.", R_BAD),

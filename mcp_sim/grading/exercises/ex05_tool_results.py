@@ -15,17 +15,13 @@ from typing import Any
 
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 
-R_TOOL_ERROR = ("Tools: a tool that ran and failed answers with a CallToolResult whose isError is true and whose "
-                "content says what went wrong, so the model can read it and try again; it is not a JSON-RPC error. "
-                "Since 2025-11-25 (SEP-1303) arguments that break the inputSchema are reported the same way.")
-R_PROTOCOL_ERROR = ("Tools: a request the server cannot even route — an unknown tool name — is a protocol error: "
-                    "a JSON-RPC error response with code -32602 (Invalid params) and the request's id.")
-R_STRUCTURED = ("Tools (2025-06-18 on): a tool with an outputSchema returns structuredContent matching it, and "
-                "SHOULD also return the same JSON serialised in a text content block for older clients.")
-R_NOT_FOUND = ("Resources: reading a URI the server does not have is error -32002 (Resource not found) up to "
-               "2025-11-25; 2026-07-28 replaces it with -32602 (Invalid params).")
-R_RESULT_TYPE = ("2026-07-28: every Result carries resultType; a finished answer says \"complete\". 2025-11-25 "
-                 "results have no resultType.")
+R_TOOL_ERROR = "tools.execution-error-is-result"
+R_PROTOCOL_ERROR = "tools.unknown-tool-protocol-error"
+R_STRUCTURED = "tools.structured-content-conforms"
+R_TEXT_COPY = "tools.structured-content-text-copy"
+R_NOT_FOUND = "resources.not-found-modern"
+R_NOT_FOUND_LEGACY = "resources.not-found-legacy"
+R_RESULT_TYPE = "jsonrpc.result-type-required"
 
 ERAS = ("2025-11-25", "2026-07-28")
 _CITIES = ("Lisbon", "Oslo", "Quito", "Nairobi", "Perth", "Lima")
@@ -81,7 +77,7 @@ def _ask(ctx: CheckContext, server: dict[str, Any], request: dict[str, Any]) -> 
 
 
 def _expect_result(got: dict[str, Any], request: dict[str, Any], want: dict[str, Any], why: str,
-                   rule: str) -> None:
+                   rule: str, content_rule: str = "") -> None:
     if "result" not in got:
         raise CheckFailed(f"Request: {json.dumps(request)}\n{why} You sent a JSON-RPC error: "
                           f"{json.dumps(got['error'])}.", rule)
@@ -92,17 +88,20 @@ def _expect_result(got: dict[str, Any], request: dict[str, Any], want: dict[str,
             mine, wanted = bool(mine), bool(wanted)
         if mine != wanted:
             extra = R_RESULT_TYPE if key == "resultType" else rule
-            raise CheckFailed(f"Request: {json.dumps(request)}\n{why} Expected {key} = {wanted!r}; "
-                              f"your result has {mine!r}.", extra)
+            raise CheckFailed(f"Request: {json.dumps(request)}\n{why} Your result has {key} = {mine!r}, which "
+                              f"is not what the simulated server answers.", extra,
+                              case=json.dumps(request), expected=f"{key} = {wanted!r}")
     if "content" in want and result.get("content") != want["content"]:
-        raise CheckFailed(f"Request: {json.dumps(request)}\n{why} Expected content {json.dumps(want['content'])}; "
-                          f"your result has {json.dumps(result.get('content'))}.", rule)
+        raise CheckFailed(f"Request: {json.dumps(request)}\n{why} Your result has content "
+                          f"{json.dumps(result.get('content'))}, which is not what the simulated server answers.",
+                          content_rule or rule, case=json.dumps(request), expected=json.dumps(want["content"]))
 
 
 def _expect_error(got: dict[str, Any], request: dict[str, Any], code: int, why: str, rule: str) -> None:
     if "error" not in got or got["error"].get("code") != code:
-        raise CheckFailed(f"Request: {json.dumps(request)}\n{why} Expected a JSON-RPC error with code {code}; "
-                          f"you sent {json.dumps(got)}.", rule)
+        raise CheckFailed(f"Request: {json.dumps(request)}\n{why} You sent {json.dumps(got)}, which is not the "
+                          f"error code for this case.", rule, case=json.dumps(request),
+                          expected=f"a JSON-RPC error with code {code}")
     if not isinstance(got["error"].get("message"), str):
         raise CheckFailed("A JSON-RPC error object needs a message string.", rule)
 
@@ -122,18 +121,19 @@ def _case(ctx: CheckContext, kind: str) -> None:
             why, rule = "The tool ran and failed: that is a result with isError true, text saying why.", R_TOOL_ERROR
         elif name == "temperature":
             want = {"content": [{"type": "text", "text": json.dumps(outcome)}], "structuredContent": outcome}
-            why, rule = ("The tool has an outputSchema: its result carries structuredContent and the same JSON "
-                         "as text.", R_STRUCTURED)
+            why, rule = ("The tool has an outputSchema: its result carries structuredContent that conforms to it "
+                         "(and the simulated server adds the same JSON as text).", R_STRUCTURED)
         else:
             want = {"content": [{"type": "text", "text": outcome["text"]}]}
             why, rule = "The tool worked: a CallToolResult with its text.", R_TOOL_ERROR
         got = _ask(ctx, server, request)
+        content_rule = R_TEXT_COPY if name == "temperature" and not isinstance(outcome, str) else ""
         if what == "handler fails":
             _expect_result(got, request, _expected_result(server, want), why, rule)
             if not isinstance(got["result"].get("content"), list) or not got["result"]["content"]:
                 raise CheckFailed("An isError result still carries content that tells the model what failed.", rule)
         else:
-            _expect_result(got, request, _expected_result(server, want), why, rule)
+            _expect_result(got, request, _expected_result(server, want), why, rule, content_rule)
     elif what == "bad arguments":
         request = _req(ctx.rng, "tools/call", {"name": "forecast",
                                                "arguments": ctx.rng.choice(({}, {"town": known[0]}, {"city": 7}))})
@@ -158,7 +158,8 @@ def _case(ctx: CheckContext, kind: str) -> None:
     else:
         request = _req(ctx.rng, "resources/read", {"uri": f"notes://{ctx.rng.choice(('archive', 'secret', 'x'))}"})
         code = -32602 if revision == "2026-07-28" else -32002
-        _expect_error(_ask(ctx, server, request), request, code, f"No such resource, in {revision}.", R_NOT_FOUND)
+        _expect_error(_ask(ctx, server, request), request, code, f"No such resource, in {revision}.",
+                      R_NOT_FOUND if revision == "2026-07-28" else R_NOT_FOUND_LEGACY)
 
 
 def _kinds(*whats: str) -> tuple[str, ...]:
@@ -171,7 +172,7 @@ EXERCISE = Exercise(
     chapter="05",
     summary="Write the server's response to tools/call and resources/read in both eras: results, isError "
             "results, structuredContent, and the right error code when there is nothing to answer with.",
-    rules=(R_TOOL_ERROR, R_PROTOCOL_ERROR, R_STRUCTURED, R_NOT_FOUND, R_RESULT_TYPE),
+    rules=(R_TOOL_ERROR, R_PROTOCOL_ERROR, R_STRUCTURED, R_TEXT_COPY, R_NOT_FOUND, R_NOT_FOUND_LEGACY, R_RESULT_TYPE),
     functions=("answer",),
     checks=(
         Check("A tool that ran answers with a result", R_TOOL_ERROR, _case,
@@ -179,7 +180,8 @@ EXERCISE = Exercise(
               hint="Did the tool run (or could the model fix its call)? Then the answer is a result, with isError "
                    "saying whether it worked."),
         Check("Structured output matches the outputSchema", R_STRUCTURED, _case, _kinds("structured output"),
-              hint="A tool with an outputSchema returns structuredContent, and the same JSON as text."),
+              hint="A tool with an outputSchema returns structuredContent that conforms to it; the simulated "
+                   "server also puts the same JSON in a text block, as the spec advises."),
         Check("An unknown tool is a protocol error", R_PROTOCOL_ERROR, _case, _kinds("unknown tool"),
               hint="When no tool has this name nothing ran; compare the name with the server's tools first."),
         Check("Resources: contents, or the era's not-found code", R_NOT_FOUND, _case,

@@ -1,8 +1,9 @@
-"""Exercise ex05_who_controls (chapter 05): who controls each primitive, and when the Host asks.
+"""Exercise ex05_who_controls (chapter 05): whom each primitive is designed for, and when the Host asks.
 
 Two decisions a Host makes. ``who_controls(entry)``: an entry from a list result — a tool, a
-resource, a resource template or a prompt — and who decides it is used: the model, the application
-or the user. ``needs_approval(tool, trusted)``: must the user approve a call to this tool? Every seed
+resource, a resource template or a prompt — and whom the spec designed it to be controlled by: the
+model, the application or the user (the spec mandates no interaction model; the course's Host plays
+each primitive this way). ``needs_approval(tool, trusted)``: must the user approve a call to this tool? Every seed
 tries every case kind — each primitive (with names and descriptions that try to mislead), and each
 combination of trusted or untrusted server with each annotation pattern — and the seed picks only
 names, titles and descriptions. Each case is built with its answer.
@@ -16,13 +17,9 @@ from typing import Any
 
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 
-R_CONTROL = ("Server features: tools are model-controlled (the model decides to call them), resources and "
-             "templates are application-controlled (the Host decides what context to attach), prompts are "
-             "user-controlled (the user picks them, e.g. as a slash command). Who controls a primitive follows "
-             "from which list it came from, not from its name or description.")
-R_HINTS = ("Tools: annotations are hints. Clients MUST treat them as untrusted unless they come from a trusted "
-           "server, and a human SHOULD be able to deny a tool call; destructiveHint defaults to true when a tool "
-           "is not read-only.")
+R_CONTROL = "host.controls-per-primitive"
+R_HINTS = "tools.annotations-untrusted"
+R_POLICY = "host.unless-read-only"
 
 _LISTS = {"tools": ("tools/list", "tools", "model"), "resources": ("resources/list", "resources", "application"),
           "resource templates": ("resources/templates/list", "resourceTemplates", "application"),
@@ -56,8 +53,10 @@ def check_control(ctx: CheckContext, kind: str) -> None:
     want = _LISTS[kind][2]
     got = ctx.function("who_controls")(copy.deepcopy(entry))
     if got != want:
-        raise CheckFailed(f"Entry from {entry['list']}: {json.dumps(entry['entry'])}\n{kind.capitalize()} are "
-                          f"{want}-controlled; who_controls() said {got!r}.", R_CONTROL)
+        raise CheckFailed(f"Entry from {entry['list']}: {json.dumps(entry['entry'])}\nwho_controls() said "
+                          f"{got!r}, which is not whom the spec designed {kind} for (the list an entry came from "
+                          f"decides, not its name or description).", R_CONTROL,
+                          case=f"an entry of {entry['list']}", expected=repr(want))
 
 
 _APPROVAL = {
@@ -84,16 +83,18 @@ def check_approval(ctx: CheckContext, kind: str) -> None:
                if not want else "annotations are hints: the Host can rely on a read-only hint only from a server "
                                 "it trusts")
         raise CheckFailed(f"Tool {json.dumps(tool)} from a {'trusted' if trusted else 'untrusted'} server: "
-                          f"needs_approval() should be {want}, got {got!r} — {why}.", R_HINTS)
+                          f"needs_approval() returned {got!r}, which is not the course Host's policy — {why}.",
+                          R_HINTS if not trusted else R_POLICY, expected=repr(want))
 
 
 EXERCISE = Exercise(
     id="ex05_who_controls",
     title="Who controls it, and when does the Host ask?",
     chapter="05",
-    summary="Say who controls each server primitive (model, application, user), and decide when a tool call "
-            "needs the user's approval given its annotations and whether the server is trusted.",
-    rules=(R_CONTROL, R_HINTS),
+    summary="Say whom each server primitive is designed for (model, application, user), and decide, as the "
+            "course's Host does, when a tool call needs the user's approval given its annotations and whether "
+            "the server is trusted.",
+    rules=(R_CONTROL, R_HINTS, R_POLICY),
     functions=("who_controls", "needs_approval"),
     checks=(
         Check("Each primitive has its controller", R_CONTROL, check_control, tuple(_LISTS),
@@ -101,16 +102,16 @@ EXERCISE = Exercise(
         Check("An untrusted server's annotations change nothing", R_HINTS, check_approval,
               tuple(k for k in _APPROVAL if k.startswith("untrusted")),
               hint="Whose annotations may the Host believe?"),
-        Check("A trusted server's annotations: only read-only skips approval", R_HINTS, check_approval,
+        Check("A trusted server's annotations: only read-only skips approval", R_POLICY, check_approval,
               tuple(k for k in _APPROVAL if k.startswith("trusted")),
               hint="What does a missing destructiveHint mean, and which hint says the tool changes nothing?"),
     ),
     hints=(
-        Hint("Three primitives, three controllers: tools → the model, resources and resource templates → the "
+        Hint("Three primitives, three designs: tools → the model, resources and resource templates → the "
              "application (the Host), prompts → the user.", R_CONTROL),
         Hint("A server can annotate anything. Ignore the annotations of a server the Host does not trust.", R_HINTS),
         Hint("Even from a trusted server, skip approval only for readOnlyHint: true — and never when "
-             "destructiveHint is true.", R_HINTS),
+             "destructiveHint is true.", R_POLICY),
     ),
     forbidden=("mcp_sim.security", "mcp_sim.roles"),
 )
