@@ -13,6 +13,7 @@ import pytest
 
 from mcp_sim import cli
 from mcp_sim.scenarios.security import LABS
+from mcp_sim.security.lab import LAYERS
 from mcp_sim.trace import load_jsonl
 
 SEEDS = (0, 3, 11)
@@ -23,20 +24,41 @@ def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> object:
     return json.loads(capsys.readouterr().out)
 
 
+def _grouped_and_sorted() -> list[str]:
+    """Every lab name, grouped by layer in the course's order, sorted within each group."""
+    return [name for layer in LAYERS for name in sorted(n for n, lab in LABS.items() if lab.facts.layer == layer)]
+
+
 def test_lab_list_json_names_every_lab_with_layer_summary_and_variants(capsys: pytest.CaptureFixture[str]) -> None:
     rows = _json(capsys, ["lab", "list", "--json"])
     assert isinstance(rows, list)
-    assert [r["name"] for r in rows] == list(LABS)
+    assert [r["name"] for r in rows] == _grouped_and_sorted()
+    assert sorted(r["name"] for r in rows) == sorted(LABS)
     for row in rows:
         lab = LABS[row["name"]]
         assert row["layer"] == lab.facts.layer and row["summary"] == lab.facts.summary
         assert row["variants"] == ["main", *lab.variants]
 
 
-def test_lab_list_text_has_one_line_per_lab(capsys: pytest.CaptureFixture[str]) -> None:
+def test_lab_list_text_is_grouped_by_layer_and_sorted_within_each_group(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["lab", "list"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert [line.split()[0] for line in lines if not line.startswith(" ")] == list(LABS)
+    headings = [line for line in lines if line and not line.startswith(" ")]
+    layers = [h.split(":")[0] for h in headings]
+    assert layers == [layer for layer in LAYERS if any(lab.facts.layer == layer for lab in LABS.values())]
+    groups: dict[str, list[str]] = {}
+    current = ""
+    for line in lines:
+        if line and not line.startswith(" "):
+            current = line.split(":")[0]
+            groups[current] = []
+        elif line.startswith("  ") and not line.startswith("   "):
+            groups[current].append(line.split()[0])
+    for layer, names in groups.items():
+        assert names == sorted(names), layer
+        assert names == sorted(n for n, lab in LABS.items() if lab.facts.layer == layer)
+        assert any(h.startswith(f"{layer}: {len(names)} lab") for h in headings)
+    assert [n for names in groups.values() for n in names] == _grouped_and_sorted()
 
 
 @pytest.mark.parametrize("name", list(LABS))

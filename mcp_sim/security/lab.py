@@ -49,6 +49,7 @@ from mcp_sim.roles.server import Server
 from mcp_sim.roles.server_session import serve
 from mcp_sim.security.identity import AuthInfo
 from mcp_sim.sim.world import Simulation
+from mcp_sim.trace.reading import Prose
 from mcp_sim.trace.recorder import Recorder, TraceEvent
 from mcp_sim.transports.base import MessageStream
 from mcp_sim.transports.memory import memory_link
@@ -141,29 +142,58 @@ class LabResult:
         """The trace events marked ``"attack"``."""
         return [e for e in self.trace.events if ATTACK in e.marks]
 
-    def _repr_html_(self) -> str:
-        import html
+    def verdict(self) -> str:
+        """The run in one sentence: which configuration, whether the attack worked, whether the
+        legitimate work still did, and how many of the trace's events belong to the attack."""
+        attack = "SUCCEEDED" if self.succeeded else "FAILED"
+        work = "still succeeded" if self.legitimate else "did NOT succeed"
+        return (f"{self.lab} [{self.config}, variant {self.variant}, seed {self.seed}]: the attack {attack}; "
+                f"the legitimate work {work}; {len(self.attack_events())} of {len(self.trace.events)} events "
+                "are marked attack.")
 
-        verdict = "the attack succeeded" if self.succeeded else "the attack failed"
-        return (f"<div><b>{html.escape(self.facts.title)}</b> — {self.config}, seed {self.seed}: {verdict}"
-                f"<p>{html.escape(self.explanation)}</p></div>")
+    def headline(self) -> Prose:
+        """The verdict alone, to display (the facts follow elsewhere, e.g. in a boundary card)."""
+        return Prose([self.verdict()])
+
+    def report(self) -> Prose:
+        """The verdict, then the explanation: what happened as a paragraph, and the lab's lessons as
+        labelled facts — the same words as :attr:`explanation`, laid out for reading."""
+        story, facts = explanation_parts(self.facts, self.config, self._outcome())
+        return Prose([story], heading=self.verdict(), facts=facts)
+
+    def _outcome(self) -> Outcome:
+        return Outcome(self.succeeded, self.evidence, self.legitimate, self.obtained, self.stopped_by)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        """The report as HTML for notebooks, with its plain-text twin."""
+        return self.report()._repr_mimebundle_()
+
+
+def explanation_parts(facts: LabFacts, config: Config, outcome: Outcome) -> tuple[str, list[tuple[str, str]]]:
+    """The explanation in two parts: what happened (who attacked, with what, and the result), and the
+    lessons as ``(label, sentence)`` pairs — why it worked or what held, the boundary, the rule and
+    what the fix does not cover. Each fact is said once."""
+    threat = f"The attacker is {facts.attacker}, who controls {facts.controls}."
+    if outcome.succeeded:
+        story = f"{threat} In the {config} configuration the attack succeeded: the attacker {outcome.obtained}."
+        why = f"It worked because {facts.mistake}."
+        if config == "fixed":
+            why += " The fix did not hold here, so the boundary is incomplete."
+        lessons = [("why it worked", why),
+                   ("the boundary", f"The boundary that stops it is {facts.boundary}: {facts.fix}.")]
+    else:
+        story = f"{threat} In the {config} configuration the attack on {facts.goal} failed: {outcome.stopped_by}."
+        lessons = [("the boundary", f"The boundary that held is {facts.boundary}: {facts.fix}."),
+                   ("without it", f"Without it, {facts.mistake}.")]
+    return story, [*lessons, ("the rule", facts.rule_cited()),
+                   ("not covered", f"The fix does not cover {facts.not_covered}.")]
 
 
 def explain(facts: LabFacts, config: Config, outcome: Outcome) -> str:
     """One paragraph from the lab's facts and the run's outcome: who attacked with what, what went
     wrong (or what held), which boundary fixes it and what that boundary does not cover."""
-    threat = f"The attacker is {facts.attacker}, who controls {facts.controls}. "
-    limits = f" The fix does not cover {facts.not_covered}."
-    if outcome.succeeded:
-        text = (f"In the {config} configuration the attack succeeded: {facts.attacker} {outcome.obtained}. "
-                f"{threat}It worked because {facts.mistake}. ")
-        if config == "fixed":
-            text += "The fix did not hold here, so the boundary is incomplete. "
-        return text + (f"The boundary that stops it is {facts.boundary}: {facts.fix}. Rule: {facts.rule_cited()}"
-                       + limits)
-    return (f"In the {config} configuration the attack on {facts.goal} failed: {outcome.stopped_by}. {threat}"
-            f"The boundary that held is {facts.boundary}: {facts.fix}. Without it, {facts.mistake}. "
-            f"Rule: {facts.rule_cited()}" + limits)
+    story, lessons = explanation_parts(facts, config, outcome)
+    return " ".join([story, *(f"Rule: {text}" if label == "the rule" else text for label, text in lessons)])
 
 
 # --------------------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from typing import Any
 
 from mcp_sim.trace.event import TraceEvent
 from mcp_sim.trace.events import Trace, format_ms
+from mcp_sim.trace.reading import CELL, LONG_CELL, PRE, TABLE, breakable
 
 
 def _stdio_line(e: TraceEvent, stdio: dict[str, Any]) -> str | None:
@@ -150,7 +151,7 @@ def transport_cell_html(row: TableRow) -> str:
     if not row.wire:
         return esc(row.transport)
     return (f"<details><summary>{esc(row.transport)}</summary>"
-            f"<pre style='white-space:pre-wrap;margin:0'>{esc(chr(10).join(row.wire))}</pre></details>")
+            f"<pre style='{PRE}'>{esc(chr(10).join(row.wire))}</pre></details>")
 
 
 class TraceTable:
@@ -190,20 +191,29 @@ class TraceTable:
         return "\n".join(lines)
 
     def to_html(self) -> str:
+        """The table for notebooks, made to fit a 900-pixel output area: every cell left-aligned,
+        names wrapping at their slashes, and the caption and transport cells (which may hold a URL or
+        a raw frame) allowed to break anywhere, so no column pushes the table off screen."""
         esc = html.escape
-        head = "".join(f"<th scope='col'>{esc(c)}</th>" for c in self.columns)
+        head = "".join(f"<th scope='col' style='{CELL}'>{esc(c)}</th>" for c in self.columns)
         rows = []
         for r in self.rows:
-            cells = r.cells()
-            transport = f"<td>{transport_cell_html(r)}</td>" if self.shows_transport else ""
-            rows.append(f"<tr data-seq='{r.seq}'><th scope='row'>{esc(cells[0])}</th>"
-                        + "".join(f"<td>{esc(c)}</td>" for c in cells[1:-1])
-                        + f"{transport}<td>{esc(cells[-1])}</td></tr>")
-        return (f"<table class='mcp-sim-trace-table'><caption>{esc(self.title)}: {len(self.rows)} events"
-                f"</caption><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+            transport = f"<td style='{LONG_CELL}'>{transport_cell_html(r)}</td>" if self.shows_transport else ""
+            rows.append(f"<tr data-seq='{r.seq}'><th scope='row' style='{CELL}'>{r.seq}</th>"
+                        f"<td style='{CELL};white-space:nowrap'>{esc(r.time)}</td>"
+                        f"<td style='{CELL}'>{breakable(r.route)}</td><td style='{CELL}'>{esc(r.layer)}</td>"
+                        f"<td style='{CELL}'>{esc(r.kind)}</td><td style='{CELL}'>{breakable(r.what)}</td>"
+                        f"{transport}<td style='{LONG_CELL}'>{esc(r.caption)}</td></tr>")
+        return (f"<table class='mcp-sim-trace-table' style='{TABLE}'><caption style='text-align:left'>"
+                f"{esc(self.title)}: {len(self.rows)} events</caption><thead><tr>{head}</tr></thead>"
+                f"<tbody>{''.join(rows)}</tbody></table>")
 
     def _repr_html_(self) -> str:
         return self.to_html()
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        """HTML for notebooks and its plain-text twin (:meth:`to_text`) for every other viewer."""
+        return {"text/plain": self.to_text(), "text/html": self.to_html()}
 
     def __str__(self) -> str:
         return self.to_text()

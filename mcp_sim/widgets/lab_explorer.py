@@ -54,8 +54,7 @@ def result_html(result: LabResult, defence: Any) -> str:
     marked = (TraceTable(attack, title="The attack's messages").to_html() if attack
               else "<p>No message of this run is marked attack.</p>")
     command = command_line(result.lab, result.config, result.seed, result.variant)
-    return (f"<p role='status'><b>{esc(verdict(result))}</b></p>"
-            f"<p>{esc(result.explanation)}</p>"
+    return (f"<div role='status'>{result.report().to_html()}</div>"
             f"<p>Defence in this configuration: <code>{esc(describe_defence(defence))}</code></p>"
             f"{marked}"
             f"<details><summary>The whole trace ({len(result.trace.events)} events)</summary>"
