@@ -104,8 +104,9 @@ def test_verdict_and_boundary_card_read_the_run_and_the_facts() -> None:
     facts = LABS[NAME].facts
     assert dict(card.rows()) == {"layer": facts.layer, "attacker": facts.attacker, "they control": facts.controls,
                                  "they want": facts.goal, "the mistake": facts.mistake, "the boundary": facts.boundary,
-                                 "the fix": facts.fix, "the rule": facts.rule, "not covered": facts.not_covered}
+                                 "the fix": facts.fix, "the rule": facts.rule_cited(), "not covered": facts.not_covered}
     assert facts.not_covered in str(card) and "not covered" in card._repr_html_()
+    assert all(rule_id in card.rows()[7][1] for rule_id in facts.rules)  # the rules, cited by id
 
 
 def test_variant_table_runs_every_variant_in_both_configurations() -> None:

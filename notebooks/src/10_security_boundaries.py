@@ -23,8 +23,9 @@
 # one party to another, who checks it?* A Server writes its tool descriptions, so to the Host they are
 # claims, not facts. The model reads everything put in front of it, so it can be talked into things;
 # it may only propose. A Client hands back state the Server gave it, so the Server must not believe
-# that state came back unchanged. A token proves who the authorization server issued it to, and for
-# which resource; it says nothing about whether *this* Server should accept it.
+# that state came back unchanged. A token names the resource it was issued for — its audience — and
+# that is exactly what a Server checks before accepting it [[ref security.bp.token-audience]]: a genuine
+# signature makes a token real, only the audience makes it meant for this Server.
 #
 # The map below draws those crossings. Each arrow carries something across a boundary, from the
 # side that produces it to the side that must check it; the label says what crosses and what the
@@ -48,8 +49,9 @@ TrustMap()
 #   with the user's permissions unless something (a sandbox) says otherwise.
 # - **A Server is the only one who can protect its own data.** The Host's approval happens on the
 #   user's side; a Server that relies on it serves anybody who reaches it another way.
-# - **Tokens name an audience.** The authorization server's signature makes a token genuine; only the
-#   audience check makes it *meant for this Server*.
+# - **Tokens travel through the client.** The user consents in the browser, at the authorization
+#   server; the authorization server issues the token to the client, and the client presents it to the
+#   one Server it was issued for, which checks its audience.
 
 # %%
 from mcp_sim.course.predict import ask
@@ -106,9 +108,14 @@ def defences(name: str) -> None:
 # decision; the model only proposes; each Server speaks for itself alone. Attacks on this layer make
 # one party's words count as another party's decision: a Server's description that the model takes as
 # an order, an annotation that the Host takes as a guarantee, a tool name that one Server borrows from
-# another, a definition that changes after the user looked at it. The defences are the Host's: review
-# what a Server says before the model sees it, treat annotations from untrusted Servers as nothing,
-# keep every Server's tools in its own namespace, and ask the user in the Host's own voice.
+# another, a definition that changes after the user looked at it. The spec's defences are the Host's:
+# annotations of a Server it does not trust are not believed [[ref security.tools.annotations-untrusted]],
+# the user can see which tools are exposed [[ref security.tools.show-exposed-tools]], colliding names are
+# told apart [[ref security.tools.disambiguate-names]], and each sensitive call is confirmed with its
+# arguments shown [[ref security.tools.confirm-and-show-inputs]]. This simulator's Host also reviews the
+# text of every definition before the model sees it. That review is **detection**, defence in depth:
+#
+# [[rule security.host.tool-review-is-detection]]
 
 # %%
 LabTable("roles")
@@ -129,8 +136,14 @@ print(shadow.explanation)
 # %% [markdown]
 # The lab marks the attack's own messages in the trace (**⚠ attack** on the diagram, `[attack]` in
 # the table): the listing that delivers the weather Server's text, and the mail call that the text
-# steered. The player opens on the first
-# of them; step forward to the `send_email` call and look at its arguments.
+# steered. The player opens on the first of them; step forward to the `send_email` call and look at its
+# arguments.
+#
+# The Host *did* ask the user before that call, and its question showed the arguments — `cc` with the
+# attacker's address included. The scripted user approved without reading them. That confirmation is
+# the spec's own control [[ref security.tools.confirm-and-show-inputs]], and the last one left when an
+# instruction is reworded past any review of the text: it works only if it shows every argument and the
+# user reads them.
 
 # %%
 play_lab(shadow)
@@ -147,7 +160,10 @@ print(verdict(shadow_fixed))
 TraceTable(shadow_fixed.attack_events(), title="The attack's messages against the fixed Host")
 
 # %% [markdown]
-# What the fix restores and what it leaves open, from the lab's facts:
+# What the fix restores and what it leaves open, from the lab's facts. Note what the card says is not
+# covered: an instruction reworded past the review's patterns. The lesson the course draws:
+#
+# [[rule security.host.tool-text-stays-with-its-server]]
 
 # %%
 BoundaryCard(shadow_fixed)
@@ -162,10 +178,13 @@ VariantTable("tool-shadowing", seed=SEED)
 # will act on. The attacks here make the receiver believe something the message does not prove —
 # that a `requestState` came back as the Server wrote it, that a form is the Host's confirmation, that
 # a Client's capabilities are still what they were, that roots fence a Server in, that a cached list
-# belongs to whoever asks next, that a sampling request fits a budget. The defences sit with whoever
-# acts on the data: the Server seals and binds its own state and makes repeated work idempotent, the
-# Client enforces budgets and refuses secrets in forms, and caches are keyed by everything that
-# shaped their content.
+# belongs to whoever asks next, that a sampling request fits a budget, that whoever holds a state
+# handle (a tool argument in 2026-07-28) owns it. The defences sit with whoever acts on the data: the
+# Server protects and binds its own state and makes repeated work idempotent, binds handles to their
+# owner [[ref security.bp.state-handle-not-auth]], the Client enforces budgets and refuses secrets in
+# forms [[ref security.elicitation.no-secrets-in-forms]], and private caches are never shared across
+# authorization contexts [[ref security.cache.private-per-context]] (this simulator keys them by the
+# grant, its own choice: [[ref security.cache.key-by-grant]]).
 
 # %%
 LabTable("capabilities")
@@ -176,7 +195,12 @@ LabTable("capabilities")
 # A bank Server pays invoices in several rounds (multi-round-trip requests, chapter 04): it asks for
 # the details, then for a confirmation, and keeps what it learned so far in `requestState`, which the
 # Client carries back with each retry. The attacker sits on the client side — an extension, say — and
-# can edit that string between rounds. It cannot read the bank's key.
+# can edit that string between rounds. It cannot read the bank's key. What the spec asks of the bank:
+#
+# - [[rule security.mrtr.state-attacker-controlled]]
+# - [[rule security.mrtr.state-integrity]]
+# - [[rule security.mrtr.state-bind]]
+# - [[rule security.mrtr.single-use-server-side]]
 
 # %%
 tamper = run_lab("requeststate-tampering", "vulnerable", seed=SEED)
@@ -212,13 +236,17 @@ VariantTable("requeststate-tampering", seed=SEED)
 # ## Transports: how the bytes arrive
 #
 # The transports layer is about *channels*: the pipes of a stdio child process, a port on
-# `127.0.0.1`, the handles that tie a stream or a piece of state to its owner. A channel is only a
+# `127.0.0.1`, the legacy `Mcp-Session-Id` that ties a stream to its session. A channel is only a
 # boundary if it carries what it claims to and only the party it claims to. The attacks here slip
 # something onto a channel that should not be there — a log line on stdout, a request from a web page
-# to a local port, a guessed handle — or start a local Server whose command does more than it shows.
-# The defences belong to whoever owns the channel: the Server keeps stdout for protocol messages and
-# checks `Origin`; handles are unguessable and bound to their owner; the Host shows the exact command
-# it is about to run.
+# to a local port, a guessed session id — or start a local Server whose command does more than it
+# shows. The defences belong to whoever owns the channel: the Server keeps stdout for protocol
+# messages [[ref security.stdio.stdout-only-messages]] and validates `Origin`
+# [[ref security.http.origin-validate]]; legacy session ids are random and never authentication
+# [[ref security.bp.legacy.session-not-auth]]; the Host shows the exact command it is about to run
+# [[ref security.bp.local-show-exact-command]]. `Origin` has a limit worth knowing:
+#
+# [[rule security.http.absent-origin-and-host]]
 
 # %%
 LabTable("transports")
@@ -268,7 +296,10 @@ VariantTable("stdio-stdout-contamination", seed=SEED)
 # consent, discovery URLs that send the client to addresses inside the network. Each defence is an
 # exact check by the party that issues or accepts: audience equal to this Server, redirect URIs
 # compared character for character, the issuer checked on every response, consent per client, every
-# URL learned from a Server vetted before it is fetched. (Chapter 11 follows OAuth for MCP step by
+# URL learned from a Server vetted before it is fetched. The rules behind them:
+# [[ref security.bp.token-audience]] (audience), [[ref security.auth.redirect-exact]] (redirect URIs),
+# [[ref security.auth.iss-validate]] (the issuer, a 2026-07-28 rule), [[ref security.bp.proxy-per-client-consent]]
+# (consent) and [[ref security.bp.ssrf-block-private]] (URLs). (Chapter 11 follows OAuth for MCP step by
 # step.)
 
 # %%
@@ -344,12 +375,19 @@ print("\n".join(lines))
 # difference.
 
 # %%
+ask("10-explorer-opening")
+
+# %%
 from mcp_sim.widgets.lab_explorer import lab_explorer
 
 lab_explorer("annotations-trusted", config="vulnerable", seed=SEED)
 
-# %%
-ask("10-explorer-choose-any-lab")
+# %% [markdown]
+# The explorer opens on a run whose verdict says the legitimate work did **not** succeed. That is not
+# a fix blocking too much: in this lab the legitimate work reads the notes *after* the attack, and the
+# vulnerable Host let the lying tool delete them. Switch the configuration to `fixed` and both verdicts
+# turn: the attack fails and the list of notes is complete. Under `fixed`, in every lab and variant, the
+# legitimate work must still succeed — that is this course's test that a fix is not a wall.
 
 # %% [markdown]
 # ## Run the labs yourself
@@ -388,13 +426,30 @@ print("\n".join(commands))
 # - **Capabilities**: a receiver acts only on what a message proves — sealed and bound state,
 #   idempotent operations, budgets, caches keyed by their context, secrets never in forms.
 # - **Transports**: a channel carries only what it claims to, for only its owner — stdout for
-#   protocol messages, `Origin` checked on local HTTP, handles bound to their caller, commands shown
-#   before they run.
+#   protocol messages, `Origin` checked on local HTTP (and `Host` where no `Origin` comes), legacy
+#   session ids bound to their user, commands shown before they run.
+# - **Reviews of text are detection.** The Host's review of tool text, sampling prompts and forms stops
+#   the labs' phrasings; a reworded instruction passes. The spec's controls — untrusted annotations not
+#   believed, exposed tools shown, calls confirmed with their arguments — stay necessary.
 # - **Authorization**: a token is for one audience; consent is per client; every query stays in the
 #   caller's tenant.
 # - A lab's `vulnerable` and `fixed` differ in one value. Its variants test that the fix is as wide as
 #   the lesson, its legitimate work that the fix is not a wall, and its facts say what the fix leaves
 #   to another boundary.
+#
+# **Not yet covered by a lab.** The Security Best Practices have sections this chapter does not play
+# yet: OAuth authorization URL validation ([[ref security.bp.auth-url-schemes]],
+# [[ref security.bp.auth-url-no-shell]]); stdio privilege escalation through a local proxy
+# ([[ref security.bp.stdio-proxy-restrictions]]); localhost redirect URI impersonation with Client ID
+# Metadata Documents; SSRF by an authorization server that fetches those documents; CIMD trust
+# policies; scope minimization ([[ref security.bp.scope-union]]). Neither does a lab show the client's
+# side of URL-mode elicitation: the full URL shown [[ref security.elicitation.url-show-full]], never
+# fetched ahead [[ref security.elicitation.url-no-prefetch]], opened where neither client nor model
+# can read it [[ref security.elicitation.url-open-securely]].
+#
+# The rules this chapter cited:
+#
+# [[rules-table]]
 #
 # ## Exercises
 #
