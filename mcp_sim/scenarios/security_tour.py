@@ -31,6 +31,7 @@ import graphviz
 from mcp_sim.scenarios.security import LABS, run_lab
 from mcp_sim.security.lab import CONFIGS, LAYERS, Config, Lab, LabResult, Layer
 from mcp_sim.trace.graphviz_svg import GraphvizDiagram
+from mcp_sim.trace.reading import CELL, LONG_CELL, TABLE
 from mcp_sim.trace.recorder import Recorder
 
 FONT = "Helvetica"
@@ -204,12 +205,13 @@ class TrustMap(GraphvizDiagram):
 # --------------------------------------------------------------------------------------------------
 
 def _html_table(caption: str, head: tuple[str, ...], rows: Sequence[tuple[str, ...]], css: str) -> str:
+    """A table of sentences: every cell left-aligned and wrapping, so it fits the notebook's width."""
     esc = html.escape
-    header = "".join(f"<th scope='col'>{esc(h)}</th>" for h in head)
-    body = "".join("<tr><th scope='row'>" + esc(r[0]) + "</th>" + "".join(f"<td>{esc(c)}</td>" for c in r[1:])
-                   + "</tr>" for r in rows)
-    return (f"<table class='{css}'><caption>{esc(caption)}</caption><thead><tr>{header}</tr></thead>"
-            f"<tbody>{body}</tbody></table>")
+    header = "".join(f"<th scope='col' style='{CELL}'>{esc(h)}</th>" for h in head)
+    body = "".join(f"<tr><th scope='row' style='{CELL}'>" + esc(r[0]) + "</th>"
+                   + "".join(f"<td style='{LONG_CELL}'>{esc(c)}</td>" for c in r[1:]) + "</tr>" for r in rows)
+    return (f"<table class='{css}' style='{TABLE}'><caption style='text-align:left'>{esc(caption)}</caption>"
+            f"<thead><tr>{header}</tr></thead><tbody>{body}</tbody></table>")
 
 
 def _text_table(head: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
@@ -249,12 +251,9 @@ class LabTable:
 
 def verdict(result: LabResult) -> str:
     """One run in one sentence: which configuration, whether the attack worked, whether the
-    legitimate work still did, and how many of the trace's events belong to the attack."""
-    attack = "SUCCEEDED" if result.succeeded else "FAILED"
-    work = "still succeeded" if result.legitimate else "did NOT succeed"
-    return (f"{result.lab} [{result.config}, variant {result.variant}, seed {result.seed}]: the attack {attack}; "
-            f"the legitimate work {work}; {len(result.attack_events())} of {len(result.trace.events)} events "
-            "are marked attack.")
+    legitimate work still did, and how many of the trace's events belong to the attack
+    (:meth:`LabResult.verdict`; ``result.headline()`` is the same sentence to display)."""
+    return result.verdict()
 
 
 @dataclass(frozen=True)
@@ -271,12 +270,13 @@ class BoundaryCard:
 
     def _repr_html_(self) -> str:
         esc = html.escape
-        body = "".join(f"<tr><th scope='row'>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in self.rows())
-        return (f"<table class='mcp-sim-boundary'><caption>{esc(self.result.facts.title)}: the boundary"
-                f"</caption><tbody>{body}</tbody></table>")
+        body = "".join(f"<tr><th scope='row' style='{CELL};white-space:nowrap'>{esc(k)}</th>"
+                       f"<td style='{LONG_CELL}'>{esc(v)}</td></tr>" for k, v in self.rows())
+        return (f"<table class='mcp-sim-boundary' style='{TABLE}'><caption style='text-align:left'>"
+                f"{esc(self.result.facts.title)}: the boundary</caption><tbody>{body}</tbody></table>")
 
     def __str__(self) -> str:
-        return "\n".join(f"{k:>13}: {v}" for k, v in self.rows())
+        return "\n".join(f"{k}: {v}" for k, v in self.rows())
 
     __repr__ = __str__
 

@@ -1,7 +1,8 @@
 """``mcp-sim lab``: the security labs from a terminal.
 
-``mcp-sim lab list`` shows every lab of the table (:data:`~mcp_sim.scenarios.security.LABS`) with the
-layer whose boundary its attack crosses, a one-line summary and its attack variants.
+``mcp-sim lab list`` shows every lab of the table (:data:`~mcp_sim.scenarios.security.LABS`) under the
+layer whose boundary its attack crosses, sorted by name within each layer, with a one-line summary
+and its attack variants.
 ``mcp-sim lab run tool-poisoning --config vulnerable --seed 3 --variant title`` runs one attack and
 says whether it worked, what the attacker obtained (or what stopped it), whether the user's own
 legitimate work still succeeded, and why — the explanation names the attacker, what they control, the
@@ -23,13 +24,17 @@ import sys
 from typing import Any
 
 from mcp_sim.scenarios.security import LABS, run_lab
-from mcp_sim.security.lab import CONFIGS, LabResult
+from mcp_sim.security.lab import CONFIGS, LAYERS, LabResult
 
 
 def lab_list() -> list[dict[str, Any]]:
-    """One row per lab, in the table's order: name, layer, title, summary and the variant names."""
+    """One row per lab — name, layer, title, summary and the variant names — grouped by the layer
+    whose boundary the attack crosses (in the course's order of layers) and sorted by name within
+    each group, so a lab is found where its layer is."""
+    order = {layer: i for i, layer in enumerate(LAYERS)}
+    labs = sorted(LABS.items(), key=lambda item: (order[item[1].facts.layer], item[0]))
     return [{"name": name, "layer": lab.facts.layer, "title": lab.facts.title, "summary": lab.facts.summary,
-             "variants": ["main", *lab.variants]} for name, lab in LABS.items()]
+             "variants": ["main", *lab.variants]} for name, lab in labs]
 
 
 def lab_report(result: LabResult) -> dict[str, Any]:
@@ -72,11 +77,15 @@ def _error(text: str) -> int:
 
 
 def _print_list(rows: list[dict[str, Any]]) -> None:
+    """A heading per layer (``roles: 9 labs``), then its labs indented: name, summary, variants."""
     width = max((len(r["name"]) for r in rows), default=0)
-    layer = max((len(r["layer"]) for r in rows), default=0)
-    for r in rows:
-        _out(f"{r['name']:<{width}}  {r['layer']:<{layer}}  {r['summary']}")
-        _out(f"{'':<{width}}  {'':<{layer}}  variants: {', '.join(r['variants'])}")
+    layers = list(dict.fromkeys(r["layer"] for r in rows))
+    for i, layer in enumerate(layers):
+        group = [r for r in rows if r["layer"] == layer]
+        _out(("" if i == 0 else "\n") + f"{layer}: {len(group)} lab{'s' if len(group) != 1 else ''}")
+        for r in group:
+            _out(f"  {r['name']:<{width}}  {r['summary']}")
+            _out(f"  {'':<{width}}  variants: {', '.join(r['variants'])}")
 
 
 def _print_report(report: dict[str, Any]) -> None:
