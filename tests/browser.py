@@ -144,3 +144,30 @@ def error_outputs(cells: list[dict[str, Any]]) -> list[str]:
 
 def dump(cells: list[dict[str, Any]]) -> str:
     return json.dumps(cells, indent=1)[:4000]
+
+
+OVERFLOW = """
+() => {
+  // Every element of every output area that is wider inside than it shows (scrollWidth > clientWidth):
+  // a nested sideways scroll or clipped content. The explicit full-size views are left out.
+  const found = [];
+  let widest = 0;
+  const cells = Array.from(document.querySelectorAll('.jp-Notebook .jp-Cell'));
+  for (const area of document.querySelectorAll('.jp-OutputArea-output')) {
+    const cell = cells.indexOf(area.closest('.jp-Cell'));
+    widest = Math.max(widest, area.scrollWidth);
+    for (const el of [area, ...area.querySelectorAll('*')]) {
+      // A slider's handle hangs over the end of its track by design (ipywidgets' noUiSlider).
+      if (el.closest('.mcp-sim-full-view') || el.closest('.noUi-base') || el.clientWidth === 0) continue;
+      if (el.scrollWidth > el.clientWidth + 1) {
+        const text = (el.innerText || el.textContent || '').trim().slice(0, 60);
+        found.push({cell, tag: el.tagName.toLowerCase(), cls: String(el.className.baseVal ?? el.className).slice(0, 80),
+                    scrollWidth: el.scrollWidth, clientWidth: el.clientWidth, text});
+      }
+    }
+  }
+  const area = document.querySelector('.jp-OutputArea-output');
+  return {widest, outputWidth: area ? area.clientWidth : 0, overflowing: found};
+}
+"""
+"""A page function: the widest output area's scroll width, the output width, and what overflows."""

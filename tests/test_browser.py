@@ -1,6 +1,9 @@
 """Every notebook, opened in JupyterLab in headless Chromium: Run All, no errors, widgets and diagrams
 on screen, and a click in the trace player and in a grade result changes what is shown.
 
+Every view fits a notebook's output at a 1280 × 800 window (no output area scrolls or clips sideways,
+apart from the explicit "full size" views), and every fork button of a player shows an outcome.
+
 Needs Debian's Chromium (``.ci/run`` installs it) and the ``playwright`` package (its own browser
 download does not work here, so the system browser is launched by path). Screenshots are saved in
 ``test-artifacts/`` for a person to look at.
@@ -8,12 +11,14 @@ download does not work here, so the system browser is launched by path). Screens
 
 from __future__ import annotations
 
+import json
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from browser import _READY, CHROMIUM_ARGS, error_outputs, find_chromium, jupyterlab, run_all
+from browser import _READY, CHROMIUM_ARGS, OVERFLOW, error_outputs, find_chromium, jupyterlab, run_all
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -116,3 +121,77 @@ def test_player_and_grader_respond_to_clicks(lab: Any, browser: Any) -> None:
         page.screenshot(path=str(ARTIFACTS / "player-after-click.png"))
     finally:
         page.close()
+
+
+FIT_VIEWPORT = {"width": 1280, "height": 800}
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS)
+def test_every_view_fits_the_output_width(lab: Any, browser: Any, notebook: str) -> None:
+    # Diagrams scale to the output (their full size one click away), widget rows wrap: nothing in an
+    # output area is wider inside than it shows, so no nested sideways scroll and no clipped control.
+    page = browser.new_page(viewport=FIT_VIEWPORT)
+    try:
+        run_all(page, lab, f"notebooks/{notebook}", timeout_s=300)  # a shared machine can be slow
+        page.wait_for_timeout(500)
+        found = page.evaluate(OVERFLOW)
+        ARTIFACTS.mkdir(exist_ok=True)
+        (ARTIFACTS / f"fit-{Path(notebook).stem}.json").write_text(json.dumps(found, indent=1))
+        assert found["outputWidth"] > 0, "no output area on the page"
+        assert found["overflowing"] == [], json.dumps(found["overflowing"][:8], indent=1)
+    finally:
+        page.close()
+
+
+FORK_CHAPTERS = ["04_when_the_server_needs_the_client.ipynb", "05_what_servers_offer.ipynb", "06_transports.ipynb",
+                 "07_change_and_caching.ipynb", "08_tasks.ipynb", "09_the_complete_call.ipynb",
+                 "11_authorization.ipynb"]
+"""The chapters whose players can re-run their story (they were given a runner)."""
+
+_OUTCOMES = ("Outcome:", "Nothing to drop here", "Cannot fork")
+
+
+@pytest.mark.parametrize("notebook", FORK_CHAPTERS)
+def test_every_fork_button_shows_an_outcome(lab: Any, browser: Any, notebook: str) -> None:
+    # In each player: fork at the first step (often the host acting: the player says what to change
+    # instead), then one step on (a message: the re-run's outcome beside the original, even when it
+    # ends in a timeout nothing caught). Nothing may fail silently.
+    page = browser.new_page(viewport=FIT_VIEWPORT)
+    try:
+        run_all(page, lab, f"notebooks/{notebook}", timeout_s=300)
+        players = page.locator(".mcp-sim-player:visible")
+        forked = 0
+        for i in range(players.count()):
+            player = players.nth(i)
+            player.get_by_text("Fork this moment").first.click()  # open the fold
+            fork = player.get_by_role("button", name="fork and re-run")
+            fork.wait_for(timeout=10_000)
+            if fork.is_disabled():  # a player without a runner (a real-wire trace, a lab's stepper)
+                continue
+            forked += 1
+            for move in (None, "forward ▶"):
+                if move:
+                    player.get_by_role("button", name=move).click()
+                    page.wait_for_timeout(300)
+                before = _text(player)
+                fork.scroll_into_view_if_needed()
+                fork.click()
+                text = _changed_text(page, player, before)
+                assert any(word in text for word in _OUTCOMES), text[-800:]
+                assert "That did not work" not in text
+        assert forked > 0, "no player with a runner in this chapter"
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"fork-{Path(notebook).stem}.png"), full_page=False)
+    finally:
+        page.close()
+
+
+def _changed_text(page: Any, locator: Any, before: str, timeout_s: float = 20) -> str:
+    """The locator's text once a click changed it (or, if it did not change, after ``timeout_s``: the
+    same advice twice is an outcome too)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        text = _text(locator)
+        if text != before or time.monotonic() > deadline:
+            return text
+        page.wait_for_timeout(250)

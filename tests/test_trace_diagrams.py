@@ -211,3 +211,34 @@ def test_notebook_html_survives_sanitizers() -> None:
     assert "<svg" in diagram.inline_html()
     trace_page = trace_html(weather_trace())
     assert "<svg" not in trace_page and "<table" in trace_page
+
+
+def test_diagrams_fit_a_notebook_output() -> None:
+    """Columns narrow so five lifelines fit 880 px; wider diagrams scale, with a full-size fold."""
+    from mcp_sim.trace.embed import FIT_WIDTH, FULL_VIEW_CLASS
+    from mcp_sim.trace.graphviz_svg import svg_width_px
+
+    five = SequenceDiagram(weather_trace())
+    assert len(five.participants) >= 4 and five.width <= FIT_WIDTH
+    page = five._repr_html_()
+    assert "max-width:100%;height:auto" in page and FULL_VIEW_CLASS not in page  # fits: no second copy
+    assert 120 <= five.col_w <= 196
+    # A lifeline name too long for its column is split at the slash, not cut short.
+    from mcp_sim.trace.sequence import _lifeline_name
+
+    two_lines = _lifeline_name("client/issue-tracker", 100, 58, 98)
+    assert ">client/</tspan>" in two_lines and ">issue-tracker</tspan>" in two_lines
+    assert "tspan" not in _lifeline_name("host", 100, 58, 98)
+    # Graphviz diagrams are laid out top to bottom when left to right would not fit.
+    topo = TopologyDiagram([ServerPlacement("notes", "stdio"), ServerPlacement("weather", "stdio"),
+                            ServerPlacement("issues", "http")])
+    drawn = topo.to_svg()
+    if drawn is not None:  # a Graphviz binary is installed
+        assert svg_width_px(drawn) <= FIT_WIDTH
+        assert "rankdir=TB" in list(topo.layouts())[1]
+        assert svg_width_px(LifecycleDiagram().to_svg() or "") <= FIT_WIDTH
+    from mcp_sim.trace.embed import svg_img
+
+    folded = svg_img("<svg xmlns='http://www.w3.org/2000/svg' width='2000' height='10'/>", "wide", width=2000)
+    assert f"<details class='{FULL_VIEW_CLASS}'><summary>open full size (2,000 px wide)</summary>" in folded
+    assert folded.count("data:image/svg+xml") == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import time
 from typing import Any
@@ -234,3 +235,87 @@ def test_stepping_is_fast() -> None:
         player.step()
     per_step = (time.perf_counter() - start) / 50
     assert per_step < 0.050, f"{per_step * 1000:.1f} ms per step"
+
+
+# --- every fork of a story shows an outcome ---------------------------------------------------------
+
+STORIES = [("weather-mrtr", "2025-11-25"), ("weather-mrtr", "2026-07-28"), ("complete-call", "2025-11-25"),
+           ("complete-call", "2026-07-28")]
+
+
+@pytest.mark.parametrize(("scenario", "revision"), STORIES)
+def test_every_fork_of_a_story_shows_an_outcome(scenario: str, revision: str) -> None:
+    # Click "fork and re-run" at every step, as a learner would: a message step re-runs the world
+    # with it dropped and shows the outcome beside the original (dropping the handshake ends in a
+    # RequestTimeout nothing catches: shown, not raised); any other step says what to change instead.
+    from functools import partial
+
+    from mcp_sim.scenarios import run_scenario
+
+    rerun = partial(run_scenario, scenario)
+    options = {"revision": revision, "seed": 1}
+    player = TracePlayer(rerun(**options), runner=rerun, options=options)
+    outcomes: dict[str, int] = {}
+    for i in range(len(player.state.visible)):
+        player.jump(i)
+        player.fork_output.value = ""
+        player.fork_button.click()  # through the widget's own callback
+        shown = player.fork_output.value
+        assert player.problem.value == "", player.problem.value
+        assert "Outcome:" in shown or "Nothing to drop here" in shown, (i, shown[:300])
+        if "Nothing to drop here" in shown:
+            assert "revision, transport or seed" in shown
+            outcomes["advice"] = outcomes.get("advice", 0) + 1
+        else:
+            fork = player.state.last_fork
+            assert fork is not None and fork.change.kind == "drop"
+            assert html.escape(fork.outcome()) in shown and "Original run" in shown
+            outcomes["stopped" if fork.error else "ran"] = outcomes.get("stopped" if fork.error else "ran", 0) + 1
+    assert outcomes.get("ran", 0) > 0 and outcomes.get("advice", 0) > 0
+    # Dropping the first message of the handshake ends the world early; the fork says so and keeps
+    # what was recorded up to that moment.
+    first = next(i for i, e in enumerate(player.state.visible) if e.kind == "request")
+    player.jump(first)
+    fork = player.fork_from_controls()
+    assert fork is not None and fork.error is not None and "RequestTimeout" in fork.error
+    assert len(fork.forked) > 0 and any(e.kind == "timeout" for e in fork.forked)
+    assert "stopped early" in fork.outcome() and "role='alert'" in player.fork_output.value
+
+
+def test_a_failing_control_is_shown_in_the_player_not_raised(monkeypatch: pytest.MonkeyPatch) -> None:
+    player = TracePlayer(run_echo(), runner=run_echo, options={"revision": "2025-11-25"})
+
+    def broken() -> None:
+        raise RuntimeError("the state broke")
+
+    monkeypatch.setattr(player.state, "forward", broken)
+    player.forward_button.click()  # raises nothing
+    assert "the state broke" in player.problem.value and "role='alert'" in player.problem.value
+    player.back_button.click()  # the next control that works clears the message
+    assert player.problem.value == ""
+
+
+def test_a_runner_that_cannot_start_is_an_outcome_too() -> None:
+    def refuses(**options: Any) -> Recorder:
+        raise KeyError(f"unknown revision {options.get('revision')!r}")
+
+    player = TracePlayer(run_echo(), runner=refuses, options={"revision": "2025-11-25"})
+    player.change_kind.value = "revision"
+    player.change_value.value = "1999-01-01"
+    fork = player.fork_from_controls()
+    assert fork is not None and fork.error is not None and len(fork.forked) == 0
+    assert "did not start" in fork.outcome() and "unknown revision" in player.fork_output.value
+
+
+def test_player_rows_wrap_and_the_diagram_has_a_full_size_view() -> None:
+    from mcp_sim.trace.embed import FULL_VIEW_CLASS
+
+    player = TracePlayer(run_echo())
+    rows = [c for c in player.widget.children if type(c).__name__ == "HBox"]
+    assert rows and all(r.layout.flex_flow == "row wrap" for r in rows)
+    assert FULL_VIEW_CLASS not in player.diagram_box._dom_classes
+    player.full_size.value = True
+    assert FULL_VIEW_CLASS in player.diagram_box._dom_classes and "max-width:100%;height:auto" not in \
+        player.diagram.value
+    player.full_size.value = False
+    assert "max-width:100%;height:auto" in player.diagram.value
