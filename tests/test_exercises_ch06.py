@@ -180,8 +180,9 @@ WRONG: list[tuple[str, str, Any, str]] = [
     ("ex06_http_answers", "a header mismatch answered with -32600",
      _everywhere("ex06_http_answers", "\"error\": -32020", "\"error\": -32600"),
      "A missing or different routing header is 400 with -32020"),
-    ("ex06_http_answers", "a notification answered like a request",
-     [("if \"id\" not in message:", "if False:")], "A notification is accepted with 202"),
+    ("ex06_http_answers", "an accepted notification answered 200",  # refusing one (a 4xx) complies too
+     [("return {\"status\": 202, \"error\": None}", "return {\"status\": 200, \"error\": None}")],
+     "A notification is accepted with 202 (or refused)"),
     ("ex06_http_answers", "GET and DELETE answered 400",
      [("return {\"status\": 405, \"error\": None}", "return {\"status\": 400, \"error\": -32600}")],
      "GET and DELETE are 405"),

@@ -20,12 +20,9 @@ from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hi
 from mcp_sim.scenarios.stdio_pitfalls import StdioLine, notes_session, pitfall_session
 from mcp_sim.wire.jsonrpc import InvalidMessage, decode
 
-R_STDOUT = ("stdio: the server MUST NOT write anything to its stdout that is not a valid MCP message — a debug "
-            "print, a JSON log object, pretty-printed JSON all break the stream. Logs go to stderr.")
-R_STDIN = "stdio: the client MUST NOT write anything to the server's stdin that is not a valid MCP message."
-R_STDERR = ("stdio: stderr is for logging of any kind (informational, debug, error); the client may show or ignore "
-            "it and SHOULD NOT take it as a sign of failure. A session whose stdout and stdin carry only messages "
-            "is sound.")
+R_STDOUT = "stdio.stdout-only-messages"
+R_STDIN = "stdio.stdin-only-messages"
+R_STDERR = "stdio.stderr-for-logs"
 
 _REVISIONS = ("2025-11-25", "2026-07-28")  # every line shown is valid against its revision's schema
 WRITERS = {"stdout": "server", "stdin": "client"}

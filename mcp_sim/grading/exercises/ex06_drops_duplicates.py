@@ -4,7 +4,9 @@ Links lose messages, deliver them twice, deliver them late. A client stays corre
 a little bookkeeping per request: a fresh id for every request (retries included), a deadline, one
 answer handed to the caller at most, and — when the deadline passes first — a cancellation in the
 transport's own way (``notifications/cancelled`` on stdio and on legacy HTTP; closing the response
-stream on 2026-07-28 HTTP), after which a late answer is ignored.
+stream on 2026-07-28 HTTP), after which a late answer is ignored. Never reusing an id is the
+legacy era's rule; in 2026-07-28 (no sessions) an id only has to differ from those still awaiting an
+answer, and the course's client keeps the stricter habit in both (rule ``faults.fresh-id-per-request``).
 
 The learner writes that bookkeeping as one step function, ``on_event(state, event, link)``: the
 grader feeds it the application's calls and retries, the clock's ticks and the responses that arrive,
@@ -27,15 +29,17 @@ from mcp_sim.sim.world import Simulation
 from mcp_sim.transports.faults import Faults, Latency, Wire
 from mcp_sim.wire.jsonrpc import JSONRPCRequest, JSONRPCResultResponse, encode
 
-R_ONCE = ("JSON-RPC: a response answers the request with its id, once. A duplicate of a response already handed "
-          "to the caller is ignored: the caller never gets two answers.")
-R_TIMEOUT = ("Timeouts and cancellation: a sender SHOULD give up on a request after a timeout and then cancel it — "
-             "on stdio and on legacy Streamable HTTP with notifications/cancelled naming the request id; on "
-             "2026-07-28 Streamable HTTP by closing that request's response stream (no notification). Once.")
-R_LATE = ("Cancellation: the sender SHOULD ignore a response that arrives after it cancelled the request (a race the "
-          "protocol expects); the caller was already told the request timed out.")
-R_RETRY = ("JSON-RPC ids: a request id MUST NOT have been used before in the session. A retry is a new request with "
-           "a new id — a late answer to the old id must never be mistaken for the retry's.")
+R_ONCE = "faults.duplicate-response-ignored"
+R_TIMEOUT = "lifecycle.timeouts"
+R_TIMEOUT_MODERN = "cancel.modern-timeouts"
+R_LATE = "faults.ignore-late-response"
+R_RETRY = "faults.fresh-id-per-request"
+R_ID_LEGACY = "jsonrpc.legacy.request-id-unused-in-session"
+R_ID_MODERN = "jsonrpc.request-id-not-in-flight"
+
+
+def _timeout_rule(link: dict[str, Any]) -> str:
+    return R_TIMEOUT_MODERN if link.get("revision") == "2026-07-28" else R_TIMEOUT
 
 METHODS = ("tools/call", "resources/read", "prompts/get", "tools/list", "completion/complete")
 TICK = 0.5
@@ -190,23 +194,28 @@ def _fail_other(got: list[tuple[str, str]], want: list[tuple[str, str]], run: Ru
                 continue  # cancelled the wrong way: reported below
             if rid in run.cancelled:
                 return CheckFailed(f"{where}, on_event() cancelled request {key} again; it was cancelled already.",
-                                   R_TIMEOUT)
+                                   _timeout_rule(run.link))
             return CheckFailed(f"{where}, on_event() cancelled request {key}, whose deadline has not come (or "
-                               "which was answered).", R_TIMEOUT)
+                               "which was answered).", _timeout_rule(run.link))
     for do, key in missing:
         if do in ("cancel", "close"):
             other = [a for a in extra if a[1] == key and a[0] in ("cancel", "close")]
             how = ("closing its response stream (2026-07-28 HTTP has no notifications/cancelled)" if do == "close"
                    else "sending notifications/cancelled")
+            rule = "cancel.modern-http-closes-stream" if do == "close" else _timeout_rule(run.link)
             if other:
-                return CheckFailed(f"{where}, request {key} passed its deadline: cancel it by {how}; on_event() "
-                                   f"said {other[0][0]!r}.", R_TIMEOUT)
-            return CheckFailed(f"{where}, request {key} has passed its deadline with no answer; cancel it now by {how}."
-                               f" on_event() returned {got}.", R_TIMEOUT)
+                return CheckFailed(f"{where}, request {key} passed its deadline and on_event() said "
+                                   f"{other[0][0]!r}: not this transport's way to cancel.", rule,
+                                   expected=f"cancel it by {how}")
+            return CheckFailed(f"{where}, request {key} has passed its deadline with no answer, and on_event() "
+                               f"returned {got}: it is neither cancelled nor given up.", rule,
+                               expected=f"cancel it now by {how}")
         if do == "deliver":
-            return CheckFailed(f"{where}, the first answer to the pending request {key} arrived; hand it to the "
-                               f"caller. on_event() returned {got}.", R_ONCE)
-    return CheckFailed(f"{where}, the actions should be {want} (apart from sends); on_event() returned {got}.", R_ONCE)
+            return CheckFailed(f"{where}, the first answer to the pending request {key} arrived, and on_event() "
+                               f"returned {got}: the caller is still waiting for it.", R_ONCE,
+                               expected=f"deliver {key}")
+    return CheckFailed(f"{where}, on_event() returned {got}, which is not what the course's client does here.",
+                       R_ONCE, expected=f"{want} (apart from sends)")
 
 
 def drive(ctx: CheckContext, kind: str) -> None:
@@ -240,10 +249,13 @@ def drive(ctx: CheckContext, kind: str) -> None:
                               f"on_event() sent {len(new)}.", R_RETRY)
         for request_id in new:
             if isinstance(request_id, bool) or not isinstance(request_id, (int, str)) or request_id in run.used:
-                used = "was used before in this session" if request_id in run.used else "is not a string or integer"
+                used = "was used before" if request_id in run.used else "is not a string or integer"
                 retry = " A retry is a new request: it needs a new id." if event["type"] == "retry" else ""
+                in_flight = request_id in run.pending
+                rule = (R_ID_LEGACY if run.link.get("revision") != "2026-07-28" else
+                        R_ID_MODERN if in_flight else R_RETRY) if request_id in run.used else R_RETRY
                 raise CheckFailed(f"At t={at:g} s on_event() sent a request with id {request_id!r}, which {used}."
-                                  f"{retry}", R_RETRY)
+                                  f"{retry}", rule)
             call = number if number is not None else run.retries_of(event["id"])
             run.used.add(request_id)
             run.latest[call] = request_id
@@ -257,7 +269,7 @@ EXERCISE = Exercise(
     chapter="06",
     summary="Drive a client's requests through a faulty link: fresh ids, one answer per request, cancel at the "
             "deadline in the transport's way, ignore late and duplicate answers, retry with a new id.",
-    rules=(R_ONCE, R_TIMEOUT, R_LATE, R_RETRY),
+    rules=(R_ONCE, R_TIMEOUT, R_TIMEOUT_MODERN, R_LATE, R_RETRY, R_ID_LEGACY, R_ID_MODERN),
     functions=("on_event",),
     checks=(
         Check("Each answer reaches the caller once", R_ONCE, drive,

@@ -1,8 +1,10 @@
 """Exercise ex06_legacy_sessions (chapter 06): legacy Streamable HTTP sessions, both sides.
 
-2025-03-26 … 2025-11-25 Streamable HTTP has sessions: the server may hand out ``Mcp-Session-Id`` on
+2025-03-26 … 2025-11-25 Streamable HTTP may have sessions: the server may hand out ``Mcp-Session-Id`` on
 its ``initialize`` answer, the client sends it on every later request, ``DELETE`` ends it, a missing id
-is ``400`` and an unknown or ended one ``404`` — after which the client starts a new session. The
+is ``400`` (for a server that requires sessions) and an unknown or ended one ``404`` — after which the
+client starts a new session. What the spec leaves open (``initialize`` with an id, the status of a
+``DELETE`` that works) the simulated server decides, and the rules say so. The
 learner writes the server's verdict (``server_status``) and the client's two decisions
 (``client_headers``: does this request carry the session id? ``after_404``: what to send next).
 
@@ -30,17 +32,22 @@ from mcp_sim.sim.world import Simulation
 from mcp_sim.transports.http import Headers, HttpRequest
 from mcp_sim.transports.http_server import SimulatedHttpServer
 
-R_CARRY = ("Legacy Streamable HTTP sessions: the server MAY return Mcp-Session-Id on the response to initialize; "
-           "the client MUST then send it on every later request. initialize itself never carries one — it is "
-           "what asks for a session.")
-R_400_404 = ("Legacy Streamable HTTP sessions: a request that needs a session and has no Mcp-Session-Id SHOULD get "
-             "400 Bad Request; an id the server does not know — never issued, expired, or ended — MUST get 404 Not "
-             "Found. initialize with a session id is a bad request (400).")
-R_DELETE = ("Legacy Streamable HTTP sessions: the client ends its session with HTTP DELETE carrying Mcp-Session-Id "
-            "(200); after that the id is unknown (404). A request, notification or response in a live session is "
-            "answered as usual (202 for notifications).")
-R_404 = ("Legacy Streamable HTTP sessions: on 404 the session is gone; the client MUST start a new one: initialize "
-         "without a session id, notifications/initialized, then send its request again (as a new request).")
+R_MAY = "http.legacy.session-id-may"
+R_CARRY = "http.legacy.session-id-carry"
+R_400 = "http.legacy.missing-session-400"
+R_404_SERVER = "http.legacy.ended-session-404"
+R_INIT_400 = "http.legacy.initialize-with-session-400"
+R_DELETE = "http.legacy.delete-200"
+R_ACCEPTED = "http.legacy.accepted-202"
+R_404 = "http.legacy.404-starts-over"
+_KIND_RULE = {  # the rule each server case is about: the spec's, or this simulator's where the spec is silent
+    "initialize without a session id": R_MAY, "request in the live session": R_CARRY,
+    "notification in the live session": R_ACCEPTED, "session id header in lower case": R_CARRY,
+    "DELETE of the live session": R_DELETE, "initialize carrying a session id": R_INIT_400,
+    "request without a session id": R_400, "request with an ended session id": R_404_SERVER,
+    "request with an id never issued": R_404_SERVER, "DELETE without a session id": R_400,
+    "DELETE of an ended session": R_404_SERVER,
+}
 
 _REVISIONS = ("2025-06-18", "2025-11-25")
 SESSION = "Mcp-Session-Id"
@@ -164,10 +171,9 @@ def check_server(ctx: CheckContext, kind: str) -> None:
     status, live, (method, headers, body) = replay(revision, _case(kind, ctx.rng), bodies, ctx.rng.randrange(1 << 30))
     got = ctx.function("server_status")(method, copy.deepcopy(headers), body, [live])
     if got != status:
-        rule = R_DELETE if kind in _SERVER_OK or kind == "DELETE of an ended session" else R_400_404
         raise CheckFailed(f"A {revision} server whose live session is {live} receives\n  {method} /mcp  headers "
-                          f"{headers}\n  body {body[:160]!r}\nThe simulated server answers {status}; server_status() "
-                          f"said {got!r}.", rule)
+                          f"{headers}\n  body {body[:160]!r}\nserver_status() said {got!r}, which is not what the "
+                          f"simulated server answers.", _KIND_RULE[kind], case=kind, expected=str(status))
 
 
 def check_client_headers(ctx: CheckContext, kind: str) -> None:
@@ -187,8 +193,9 @@ def check_client_headers(ctx: CheckContext, kind: str) -> None:
         if mine != post["session"]:
             want = f"{SESSION}: {post['session']}" if post["session"] else f"no {SESSION}"
             rule = R_404 if post["method"] == "initialize" and held else R_CARRY
-            raise CheckFailed(f"{revision}: the client sends {post['method']} holding the session id {held!r}. The "
-                              f"simulated client sends {want}; client_headers() gave {got!r}.", rule)
+            raise CheckFailed(f"{revision}: the client sends {post['method']} holding the session id {held!r}, "
+                              f"and client_headers() gave {got!r}: not the session header it needs.", rule,
+                              case=f"{post['method']} holding {held!r}", expected=want)
 
 
 def check_after_404(ctx: CheckContext, kind: str) -> None:
@@ -205,8 +212,9 @@ def check_after_404(ctx: CheckContext, kind: str) -> None:
     want = [p["method"] for p in posts[expired + 1:expired + 4]]
     got = ctx.function("after_404")(failed, 404)
     if got != want:
-        raise CheckFailed(f"{revision}: {failed} was answered 404 (the server no longer knows the session). The "
-                          f"simulated client then sends {want}; after_404() said {got!r}.", R_404)
+        raise CheckFailed(f"{revision}: {failed} was answered 404 (the server no longer knows the session), and "
+                          f"after_404() said {got!r}: that does not start a new session and ask again.", R_404,
+                          case=f"{failed} answered 404", expected=repr(want))
 
 
 _SERVER_OK = ("initialize without a session id", "request in the live session", "notification in the live session",
@@ -220,12 +228,12 @@ EXERCISE = Exercise(
     chapter="06",
     summary="Sessions as 2025-03-26 … 2025-11-25 Streamable HTTP has them: which requests carry Mcp-Session-Id, "
             "what 400 and 404 mean, DELETE, and how a client recovers from a 404.",
-    rules=(R_CARRY, R_400_404, R_DELETE, R_404),
+    rules=(R_MAY, R_CARRY, R_400, R_404_SERVER, R_INIT_400, R_DELETE, R_ACCEPTED, R_404),
     functions=("server_status", "client_headers", "after_404"),
     checks=(
-        Check("A live session's requests are served; DELETE ends it", R_DELETE, check_server, _SERVER_OK, seeds=1,
+        Check("A live session's requests are served; DELETE ends it", R_CARRY, check_server, _SERVER_OK, seeds=1,
               hint="Look the id up among the live sessions; header names ignore case."),
-        Check("No session id is 400; an unknown one is 404", R_400_404, check_server, _SERVER_BAD, seeds=1,
+        Check("No session id is 400; an unknown one is 404", R_400, check_server, _SERVER_BAD, seeds=1,
               hint="initialize must come without an id; everything else needs one, and it must be live."),
         Check("Every request after initialize carries the session id", R_CARRY, check_client_headers,
               ("the first session", "after a 404"),
@@ -234,8 +242,8 @@ EXERCISE = Exercise(
               hint="The old session is gone for good: initialize, initialized, then the request again."),
     ),
     hints=(
-        Hint("Server: initialize → it must have no Mcp-Session-Id (400 if it has one). Any other request → no id is "
-             "400, an id not in the live list is 404.", R_400_404),
+        Hint("Server: initialize → the simulated server wants no Mcp-Session-Id on it (400 if it has one). Any other "
+             "request → no id is 400, an id not in the live list is 404.", R_400),
         Hint("Client: every request except initialize carries the id the initialize answer gave.", R_CARRY),
         Hint("After a 404 forget the session id; the new initialize answer brings a new one.", R_404),
     ),

@@ -19,16 +19,10 @@ from typing import Any
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 from mcp_sim.scenarios.stdio_pitfalls import notes_session
 
-R_FRAME = ("stdio: a pipe is a byte stream, not a sequence of messages. A read may hold part of a message, several "
-           "messages, or the end of one and the start of the next; a message is complete when its newline "
-           "arrives, so keep what follows the last newline for the next read.")
-R_NEWLINE = ("stdio: messages are delimited by newlines (\\n) and MUST NOT contain embedded newlines. Only the "
-             "byte \\n ends a message — not U+2028, U+2029 or NEL inside a JSON string — and an empty line "
-             "(\\n or \\r\\n alone) is no message.")
-R_UTF8 = ("stdio: the pipes carry UTF-8. A read can end in the middle of a multibyte character, so join the bytes "
-          "first and decode a complete line, never a single read.")
-R_TAIL = ("stdio: a message without its newline is not finished (the writer may still be writing, or died "
-          "mid-line): hand it out only when its newline arrives, and keep its bytes, unchanged, until then.")
+R_FRAME = "stdio.newline-delimited"  # a message is complete when its newline arrives, and only then
+R_NEWLINE = "stdio.newline-delimited"
+R_UTF8 = "transport.utf-8"
+R_TAIL = "stdio.newline-delimited"
 
 _REVISIONS = ("2025-06-18", "2025-11-25", "2026-07-28")
 _SEPARATORS = ("\u2028", "\u2029", "\x85")
@@ -178,7 +172,7 @@ EXERCISE = Exercise(
     chapter="06",
     summary="Turn the reads of a stdio pipe into messages: join the bytes, split only at \\n, decode complete lines, "
             "skip blank lines, and keep the unfinished tail for the next read.",
-    rules=(R_FRAME, R_NEWLINE, R_UTF8, R_TAIL),
+    rules=(R_NEWLINE, R_UTF8),
     functions=("feed",),
     checks=(
         Check("Every message comes out once, whole, when its newline arrives", R_FRAME, drive, _FRAMING,
