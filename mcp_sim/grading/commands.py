@@ -25,7 +25,9 @@ def _parser_grade() -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
     p.add_argument("--reference", action="store_true", help="grade the reference solutions (all must pass)")
     p.add_argument("--seed", type=int, default=0, help="another set of seeded cases (default 0)")
-    p.add_argument("--hints", type=int, default=1, metavar="N", help="show up to N hints for a failed exercise")
+    p.add_argument("--hints", type=int, default=0, metavar="N",
+                   help="show the first N hints of a failed exercise, one more each time you ask (default 0: "
+                        "none; the last hint gives the answer for the case shown)")
     p.add_argument("--list", action="store_true", help="list the exercises and exit")
     return p
 

@@ -25,6 +25,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
+from mcp_sim.protocol import rulebook
+
 SEEDS_PER_CHECK: Final = 2
 """How many seeded cases each check tries by default."""
 
@@ -32,12 +34,32 @@ SEEDS_PER_CHECK: Final = 2
 class CheckFailed(Exception):
     """Raised by a check when the learner's answer is wrong; the message is the explanation.
 
-    ``rule`` is the spec rule the answer broke when it is not the check's own (one check can catch
-    several mistakes, and the learner should read about the one they made)."""
+    The three parts of a failure are kept apart because they are shown at different times:
 
-    def __init__(self, explanation: str, rule: str = "") -> None:
+    * ``explanation`` — what was wrong, in words ("your function answered a notification"); shown at
+      once. It names what the learner's code did, never the right answer;
+    * ``case`` — the input that failed (the smallest the check found), shown at once with the rule,
+      so the learner can reproduce it;
+    * ``expected`` — the right answer for that case, shown only with the last hint: seeing the answer
+      first teaches copying it, not the rule.
+
+    ``rule`` is the rule the answer broke when it is not the check's own (one check can catch several
+    mistakes, and the learner should read about the one they made): a rulebook id, or during the move
+    to the rulebook the rule's words."""
+
+    def __init__(self, explanation: str, rule: str = "", *, case: str = "", expected: str = "") -> None:
         super().__init__(explanation)
         self.rule = rule
+        self.case = case
+        self.expected = expected
+
+
+def cite_rule(rule: str) -> str:
+    """A rule as the learner reads it: a rulebook id becomes its citation (strength, words, source),
+    any other text is shown as it is."""
+    if rule and rulebook.exists(rule):
+        return rulebook.get(rule).cite()
+    return rule
 
 
 @dataclass(frozen=True)
@@ -48,7 +70,7 @@ class Hint:
     rule: str = ""
 
     def __str__(self) -> str:
-        return f"{self.text} (Rule: {self.rule})" if self.rule else self.text
+        return f"{self.text} (Rule: {cite_rule(self.rule)})" if self.rule else self.text
 
 
 class Learner(Protocol):
@@ -96,10 +118,10 @@ class CheckContext:
         return self.learner.fresh()
 
     @staticmethod
-    def expect(condition: bool, explanation: str) -> None:
-        """Fail with ``explanation`` unless ``condition`` holds."""
+    def expect(condition: bool, explanation: str, rule: str = "", *, case: str = "", expected: str = "") -> None:
+        """Fail with ``explanation`` unless ``condition`` holds (the arguments of :class:`CheckFailed`)."""
         if not condition:
-            raise CheckFailed(explanation)
+            raise CheckFailed(explanation, rule, case=case, expected=expected)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,9 @@ progress record are made here too, where the learner's code cannot reach; the no
 at risk from a learner's endless loop or crash.
 
 Each check walks its case kinds on each of its seeds (coverage by construction, see
-:mod:`mcp_sim.grading.model`) and stops at the first failing case, reporting the rule that case broke.
+:mod:`mcp_sim.grading.model`) and stops at the first failing case, reporting the rule that case broke
+and the case — the smallest of that kind over the check's seeds — but not its answer, which waits for
+the last hint (:attr:`~mcp_sim.grading.result.GradeResult.hint_steps`).
 
 Where the exercises are: the folder named by ``MCP_SIM_EXERCISES``, else ``exercises/`` in the project
 root (:func:`project_root`).
@@ -93,22 +95,27 @@ def case_rng(seed: int, kind: str) -> random.Random:
 
 
 def run_check(exercise: Exercise, index: int, learner: LearnerProcess, *, base_seed: int = 0) -> CheckResult:
-    """Run check number ``index``: every case kind on every seed; stop at the first failing case."""
+    """Run check number ``index``: every case kind on every seed; stop at the first failing case.
+
+    A wrong answer (:class:`CheckFailed`) is then tried on the same kind with the check's other seeds,
+    and the failure with the shortest case is reported: the same mistake on the smallest input the
+    check has. An exception or a time limit in the learner's code is reported as it happened."""
     check = exercise.checks[index]
     seeds = check_seeds(exercise.id, check.name, check.seeds, base_seed)
     start = len(learner.printed)
     cases = 0
-    for seed in seeds:
+    for n, seed in enumerate(seeds):
         for kind in check.kinds:
             cases += 1
-            ctx = CheckContext(learner, case_rng(seed, kind), seed)
             try:
-                check.run(ctx, kind)
+                check.run(CheckContext(learner, case_rng(seed, kind), seed), kind)
             except CheckFailed as exc:
+                seed, exc = _smallest(check, learner, kind, seed, exc, seeds[n + 1:])
                 rule = exc.rule or check.rule
                 # the hint goes with the rule that was broken, which may be another check's
                 hint = next((c.hint for c in exercise.checks if c.rule == rule and rule != check.rule), check.hint)
-                return _failed(check, "failed", str(exc), rule, cases, seed, kind, learner, start, hint)
+                return _failed(check, "failed", str(exc), rule, cases, seed, kind, learner, start, hint,
+                               exc.case, exc.expected)
             except LearnerError as exc:
                 status = "timeout" if exc.status == "timeout" else "error"
                 return _failed(check, status, exc.description, check.rule, cases, seed, kind, learner, start,
@@ -118,11 +125,30 @@ def run_check(exercise: Exercise, index: int, learner: LearnerProcess, *, base_s
                        f"{len(check.kinds)} kinds).", check.rule, cases, None, printed, "")
 
 
+def _smallest(check: Any, learner: LearnerProcess, kind: str, seed: int, failure: CheckFailed,
+              others: Sequence[int]) -> tuple[int, CheckFailed]:
+    """The failing case of ``kind`` with the shortest case text, over ``seed`` and the ``others``
+    (deterministic: the same seeds in the same order; ties keep the earlier seed). Only failures that
+    describe their case compete, and only wrong answers: an exception on another seed is not smaller."""
+    best = (seed, failure)
+    if not failure.case:
+        return best
+    for other in others:
+        try:
+            check.run(CheckContext(learner, case_rng(other, kind), other), kind)
+        except CheckFailed as exc:
+            if exc.case and len(exc.case) < len(best[1].case):
+                best = (other, exc)
+        except LearnerError:
+            continue
+    return best
+
+
 def _failed(check: Any, status: str, explanation: str, rule: str, cases: int, seed: int, kind: str,
-            learner: LearnerProcess, start: int, hint: str) -> CheckResult:
+            learner: LearnerProcess, start: int, hint: str, case: str = "", expected: str = "") -> CheckResult:
     printed = "".join(learner.printed[start:])[-4000:]
     return CheckResult(check.name, status, explanation, rule, cases, seed, printed,  # type: ignore[arg-type]
-                       hint, kind)
+                       hint, kind, case, expected)
 
 
 def result_header(exercise: Exercise, display: str, reference: bool) -> dict[str, Any]:

@@ -280,8 +280,8 @@ def _make_check(factory: Callable[[Any, str], Case]) -> Callable[[CheckContext, 
         if got != expected or type(got) is not type(expected):
             want = "None (no error response)" if expected is None else str(expected)
             rule = R_RESOURCE if what.startswith("resources/read") else RULE_OF_CODE[expected]
-            raise CheckFailed(f"Case: {what}.\n  line:   {line!r}\n  server: {json.dumps(server)}\n"
-                              f"Expected {want}; your function returned {got!r}.", rule)
+            raise CheckFailed(f"Your function returned {got!r}.", rule,
+                              case=f"line:   {line!r}\nserver: {json.dumps(server)}", expected=f"{want} — {what}")
     return run
 
 
