@@ -5,11 +5,10 @@
 #
 # - the three things a server offers — **tools**, **resources** (and resource templates) and
 #   **prompts** — plus the utilities around them: **completion**, **pagination** and **icons**;
-# - **who controls each one**: the model calls tools, the application attaches resources, the user
-#   picks prompts — and how a Host plays all three parts;
-# - tools in detail: input and output schemas, `structuredContent`, why a failing tool answers with
-#   a *result* (`isError: true`) and when a *protocol error* is due, and why annotations are hints,
-#   not guarantees;
+# - **whom each one is designed for**: the model calls tools, the application attaches resources, the
+#   user picks prompts — and how the course's Host plays all three parts (a design, not a rule);
+# - tools in detail: input and output schemas, `structuredContent`, how a failing tool answers and
+#   when a *protocol error* is due, and why annotations are hints, not guarantees;
 # - the same capability in both eras, 2025-11-25 and 2026-07-28, side by side;
 # - how to write a server of your own in a few lines and call it through the Host.
 
@@ -18,14 +17,20 @@
 #
 # The `library` server (in `mcp_sim/scenarios/offerings.py`) offers a bit of everything: three
 # tools, a catalogue resource, a template for one book, a `review` prompt and completion for its
-# argument. The spec gives each primitive a different **controller** — whoever decides that it is
-# used:
+# argument. The spec designs each primitive for a different **controller** — whoever decides that it
+# is used:
 #
-# | primitive | listed by | controlled by | what that looks like in a Host |
+# | primitive | listed by | designed to be controlled by | what that looks like in the course's Host |
 # |---|---|---|---|
 # | tools | `tools/list` | the **model** | the model proposes a call; the Host runs it (after approval) |
 # | resources, templates | `resources/list`, `resources/templates/list` | the **application** | the Host decides what context to attach |
 # | prompts | `prompts/list` | the **user** | the user picks one, like a slash command |
+#
+# That column is what each primitive is *for*, not a rule: every one of these pages adds that the
+# protocol does not mandate any user interaction model, and the resources page names "automatic
+# context inclusion, based on heuristics or the AI model's selection" as a valid design. So a Host
+# that let the model pick resources would comply too. The course's Host keeps the three apart; that is
+# [[rule host.controls-per-primitive]] What the tools page does ask is [[rule tools.human-in-the-loop]]
 #
 # `who_decides` plays one of each through a Host: the user asks a question and the model calls the
 # `book_facts` tool; the application attaches the catalogue; the user types `/review Em…`, the
@@ -47,17 +52,20 @@ SequenceDiagram(legacy.recorder)
 # %% [markdown]
 # Read the `app` rows: the **model** chose the tool (`tool_calls: library__book_facts`), the
 # **host** chose to attach the resource, the **user** chose the prompt. The MCP messages below those
-# rows are the same kind of request each time — the difference is who sent the Host there. A Host
-# that let the model read any resource it likes, or ran a prompt the user never picked, would break
-# this division of control.
+# rows are the same kind of request each time — the difference is who sent the Host there. Another
+# Host could send them for other reasons (the model asking for a resource, say) and still comply: the
+# protocol only carries the requests; who triggers them is the Host's design.
 
 # %% [markdown]
 # ## Tools
 #
-# `tools/list` returns each tool's name, description, `inputSchema` (a JSON Schema for its
-# arguments) and, optionally, an `outputSchema`, `annotations` and `icons`. The library serves two
-# per page, so the list took two requests (more on that under *Pagination*). Here is the first
-# page, as the 2025-11-25 server sent it:
+# `tools/list` returns each tool's name, description and `inputSchema` (a JSON Schema for its
+# arguments, [[ref tools.input-schema-object]] an object) and, optionally, a display `title`, an
+# `outputSchema`, `annotations` and `icons`. A server that offers tools declares the `tools`
+# capability [[ref tools.capability-declared]]; the same goes for `resources`, `prompts` and
+# `completions` [[ref completion.capability-declared]], and a client asks only what was declared.
+# The library serves two per page, so the list took two requests (more on that under *Pagination*).
+# Here is the first page, as the 2025-11-25 server sent it:
 
 # %%
 def messages(sim, method, kind="response"):
@@ -69,7 +77,9 @@ print(json.dumps(messages(legacy, "tools/list")[0]["result"], indent=2))
 
 # %% [markdown]
 # `book_facts` declares an `outputSchema`, so its result carries `structuredContent` — JSON a
-# program can use directly — *and* the same JSON as text, for clients that only read `content`:
+# program can use directly. Two rules of different strength meet here:
+# [[rule tools.structured-content-conforms]] and [[rule tools.structured-content-text-copy]] The
+# library does both. On the other side, [[rule tools.client-validates-structured]]
 
 # %%
 print(json.dumps(messages(legacy, "tools/call")[0], indent=2))
@@ -77,14 +87,30 @@ print(json.dumps(messages(legacy, "tools/call")[0], indent=2))
 # %% [markdown]
 # ### Errors as results, or protocol errors?
 #
+# Before reading on, predict two answers: one for a resource nobody has, one for a tool called with
+# arguments that break its schema.
+
+# %%
+from mcp_sim.course.predict import ask
+
+ask("05-missing-resource-2026")
+
+# %%
+ask("05-bad-arguments")
+
+# %% [markdown]
 # Two kinds of failure look alike but are answered differently:
 #
 # - the tool **ran and failed** (the book is not in the catalogue; since 2025-11-25 also: the
 #   arguments break the `inputSchema`) → a normal **result** with `isError: true` and a text that
-#   says what went wrong. The model reads it and can try again;
+#   says what went wrong. The model reads it and can try again. [[rule tools.execution-error-is-result]]
+#   And the client's part: [[rule tools.client-passes-execution-errors]]
 # - the request **cannot be handled at all** (no tool has that name) → a JSON-RPC **error**,
-#   `-32602`. The same goes for a resource the server does not have — `-32002` up to 2025-11-25,
-#   `-32602` in 2026-07-28.
+#   `-32602` [[ref tools.unknown-tool-protocol-error]]. A client may still show such an error to the
+#   model [[ref tools.client-may-pass-protocol-errors]].
+# - a resource the server does not have differs by era: [[rule resources.not-found-legacy]]
+#   [[rule resources.not-found-modern]] Modern clients keep reading the old code
+#   [[ref resources.client-accepts-32002]], and [[rule resources.no-empty-contents-for-missing]]
 #
 # We ask the library for all three, in both eras, with a Client of our own:
 
@@ -134,19 +160,13 @@ for era in ("legacy", "modern"):
 # unknown tool is `-32602` in both. Only the missing resource differs: `-32002` in 2025-11-25,
 # `-32602` in 2026-07-28.
 
-# %%
-from mcp_sim.course.predict import ask
-
-ask("05-model-calls-get-forecast")
-
 # %% [markdown]
 # ### Annotations are hints, not guarantees
 #
 # `readOnlyHint`, `destructiveHint`, `idempotentHint` and `openWorldHint` describe a tool, but the
-# *server* writes them. The spec tells clients to treat them as untrusted unless the server is
-# trusted; and a tool that is not read-only counts as destructive unless it says otherwise. The
-# course's Host, with its `unless-read-only` policy, asks the user before every call except to a
-# read-only tool of a **trusted** server. The same run with the library trusted:
+# *server* writes them: [[rule tools.annotations-untrusted]] And a tool that is not read-only counts
+# as destructive unless it says otherwise (the schema's defaults). When to ask the user is the Host's
+# own policy: [[rule host.unless-read-only]] The same run with the library trusted:
 
 # %%
 trusting = who_decides("2025-11-25", trusted=True)
@@ -162,7 +182,9 @@ for run, label in ((legacy, "untrusted"), (trusting, "trusted")):
 # %% [markdown]
 # ## Resources and templates
 #
-# A resource is data the application can attach: a URI, a name, a MIME type. A **template**
+# A resource is data the application can attach. It needs only a `uri` and a `name`; a `title`,
+# `description`, `mimeType`, `size` and `icons` are optional [[ref resources.required-fields]]. The
+# server checks every URI it is asked for [[ref resources.validate-uris]]. A **template**
 # (`uriTemplate`, RFC 6570) describes a family of URIs; the client fills in the variables and reads
 # the URI like any other. The ready-made `resources-tour` scenario lists both and reads one of each
 # from the weather server:
@@ -180,7 +202,10 @@ for event in tour_legacy:
 # ## Prompts and completion
 #
 # A prompt is a template of messages the *user* picks; its arguments can be completed as the user
-# types (`completion/complete`, for a prompt argument or a template variable). The ready-made
+# types (`completion/complete`, for a prompt argument or a template variable), from a server that
+# declared `completions` [[ref completion.capability-declared]], best first
+# [[ref completion.sorted-by-relevance]]. The server checks a prompt's arguments before filling it in
+# [[ref prompts.validate-arguments]]. The ready-made
 # `prompts-and-completion` scenario completes "Po" and "L", then gets the prompt:
 
 # %%
@@ -193,11 +218,16 @@ for event in prompts:
 # ## Pagination with opaque cursors
 #
 # Every list method can answer in pages. A page with more after it carries a `nextCursor`; the
-# client sends it back, unchanged, as `params.cursor`; the last page has none. The cursor is
-# **opaque**: the client never reads or builds one. This server happens to put base64 JSON in it —
-# a stateless server must keep its position *somewhere*, and the cursor is the only place that
-# comes back — but a client that decoded it and edited the offset would be relying on a detail
-# the server may change at any time. A cursor the server did not issue is `-32602`.
+# client sends it back, unchanged, as `params.cursor`; the last page has none.
+#
+# - [[rule pagination.cursor-opaque]]
+# - [[rule pagination.no-fixed-page-size]]
+# - [[rule pagination.missing-cursor-ends]] And in 2026-07-28: [[rule pagination.empty-cursor-is-a-cursor]]
+# - [[rule pagination.stable-cursors]] [[rule pagination.invalid-cursor-32602]]
+#
+# Where does a server keep its place between pages? [[rule pagination.position-in-the-cursor]] A
+# client that decoded the library's cursor and edited the offset would be relying on a detail the
+# server may change at any time.
 
 # %%
 pages = messages(legacy, "tools/list")
@@ -210,8 +240,15 @@ for request, page in zip(requests, pages, strict=True):
 # ## Icons
 #
 # Since 2025-11-25 tools, resources, templates, prompts and the server itself may carry `icons`:
-# a `src` (only `https:` or `data:` URIs are safe to fetch), a `mimeType` and `sizes`. A Host shows
-# them; it fetches them without credentials and never executes them.
+# a `src`, and optionally a `mimeType`, `sizes` and a `theme` (`light` or `dark`: the background the
+# icon is drawn for). Showing one is not harmless, and the spec's rules are strict:
+#
+# - [[rule icons.safe-schemes]]
+# - [[rule icons.precautions]]
+# - [[rule icons.png-and-jpeg]] [[rule icons.may-refuse-types]]
+#
+# The library's icon, below, is an SVG — exactly the type the spec singles out, since an SVG can
+# carry script. A careful Host sanitizes it or shows no icon at all.
 
 # %%
 first_tool = messages(legacy, "tools/list")[0]["result"]["tools"][0]
@@ -220,10 +257,22 @@ print(json.dumps(first_tool["icons"], indent=2))
 # %% [markdown]
 # ## The same capability in both eras
 #
-# What changes between 2025-11-25 and 2026-07-28 for these primitives? The methods and their
-# results are the same; around them, each modern request carries its `_meta` (version,
-# capabilities, client info), each modern result says `resultType`, and the list and read results
-# say how long they may be cached (`ttlMs`, `cacheScope`, chapter 07). Compare one answer of each:
+# What changes between 2025-11-25 and 2026-07-28 for these primitives? The primitives are the same;
+# around them, each modern request carries its `_meta` (version, capabilities, client info), each
+# modern result says `resultType`, and the list and read results say how long they may be cached
+# (`ttlMs`, `cacheScope`, chapter 07). And some methods and fields change:
+#
+# - `tools/call`, `prompts/get` and `resources/read` may answer with an `InputRequiredResult`
+#   (chapter 04): [[rule tools.call-may-need-input]]
+# - `resources/subscribe` and `resources/unsubscribe` are gone (chapter 07 has `subscriptions/listen`);
+# - `Tool.execution` and a request's `params.task` are gone, and the `tasks` capability with them:
+#   tasks are an extension, announced under `extensions` (chapter 08);
+# - an `outputSchema` may be any JSON Schema 2020-12: [[rule tools.structured-content-any-json]]
+# - lists no longer depend on the connection: [[rule tools.list-not-per-connection]]
+#   [[rule tools.list-may-vary-by-authorization]] [[rule tools.deterministic-order]]
+# - a missing resource is `-32602`, at must strength, and never an empty `contents`.
+#
+# Compare one answer of each:
 
 # %%
 for name, run in (("2025-11-25", legacy), ("2026-07-28", modern)):
@@ -243,9 +292,6 @@ from mcp_sim.widgets.player import play, side_by_side
 rerun = partial(run_scenario, "resources-tour")
 side_by_side(play(tour_legacy, runner=rerun, options={"revision": "2025-11-25", "seed": 1}),
              play(tour_modern, runner=rerun, options={"revision": "2026-07-28", "seed": 1}))
-
-# %%
-ask("05-2026-07-28-client")
 
 # %% [markdown]
 # ## Your own server, in a few lines
@@ -292,14 +338,22 @@ TraceTable(dice_run.recorder)
 # %% [markdown]
 # ## Recap
 #
-# - A server offers **tools** (the model decides), **resources** and templates (the application
-#   decides) and **prompts** (the user decides); the Host keeps those roles apart.
-# - A tool that ran and failed answers with `isError: true` in a result; a request nothing could
-#   run gets a JSON-RPC error (`-32602` for an unknown tool; resource not found is `-32002` up to
-#   2025-11-25, `-32602` in 2026-07-28).
-# - A tool with an `outputSchema` returns matching `structuredContent` and the same JSON as text.
-# - Annotations are hints written by the server: trust them only from a server you trust.
-# - Lists come in pages; cursors are opaque and only echoed; the last page has no `nextCursor`.
-# - Both eras carry the same primitives; 2026-07-28 adds `_meta`, `resultType` and cache hints.
+# - A server offers **tools** (designed for the model to call), **resources** and templates (for the
+#   application to attach) and **prompts** (for the user to pick); that is a design, and the course's
+#   Host follows it — a human who can deny tool calls is what the spec asks (should).
+# - A tool that ran and failed should answer with `isError: true` in a result; a request nothing
+#   could run gets a JSON-RPC error (`-32602` for an unknown tool). Resource not found: `-32002` up
+#   to 2025-11-25 (should), `-32602` in 2026-07-28 (must).
+# - A tool with an `outputSchema` must return conforming `structuredContent`, and should add the same
+#   JSON as text; clients should validate it.
+# - Annotations are hints written by the server: a client must treat them as untrusted unless the
+#   server is trusted.
+# - Lists come in pages; cursors are opaque and only echoed (must); the last page has no `nextCursor`;
+#   an invalid cursor should get `-32602`; in 2026-07-28 an empty cursor is still a cursor.
+# - Icons are untrusted input: only `https:`/`data:`, no credentials, care with SVG (must).
+# - Both eras carry the same primitives; 2026-07-28 adds `_meta`, `resultType`, cache hints and
+#   `InputRequiredResult`, drops `resources/subscribe` and tasks from the core, and fixes lists per caller.
+#
+# [[rules-table]]
 #
 # **Exercises:** `ex05_tool_results`, `ex05_pagination`, `ex05_diagnose`, `ex05_who_controls`.
