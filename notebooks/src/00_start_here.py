@@ -100,25 +100,30 @@ ask("00-run-above-revision-2026")
 # it) and a `starter.py` you edit. Grade it from a cell:
 #
 # ```python
-# from mcp_sim.grading import grade
-# grade("ex02_error_codes")
+# from mcp_sim.widgets.grader_panel import grade_panel
+# grade_panel("ex02_error_codes")
 # ```
 #
-# or from a terminal: `mcp-sim grade ex02_error_codes` (all exercises: `mcp-sim grade`; your progress:
-# `mcp-sim progress`). The checks run your code on many generated cases, not on one example, so an
-# answer that only works for one example will not pass. The cases are seeded, not random: the same
-# seed always gives the same cases, so a failure can be reproduced, and `mcp-sim grade --seed 7`
-# draws another set. A failed check explains what went wrong in MCP's terms and cites the
-# rule; the *Show next hint* button reveals hints one at a time. Your files are never modified, and
-# code that crashes or loops forever is stopped with a readable message instead of breaking the
-# notebook.
+# (`grade` from `mcp_sim.grading` returns the same verdict as data, its hints folded one inside the
+# next.) Or grade from a terminal: `mcp-sim grade ex02_error_codes` (all exercises: `mcp-sim grade`;
+# your progress: `mcp-sim progress`). The checks run your code on many generated cases, not on one
+# example, so an answer that only works for one example will not pass. The cases are seeded, not
+# random: the same seed always gives the same cases, so a failure can be reproduced, and `mcp-sim
+# grade --seed 7` draws another set. A failed check cites the rule you broke, shows the case that
+# broke it (the smallest input of that kind the check found) and says what your code did — not what
+# it should have done. Help comes only when you ask: the panel's *Show next hint* button reveals one
+# hint at a time, from what to compare up to the last hint, which gives the expected answer for the
+# case shown. In a terminal, `mcp-sim grade ex02_error_codes --hints 2` shows the first two hints
+# (without `--hints`, none). An error in your code is shown once with its traceback, even when it
+# breaks every check. Your files are never modified, and code that crashes or loops forever is
+# stopped with a readable message instead of breaking the notebook.
 #
 # Here is what the panel looks like for an exercise you have not started yet:
 
 # %%
-from mcp_sim.grading import grade
+from mcp_sim.widgets.grader_panel import grade_panel
 
-grade("ex02_error_codes", record=False)
+grade_panel("ex02_error_codes", record=False)
 
 # %% [markdown]
 # ## The chapters
