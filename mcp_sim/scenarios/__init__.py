@@ -63,6 +63,8 @@ def _tour(name: str) -> Callable[[], Story]:
 
 
 SCENARIOS: Final[Mapping[str, Scenario]] = MappingProxyType({s.name: s for s in (
+    Scenario("first-call", "Chapter 00's opening: the complete call at a real pace — the user types and reads, "
+             "the model thinks, the server is 40 ms away.", _story("first_call")),
     Scenario("complete-call", "The complete call: discover, filter by policy, the model proposes create_issue, "
              "the user approves, the client calls, the model answers.", _story("complete_call")),
     Scenario("weather-mrtr", "A tool that needs elicitation and sampling: legacy server→client requests vs "

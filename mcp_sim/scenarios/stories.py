@@ -9,19 +9,22 @@ The same story runs in any revision, so running it twice — ``revision="2025-11
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+import anyio
 
 import mcp_sim.scenarios.issues as issues
 import mcp_sim.scenarios.notes as notes
 import mcp_sim.scenarios.weather as weather
 from mcp_sim.capabilities.context import Context
 from mcp_sim.roles.host import Host
-from mcp_sim.roles.model import SamplingRule, ScriptedModel, ToolRule
+from mcp_sim.roles.model import ChatMessage, ModelTurn, SamplingRule, ScriptedModel, ToolRule, ToolSpec
 from mcp_sim.roles.server import Server
-from mcp_sim.roles.user import ScriptedUser
+from mcp_sim.roles.user import ApprovalRequest, CallableApprover, ScriptedUser
 from mcp_sim.security.host_policy import ApprovalPolicy, SamplingBudget, ToolPolicy
 from mcp_sim.sim.world import Simulation
+from mcp_sim.transports.faults import Faults as WireFaults
 
 Faults = Mapping[str, Any]
 """Faults per link name (see :mod:`mcp_sim.transports.faults`), e.g. to drop one message in a fork."""
@@ -97,6 +100,51 @@ async def complete_call(sim: Simulation, *, revision: str, transport: str,
         await host.add_server("issues", issues.build(), transport=transport, revision=revision,
                               faults=(faults or {}).get("issues"))
         await host.list_tools()
+        await host.chat("File a bug for me: the login page crashes on Safari")
+
+
+class PacedModel(ScriptedModel):
+    """The scripted model, taking ``think`` seconds of virtual time for every turn, as a real model
+    takes time to write its answer."""
+
+    def __init__(self, *args: Any, think: float, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.think = think
+
+    async def respond(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ModelTurn:
+        await anyio.sleep(self.think)
+        return await super().respond(messages, tools)
+
+
+NETWORK_S = 0.040
+"""The first story's server is a network away: 40 ms each way."""
+MODEL_S = 0.9
+"""… its model thinks for 0.9 s per turn …"""
+TYPING_S = 4.0
+"""… its user takes 4 s to type the request …"""
+READING_S = 2.5
+"""… and 2.5 s to read the approval dialog before saying yes."""
+
+
+async def first_call(sim: Simulation, *, revision: str, transport: str,
+                     faults: Faults | None = None) -> None:
+    """Chapter 00's opening story: :func:`complete_call` at the pace of a real one. The same messages
+    flow, but the user types, the model thinks, the user reads the dialog and every message crosses a
+    network, each on the virtual clock (:data:`NETWORK_S`, :data:`MODEL_S`, :data:`TYPING_S`,
+    :data:`READING_S`), so the trace shows where the time of a tool call goes: mostly in people and
+    models, a little on the wire."""
+    async def read_then_approve(request: ApprovalRequest) -> bool:
+        await anyio.sleep(READING_S)
+        return True
+
+    model = PacedModel([*ISSUE_RULES, *WEATHER_RULES, *NOTES_RULES], sampling_rules=SAMPLING_RULES, think=MODEL_S)
+    policy = ToolPolicy(deny=("*__delete_*",))
+    link = (faults or {}).get("issues", WireFaults(latency=NETWORK_S))
+    async with Host(model=model, user=ScriptedUser(), approver=CallableApprover(read_then_approve),
+                    tool_policy=policy) as host:
+        await host.add_server("issues", issues.build(), transport=transport, revision=revision, faults=link)
+        await host.list_tools()
+        await anyio.sleep(TYPING_S)
         await host.chat("File a bug for me: the login page crashes on Safari")
 
 

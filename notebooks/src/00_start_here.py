@@ -7,9 +7,39 @@
 #
 # **In this notebook**
 #
+# - a first story: one tool call, from the user's words to the answer;
 # - how the course works: read, run, predict, watch, solve;
 # - the map you will use throughout: MCP's three layers;
 # - how your exercises are graded.
+
+# %% [markdown]
+# ## A first story
+#
+# A user asks a host to file a bug; the host's model picks a tool; the user approves; the client
+# calls the server. The story runs on the simulation's clock, paced like a real one: the user takes
+# four seconds to type the request and two and a half to read the approval dialog, the model almost
+# a second per answer, and every message takes 40 ms to reach the server or come back. Watch the
+# `time` column: the wire costs milliseconds, the people and the model cost seconds.
+#
+# Each row is one message or one step inside the host, and the `layer` column says which of MCP's
+# three layers (the map below) it belongs to: `roles` for talk between the user, the host and its
+# model, `capabilities` for the client and server learning what each offers (the lifecycle) and then
+# using it, `transports` for messages about the flow itself (ping, progress, cancellation).
+
+# %%
+from mcp_sim.scenarios import run_scenario
+from mcp_sim.trace import SequenceDiagram, TraceTable
+
+first = run_scenario("first-call", revision="2026-07-28", seed=1)
+TraceTable(first)
+
+# %% [markdown]
+# The same run as a sequence diagram: one vertical lifeline per participant, one arrow per message,
+# time flowing down. Solid arrows are requests, dashed arrows are answers, dotted arrows are
+# notifications; the label of each arrow says which, so nothing depends on colour.
+
+# %%
+SequenceDiagram(first)
 
 # %% [markdown]
 # ## How to use the course
@@ -55,28 +85,6 @@
 # before either layer. The one real difference is JSON-RPC: the spec files the message format under
 # its data layer (it is the same on every transport), this course files it under transports (it is
 # how every message travels).
-#
-# Here is a first, complete run: a user asks a host to file a bug; the host's model picks a tool;
-# the user approves; the client calls the server. Each row is one message or one step inside the
-# host, and the `layer` column says where it belongs: `roles` for talk between the user, the host
-# and its model, `capabilities` for the client and server learning what each offers (the
-# lifecycle) and then using it, `transports` for messages about the flow itself (ping, progress,
-# cancellation).
-
-# %%
-from mcp_sim.scenarios import run_scenario
-from mcp_sim.trace import SequenceDiagram, TraceTable
-
-first = run_scenario("complete-call", revision="2026-07-28", seed=1)
-TraceTable(first)
-
-# %% [markdown]
-# The same run as a sequence diagram: one vertical lifeline per participant, one arrow per message.
-# Solid arrows are requests, dashed arrows are answers, dotted arrows are notifications; the label
-# of each arrow says which, so nothing depends on colour.
-
-# %%
-SequenceDiagram(first)
 
 # %% [markdown]
 # ## Two eras
@@ -128,13 +136,15 @@ grade_panel("ex02_error_codes", record=False)
 # %% [markdown]
 # ## The chapters
 #
-# | notebook | what it covers |
-# |---|---|
-# | [01 · Roles](01_roles.ipynb) | Host, Client, Server; one client per server; why that is not a sandbox |
-# | [02 · JSON-RPC messages](02_json_rpc_messages.ipynb) | the message format: requests, responses, notifications, errors, ids |
-# | [03 · The handshake and versions](03_handshake_and_versions.ipynb) | `initialize`, `_meta`, `server/discover`, version and capability errors |
-# | [04 · When the server needs the client](04_when_the_server_needs_the_client.ipynb) | elicitation, sampling, roots; Multi Round-Trip Requests |
-#
+# The list is drawn from the course outline (`mcp_sim/course/__init__.py`), so it always names every
+# chapter:
+
+# %%
+from mcp_sim.course.contents import Contents
+
+Contents()
+
+# %% [markdown]
 # **Recap:** run, predict, watch, solve. Three layers — roles, capabilities, transports — and two
 # eras. Next: [01 · Roles](01_roles.ipynb).
 #

@@ -56,10 +56,11 @@ TraceTable(legacy)
 # The first three messages are the handshake. Here they are exactly as they crossed the wire:
 
 # %%
+from mcp_sim.trace.reading import JsonView
+
 wire = [e for e in legacy if e.kind != "app"]
 for event in wire[:3]:
-    print(f"{event.sender} → {event.receiver}")
-    print(json.dumps(event.message, indent=2))
+    display(JsonView(event.message, title=f"{event.sender} → {event.receiver}"))
 
 # %% [markdown]
 # The lifecycle is a small state machine. The simulator keeps it as a table — the diagram below is
@@ -96,7 +97,7 @@ TraceTable(modern)
 
 # %%
 tools_list = next(e for e in modern if e.kind == "request" and e.method == "tools/list")
-print(json.dumps(tools_list.message, indent=2))
+display(JsonView(tools_list.message))
 
 # %% [markdown]
 # ## When negotiation fails
@@ -193,7 +194,7 @@ for event in sim.recorder:
 # %%
 sim = run_against(weather_with_outing(), Client("no-ui-app", era="modern", capabilities={}),
                   then=lambda c: c.call_tool("plan_outing", {"days": 1}))
-print(json.dumps(sim.recorder.events[-1].message, indent=2))
+display(JsonView(sim.recorder.events[-1].message))
 
 # %% [markdown]
 # Finally, the client's own check. This small server offers tools only — its `server/discover`

@@ -75,11 +75,13 @@ TraceTable([e for e in modern if e.link == "weather"])
 # The first answer to `tools/call`, and the retry the client sent back:
 
 # %%
+from mcp_sim.trace.reading import JsonView
+
 calls = [e for e in modern if e.method == "tools/call" and e.kind in ("request", "response")]
 first_answer = next(e for e in calls if e.kind == "response")
-print(json.dumps(first_answer.message["result"], indent=2))
+display(JsonView(first_answer.message["result"]))
 retry = [e for e in calls if e.kind == "request"][1]
-print(json.dumps({k: v for k, v in retry.message["params"].items() if k != "_meta"}, indent=2))
+display(JsonView({k: v for k, v in retry.message["params"].items() if k != "_meta"}))
 
 # %% [markdown]
 # The `requestState` above looks opaque, but this server only **encodes** its state; it does not

@@ -40,7 +40,7 @@ from mcp_sim.scenarios import transport_tour as tour
 from mcp_sim.trace import TraceTable
 
 over_stdio = tour.same_call("stdio")
-print(TraceTable(over_stdio))
+TraceTable(over_stdio)
 
 # %% [markdown]
 # # Part A · stdio
@@ -132,8 +132,7 @@ for label, options in (("exits on end-of-file", {}),
 from mcp_sim.scenarios.fault_lab import run_fault_experiment
 
 crash = run_fault_experiment(fault="crash", transport="stdio", revision="2026-07-28")
-print(TraceTable(crash.highlights(), title="crash on stdio"))
-print()
+display(TraceTable(crash.highlights(), title="crash on stdio"))
 for call in crash.calls:
     print(f"{call.call:<12} {call.outcome:<16} request ids {list(call.request_ids)}")
 
@@ -308,7 +307,7 @@ for transport in ("memory", "stdio", "http"):
     call, answer = (e for e in run.events if e.method == "tools/call")
     print(f"{transport:<7} request:  {transport_summary(call) or '(a hand-off in memory)'}")
     print(f"{'':<7} response: {transport_summary(answer) or '(a hand-off in memory)'}")
-    print(f"{'':<7} same text: {json.dumps(answer.message['result']['content'][0]['text'])}")
+    print(f"{'':<7} same text: {json.dumps(answer.message['result']['content'][0]['text'], ensure_ascii=False)}")
 
 # %% [markdown]
 # Step through a richer story — logs, progress and a cancelled call — over stdio and over HTTP, side

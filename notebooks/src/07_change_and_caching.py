@@ -29,6 +29,7 @@ from mcp_sim.scenarios.change import (
     watch_a_note,
 )
 from mcp_sim.trace import TraceTable
+from mcp_sim.trace.reading import JsonView
 
 LEGACY, MODERN = "2025-11-25", "2026-07-28"
 
@@ -39,7 +40,7 @@ def sent(sim, method, kind=None):
 
 
 def show(message):
-    print(json.dumps(message, indent=2))
+    display(JsonView(message))
 
 # %% [markdown]
 # ## Lists go stale
@@ -106,7 +107,7 @@ TraceTable(legacy_watch.recorder)
 # `resources/unsubscribe` the second write was silent. What the server declared in the handshake:
 
 # %%
-print(json.dumps(sent(legacy_watch, "initialize", "response")[0]["result"]["capabilities"], indent=2))
+display(JsonView(sent(legacy_watch, "initialize", "response")[0]["result"]["capabilities"]))
 
 # %% [markdown]
 # And the two notifications, exactly as they travelled:

@@ -119,10 +119,12 @@ print(timeline(rules_legacy))
 # the result wraps the new task in `task` [[ref tasks.legacy.create-task-result]]:
 
 # %%
+from mcp_sim.trace.reading import JsonView
+
 poll_legacy = run_tasks_story("poll", revision="2025-11-25")
 poll_modern = run_tasks_story("poll", revision="2026-07-28")
-print(json.dumps(messages(poll_legacy, "tools/call", "request")[0], indent=2))
-print(json.dumps(messages(poll_legacy, "tools/call")[0], indent=2))
+display(JsonView(messages(poll_legacy, "tools/call", "request")[0]))
+display(JsonView(messages(poll_legacy, "tools/call")[0]))
 
 # %% [markdown]
 # In 2026-07-28 the request is an ordinary `tools/call`; what changes is one entry in its `_meta`
@@ -134,8 +136,8 @@ print(json.dumps(messages(poll_legacy, "tools/call")[0], indent=2))
 # [[ref tasks.sim-readable-ids]] [[ref tasks.ext.id-entropy]].
 
 # %%
-print(json.dumps(messages(poll_modern, "tools/call", "request")[0]["params"]["_meta"], indent=2))
-print(json.dumps(messages(poll_modern, "tools/call")[0], indent=2))
+display(JsonView(messages(poll_modern, "tools/call", "request")[0]["params"]["_meta"]))
+display(JsonView(messages(poll_modern, "tools/call")[0]))
 
 # %% [markdown]
 # Either way the answer came at 0.0 s, with `status: "working"`. A task then moves through a small
@@ -178,8 +180,8 @@ print(timeline(poll_modern))
 #   [[ref tasks.ext.failed-is-json-rpc-only]].
 
 # %%
-print(json.dumps(messages(poll_legacy, "tasks/result")[0], indent=2))
-print(json.dumps(messages(poll_modern, "tasks/get")[-1]["result"], indent=2))
+display(JsonView(messages(poll_legacy, "tasks/result")[0]))
+display(JsonView(messages(poll_modern, "tasks/get")[-1]["result"]))
 
 # %% [markdown]
 # 2025-11-25 also lets a client list its tasks (`tasks/list`, paginated like every list), and every task
@@ -189,7 +191,7 @@ print(json.dumps(messages(poll_modern, "tasks/get")[-1]["result"], indent=2))
 
 # %%
 tour = run_scenario("tasks", revision="2025-11-25", seed=1)
-print(json.dumps(messages(tour, "tasks/list")[0]["result"], indent=2))
+display(JsonView(messages(tour, "tasks/list")[0]["result"]))
 
 # %% [markdown]
 # The extension has no `tasks/list`: the client keeps the ids it was given, durably, so that it can
@@ -282,9 +284,9 @@ print(timeline(cancel_modern))
 #   cancelling.
 
 # %%
-print(json.dumps(messages(cancel_legacy, "tasks/cancel")[0], indent=2))
-print(json.dumps(messages(cancel_legacy, "tasks/cancel", "error")[0], indent=2))
-print(json.dumps(messages(cancel_modern, "tasks/cancel")[0], indent=2))
+display(JsonView(messages(cancel_legacy, "tasks/cancel")[0]))
+display(JsonView(messages(cancel_legacy, "tasks/cancel", "error")[0]))
+display(JsonView(messages(cancel_modern, "tasks/cancel")[0]))
 
 # %% [markdown]
 # ## How long a task is kept: `ttl`
@@ -356,7 +358,7 @@ print(json.dumps(messages(input_modern, "tasks/update", "request")[0]["params"][
 
 # %%
 print(timeline(rules_modern))
-print(json.dumps(messages(rules_modern, "tasks/get", "error")[0], indent=2))
+display(JsonView(messages(rules_modern, "tasks/get", "error")[0]))
 
 # %% [markdown]
 # - `export` can only run as a task on this server, and the request did not declare the extension:

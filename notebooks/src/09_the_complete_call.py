@@ -155,9 +155,11 @@ print("\n".join(policy_table(trusted=True, approval=loose)))
 # `host → model` row):
 
 # %%
+from mcp_sim.trace.reading import JsonView
+
 offer = events(legacy, kind="app", sender="host", receiver="model")[0].message
 print("api:", offer["api"])
-print(json.dumps(offer["tools"][0], indent=2))
+display(JsonView(offer["tools"][0]))
 print("tools offered:", [t["function"]["name"] for t in offer["tools"]])
 
 # %% [markdown]
@@ -183,7 +185,7 @@ ask("09-complete-call-participant-turns")
 # %%
 print("rule:", ISSUE_RULES[0].pattern, "→", ISSUE_RULES[0].tool)
 proposal = events(legacy, kind="app", sender="model", receiver="host")[0].message
-print(json.dumps(proposal, indent=2))
+display(JsonView(proposal))
 
 # %% [markdown]
 # ### 5 · Approve: the Host asks the user
@@ -241,7 +243,7 @@ for label, run in (("2025-11-25", legacy), ("2026-07-28", modern)):
 
 # %%
 second = events(legacy, kind="app", sender="host", receiver="model")[1].message
-print(json.dumps(second["messages"][-1], indent=2))
+display(JsonView(second["messages"][-1]))
 print("answer:", events(legacy, kind="app", sender="host", receiver="user")[-1].text)
 
 # %% [markdown]
@@ -336,7 +338,7 @@ print("answer:", hidden.answer)
 
 # %%
 failed = runs[("tool-fails", "2025-11-25")]
-print(json.dumps(failed.decisive.message, indent=1))
+display(JsonView(failed.decisive.message))
 print("answer:", failed.answer)
 
 # %% [markdown]

@@ -88,7 +88,7 @@ print("\n".join(f"{layer:14} {len(labs):2} labs: {', '.join(lab.name for lab in 
 # amounts change, the lesson does not.
 
 # %%
-from mcp_sim.scenarios.security_tour import BoundaryCard, VariantTable, describe_defence, verdict
+from mcp_sim.scenarios.security_tour import BoundaryCard, VariantTable, describe_defence
 from mcp_sim.trace import SequenceDiagram, TraceTable
 from mcp_sim.widgets.lab_explorer import play_lab
 
@@ -129,9 +129,7 @@ LabTable("roles")
 
 # %%
 shadow = run_lab("tool-shadowing", "vulnerable", seed=SEED)
-print(verdict(shadow))
-print()
-print(shadow.explanation)
+shadow
 
 # %% [markdown]
 # The lab marks the attack's own messages in the trace (**⚠ attack** on the diagram, `[attack]` in
@@ -156,7 +154,7 @@ ask("10-fixed-host-reviews-every")
 
 # %%
 shadow_fixed = run_lab("tool-shadowing", "fixed", seed=SEED)
-print(verdict(shadow_fixed))
+display(shadow_fixed.headline())
 TraceTable(shadow_fixed.attack_events(), title="The attack's messages against the fixed Host")
 
 # %% [markdown]
@@ -204,9 +202,7 @@ LabTable("capabilities")
 
 # %%
 tamper = run_lab("requeststate-tampering", "vulnerable", seed=SEED)
-print(verdict(tamper))
-print()
-print(tamper.explanation)
+tamper
 
 # %% [markdown]
 # Every round is a `tools/call`; the last one carries the edited state. The sequence diagram marks the
@@ -223,7 +219,7 @@ ask("10-bank-seals-requeststate-hmac")
 
 # %%
 tamper_fixed = run_lab("requeststate-tampering", "fixed", seed=SEED)
-print(verdict(tamper_fixed))
+display(tamper_fixed.headline())
 TraceTable(tamper_fixed.attack_events(), title="The same rounds against the sealing bank")
 
 # %%
@@ -260,9 +256,7 @@ LabTable("transports")
 
 # %%
 stdout = run_lab("stdio-stdout-contamination", "vulnerable", seed=SEED)
-print(verdict(stdout))
-print()
-print(stdout.explanation)
+stdout
 
 # %% [markdown]
 # The rows marked **⚠ attack** start with the call that carries the poisoned city name. Look for the
@@ -278,7 +272,7 @@ ask("10-attacker-s-city-name")
 # %%
 defences("stdio-stdout-contamination")
 stdout_fixed = run_lab("stdio-stdout-contamination", "fixed", seed=SEED)
-print(verdict(stdout_fixed))
+display(stdout_fixed.headline())
 BoundaryCard(stdout_fixed)
 
 # %%
@@ -317,9 +311,7 @@ LabTable("authorization")
 
 # %%
 redirect = run_lab("redirect-uri-manipulation", "vulnerable", seed=SEED)
-print(verdict(redirect))
-print()
-print(redirect.explanation)
+redirect
 
 # %% [markdown]
 # The OAuth exchanges are HTTP, not MCP, and the trace shows them as transport rows. The attack's
@@ -336,7 +328,7 @@ ask("10-real-client-uses-pkce")
 # %%
 defences("redirect-uri-manipulation")
 redirect_fixed = run_lab("redirect-uri-manipulation", "fixed", seed=SEED)
-print(verdict(redirect_fixed))
+display(redirect_fixed.headline())
 TraceTable(redirect_fixed.attack_events(), title="The same link against exact matching")
 
 # %%

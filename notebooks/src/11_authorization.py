@@ -122,7 +122,9 @@ print(refusal.framing["http"]["response"]["headers"]["WWW-Authenticate"])
 # use is the client's choice [[rule auth.first-authorization-server]]
 
 # %%
-print(json.dumps(json.loads(body(steps[1])), indent=1))
+from mcp_sim.trace.reading import JsonView
+
+display(JsonView(json.loads(body(steps[1]))))
 
 # %% [markdown]
 # ### 3 · The authorization server's metadata
