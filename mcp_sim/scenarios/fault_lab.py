@@ -5,8 +5,12 @@ Like Maelstrom's nemesis, the lab lets the connection open cleanly, then turns t
 small workload through the real :class:`~mcp_sim.roles.client.Client`: ``calls`` concurrent
 ``tools/call``s to a two-tool ``desk`` server. ``lookup`` only reads, so the caller (playing the host)
 asks again after a timeout — a *new* request with a *new* id — and lets the client retry it after a
-server restart (``retry_after_crash``). ``book`` changes the world, so nobody sends it twice: a lost
-``book`` ends as a timeout or as an unknown outcome.
+server restart (``retry_after_crash``). ``book`` changes the world, so this host never sends it twice:
+a lost ``book`` ends as a timeout or as an unknown outcome. Which calls to repeat is the host's policy,
+not the spec's (rule ``host.retry-only-what-is-safe``: the stdio page lets a client retry whatever was
+lost, and ``idempotentHint`` is an untrusted hint). A request copied by the link is dropped by the
+server session, so it does not run twice — this simulator's choice (rule
+``faults.duplicate-request-not-rerun``).
 
 Everything runs on the simulation's virtual clock and every fault is drawn from its seeded generator,
 so :func:`run_fault_experiment` returns the same trace for the same :class:`Experiment`. Two views of
