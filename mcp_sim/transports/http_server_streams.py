@@ -204,9 +204,9 @@ class LegacyServerStream:
                 # (rule http.legacy.get-stream-unrelated). A JSON-answering server has no such stream:
                 # it drops the notification (progress, a log line) and answers with a stream after all
                 # when it has to send a request about it (rule http.legacy.json-mode-related).
-                channel = pending.channel
-                if not channel.done:
-                    channel.write(text, final=False, stream=isinstance(message, JSONRPCRequest))
+                answer = pending.channel
+                if not answer.done:
+                    answer.write(text, final=False, stream=isinstance(message, JSONRPCRequest))
                     return
         session.standalone.append(text)
 
