@@ -192,7 +192,7 @@ class TraceTable:
 
     def to_html(self) -> str:
         """The table for notebooks, made to fit a 900-pixel output area: every cell left-aligned,
-        names wrapping at their slashes, and the caption and transport cells (which may hold a URL or
+        method names wrapping at their slashes, and the caption and transport cells (which may hold a URL or
         a raw frame) allowed to break anywhere, so no column pushes the table off screen."""
         esc = html.escape
         head = "".join(f"<th scope='col' style='{CELL}'>{esc(c)}</th>" for c in self.columns)
@@ -201,7 +201,7 @@ class TraceTable:
             transport = f"<td style='{LONG_CELL}'>{transport_cell_html(r)}</td>" if self.shows_transport else ""
             rows.append(f"<tr data-seq='{r.seq}'><th scope='row' style='{CELL}'>{r.seq}</th>"
                         f"<td style='{CELL};white-space:nowrap'>{esc(r.time)}</td>"
-                        f"<td style='{CELL}'>{breakable(r.route)}</td><td style='{CELL}'>{esc(r.layer)}</td>"
+                        f"<td style='{CELL}'>{esc(r.route)}</td><td style='{CELL}'>{esc(r.layer)}</td>"
                         f"<td style='{CELL}'>{esc(r.kind)}</td><td style='{CELL}'>{breakable(r.what)}</td>"
                         f"{transport}<td style='{LONG_CELL}'>{esc(r.caption)}</td></tr>")
         return (f"<table class='mcp-sim-trace-table' style='{TABLE}'><caption style='text-align:left'>"
