@@ -1,5 +1,5 @@
 """Lab ``prompt-injection-results``: instructions arrive in data — a web page, a shared document — and
-the model carries them out with the user's tools (course 5.2.3; spec Tools, security considerations).
+the model carries them out with the user's tools (rules security.tools.validate-results, security.tools.confirm-and-show-inputs).
 
 Three things together make the harm: the model can read **private data** (the user's inbox), it reads
 **untrusted content** (a page anyone can write), and it has **a way out** (a tool that sends data

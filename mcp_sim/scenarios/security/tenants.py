@@ -1,7 +1,7 @@
 """Labs about *who* is calling: multi-tenant Servers and the caller's authorization context.
 
 * ``host-approval-not-authorization`` — the Server trusts that a Host asked its user; another caller
-  never asks anybody and reads another tenant's statement (course 5.2.3);
+  never asks anybody and reads another tenant's statement (rule security.tools.server-access-controls);
 * ``list-cache-shared`` — a gateway's list cache serves one authorization context the tool list made
   for another: the same user's narrowly scoped client gets the list of the fully scoped one (spec
   2026-07-28 caching: ``cacheScope: "private"`` MUST NOT be shared across authorization contexts);
