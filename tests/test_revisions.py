@@ -56,7 +56,7 @@ def test_comparison_tables_render() -> None:
     row = dict(table.rows)["initialize"]
     assert row == ("C→S", "C→S", "C→S", "C→S", "–")
     html = table.to_html()
-    assert html.count("<tr>") == len(table.rows) + 1 and "<caption>" in html
+    assert html.count("<tr>") == len(table.rows) + 1 and "<caption" in html and "text-align:left" in html
     for what in ("notifications", "capabilities", "errors"):
         assert comparison_table(what).rows  # type: ignore[arg-type]
     assert dict(comparison_table("errors").rows)["-32022"][-1] == "Unsupported protocol version"

@@ -31,15 +31,18 @@ class ComparisonTable:
         return "\n".join(out)
 
     def to_html(self) -> str:
+        """Cells left-aligned (JupyterLab right-aligns HTML table cells unless told) and wrapping."""
         esc = html.escape
-        head = "".join(f"<th>{esc(c)}</th>" for c in self.columns)
+        cell = "text-align:left;vertical-align:top;overflow-wrap:anywhere"
+        head = "".join(f"<th style='{cell}'>{esc(c)}</th>" for c in self.columns)
         rows = []
         for name, cells in self.rows:
-            tds = "".join(f"<td>{esc(c)}</td>" for c in cells)
-            rows.append(f"<tr><th scope='row'><code>{esc(name)}</code></th>{tds}</tr>")
-        notes = "".join(f"<p>{esc(n)}</p>" for n in self.notes)
-        return (f"<table class='mcp-sim-revisions'><caption>{esc(self.title)}</caption>"
-                f"<thead><tr><th></th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{notes}")
+            tds = "".join(f"<td style='{cell}'>{esc(c)}</td>" for c in cells)
+            rows.append(f"<tr><th scope='row' style='{cell}'><code>{esc(name)}</code></th>{tds}</tr>")
+        notes = "".join(f"<p style='text-align:left'>{esc(n)}</p>" for n in self.notes)
+        return (f"<table class='mcp-sim-revisions' style='max-width:900px'><caption style='text-align:left'>"
+                f"{esc(self.title)}</caption><thead><tr><th></th>{head}</tr></thead><tbody>{''.join(rows)}</tbody>"
+                f"</table>{notes}")
 
     def _repr_html_(self) -> str:
         return self.to_html()

@@ -21,6 +21,7 @@ from typing import Any, overload
 
 from mcp_sim.trace.captions import label
 from mcp_sim.trace.event import TraceEvent
+from mcp_sim.trace.reading import CELL, LONG_CELL, TABLE
 
 Selector = str | Collection[str] | None
 """A filter value: one name, several names, or ``None`` for "any"."""
@@ -319,11 +320,14 @@ class TraceDiff:
             right = esc(label(e.right)) if e.right else ""
             note = esc("; ".join(e.changes))
             word = {"same": "same", "changed": "changed", "removed": "only first", "added": "only second"}[e.op]
-            rows.append(f"<tr class='mcp-sim-diff-{e.op}'><td>{left}</td>"
-                        f"<td>{esc(DiffEntry.SYMBOLS[e.op])} {word}</td><td>{right}</td><td>{note}</td></tr>")
-        return ("<table class='mcp-sim-diff'><caption>" + esc(self.summary()) + "</caption><thead><tr>"
-                "<th scope='col'>first run</th><th scope='col'>difference</th><th scope='col'>second run</th>"
-                "<th scope='col'>what changed</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+            rows.append(f"<tr class='mcp-sim-diff-{e.op}'><td style='{CELL}'>{left}</td>"
+                        f"<td style='{CELL}'>{esc(DiffEntry.SYMBOLS[e.op])} {word}</td>"
+                        f"<td style='{CELL}'>{right}</td><td style='{LONG_CELL}'>{note}</td></tr>")
+        head = "".join(f"<th scope='col' style='{CELL}'>{h}</th>"
+                       for h in ("first run", "difference", "second run", "what changed"))
+        return (f"<table class='mcp-sim-diff' style='{TABLE}'><caption style='text-align:left'>"
+                + esc(self.summary()) + f"</caption><thead><tr>{head}</tr></thead><tbody>" + "".join(rows)
+                + "</tbody></table>")
 
 
 def _event_changes(x: TraceEvent, y: TraceEvent) -> list[str]:

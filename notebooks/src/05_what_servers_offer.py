@@ -68,12 +68,14 @@ SequenceDiagram(legacy.recorder)
 # Here is the first page, as the 2025-11-25 server sent it:
 
 # %%
+from mcp_sim.trace.reading import JsonView
+
 def messages(sim, method, kind="response"):
     """The messages of one method and kind in a run's trace."""
     return [e.message for e in sim.recorder if e.method == method and e.kind == kind]
 
 
-print(json.dumps(messages(legacy, "tools/list")[0]["result"], indent=2))
+display(JsonView(messages(legacy, "tools/list")[0]["result"]))
 
 # %% [markdown]
 # `book_facts` declares an `outputSchema`, so its result carries `structuredContent` — JSON a
@@ -82,7 +84,7 @@ print(json.dumps(messages(legacy, "tools/list")[0]["result"], indent=2))
 # library does both. On the other side, [[rule tools.client-validates-structured]]
 
 # %%
-print(json.dumps(messages(legacy, "tools/call")[0], indent=2))
+display(JsonView(messages(legacy, "tools/call")[0]))
 
 # %% [markdown]
 # ### Errors as results, or protocol errors?
@@ -252,7 +254,7 @@ for request, page in zip(requests, pages, strict=True):
 
 # %%
 first_tool = messages(legacy, "tools/list")[0]["result"]["tools"][0]
-print(json.dumps(first_tool["icons"], indent=2))
+display(JsonView(first_tool["icons"]))
 
 # %% [markdown]
 # ## The same capability in both eras
