@@ -697,7 +697,7 @@ def test_a_single_grade_reports_kind_seed_and_rule(tmp_path: Path) -> None:
     result = grade_file(ex, path)
     failure = result.first_failure
     assert failure is not None and failure.kind and failure.seed is not None
-    assert failure.rule.startswith("Lifecycle")
+    assert failure.rule.startswith("lifecycle.")
     assert f"kind {failure.kind!r}" in str(result) and "Read: chapter 03" in str(result)
 
 

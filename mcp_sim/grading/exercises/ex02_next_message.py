@@ -208,8 +208,9 @@ def check_answer_pending(ctx: CheckContext, kind: str) -> None:
                f"id {request['id']!r}, got {resp.id!r}. (The last line of the transcript is not always the "
                f"request: notifications are never answered.)")
     want = {"tools": world["tools"]} if request["method"] == "tools/list" else {}
-    ctx.expect(resp.result == want, f"The result of {request['method']} should be {json.dumps(want)}; got "
-                                    f"{json.dumps(resp.result)}.")
+    ctx.expect(resp.result == want, f"Your result of {request['method']}, {json.dumps(resp.result)}, is not what "
+                                    f"this server holds (the world above lists it).",
+               case=json.dumps(request), expected=json.dumps(want))
 
 
 def check_method_not_found(ctx: CheckContext, kind: str) -> None:
@@ -267,7 +268,8 @@ def check_new_request(ctx: CheckContext, kind: str) -> None:
                f"{', '.join(sorted(used))}); a new request needs an id the client has never used.")
     ctx.expect(req.method == "tools/call", f"Calling a tool is the request 'tools/call', not {req.method!r}.")
     want = {"name": world["call"]["name"], "arguments": world["call"]["arguments"]}
-    ctx.expect(req.params == want, f"tools/call params should be {json.dumps(want)}; got {json.dumps(req.params)}.")
+    ctx.expect(req.params == want, f"Your tools/call params {json.dumps(req.params)} are not the call the host wants "
+                                   f"made (name and arguments exactly as given).", expected=json.dumps(want))
 
 
 EXERCISE = Exercise(

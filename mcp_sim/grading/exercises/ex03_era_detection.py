@@ -76,7 +76,8 @@ def _ask(ctx: CheckContext, reply: dict[str, Any] | None, want: str, why: str, r
     if got not in ("modern", "legacy"):
         raise CheckFailed(f'detect_era() must return "modern" or "legacy"; got {got!r}.')
     if got != want:
-        raise CheckFailed(f"Reply: {reply!r}\nThis means {want}: {why} Your function said {got!r}.", rule)
+        raise CheckFailed(f"Your function said {got!r}, which this reply does not show.", rule,
+                          case=f"reply: {reply!r}", expected=f"{want!r}: {why}")
 
 
 def check_result(ctx: CheckContext, kind: str) -> None:
@@ -130,8 +131,8 @@ def check_http(ctx: CheckContext, kind: str) -> None:
     got = ctx.function("detect_era_http")(status, copy.deepcopy(body))
     if got not in ("modern", "legacy"):
         raise CheckFailed(f'detect_era_http() must return "modern" or "legacy"; got {got!r}.')
-    ctx.expect(got == want, f"HTTP {status} with body {body!r}: this means {want} ({why}) Your function said "
-                            f"{got!r}.")
+    ctx.expect(got == want, f"Your function said {got!r}, which this reply does not show.",
+               case=f"HTTP {status} with body {body!r}", expected=f"{want!r}: {why}")
 
 
 EXERCISE = Exercise(

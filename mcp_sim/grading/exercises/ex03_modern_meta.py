@@ -66,14 +66,16 @@ def _check_request(req: Any, rid: Any, method: str, params: dict[str, Any], vers
         raise CheckFailed(f"The request should be a dict; got {type(req).__name__}.")
     for key, want in (("jsonrpc", "2.0"), ("id", rid), ("method", method)):
         if req.get(key) != want:
-            raise CheckFailed(f'The request\'s "{key}" should be {want!r}; got {req.get(key)!r}.')
+            raise CheckFailed(f'The request\'s "{key}" is {req.get(key)!r}, not the one this request needs.',
+                              expected=f'"{key}": {want!r}')
     p = req.get("params")
     if not isinstance(p, dict) or not isinstance(p.get("_meta"), dict):
         raise CheckFailed(f"Modern requests carry params._meta; your request is {json.dumps(req)}.")
     meta = p["_meta"]
     for key, want in ((PV, version), (CC, caps), (CI, info)):
         if meta.get(key) != want:
-            raise CheckFailed(f"params._meta[{key!r}] should be {want!r}; got {meta.get(key)!r}.")
+            raise CheckFailed(f"params._meta[{key!r}] is {meta.get(key)!r}, not what this request must carry.",
+                              expected=f"params._meta[{key!r}] = {want!r}")
     for key, value in params.get("_meta", {}).items():
         if meta.get(key) != value:
             raise CheckFailed(f"The caller's params already had _meta[{key!r}] = {value!r}; it must survive in the "
@@ -142,10 +144,10 @@ def check_choose(ctx: CheckContext, kind: str) -> None:
     common = [v for v in client if v in server]
     want = max(common) if common else None
     got = fn(copy.deepcopy(error), list(client))
-    ctx.expect(got == want, f"Client supports {client!r}; the -32022 error says the server supports "
-                            f"{server!r}. The retry version is {'the newest in both: ' + repr(want) if want else 'none — give up (None)'}"
-                            f": the client may only use a version it speaks, and the server only one it "
-                            f"supports. Your function returned {got!r}.")
+    ctx.expect(got == want, f"Your function returned {got!r}: the client may only retry with a version it "
+                            f"speaks, and the server only takes one it supports.",
+               case=f"client supports {client!r}; the -32022 error says the server supports {server!r}",
+               expected=f"the newest in both: {want!r}" if want else "none in common: give up (None)")
 
 
 class FakeServer:

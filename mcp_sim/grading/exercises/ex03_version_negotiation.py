@@ -76,10 +76,12 @@ def check_fallback(ctx: CheckContext, kind: str) -> None:
     want = max(supported)
     ctx.expect(got in supported, f"The server supports {supported!r} but answered {got!r}, which it does not "
                                  f"speak (the client asked for {requested!r}).")
-    ctx.expect(got == want, f"The client asked for {requested!r}, which the server (supporting {supported!r}, "
-                            f"in no particular order) does not speak. It should answer its latest version "
-                            f"{want!r}, not {got!r}: the newest version it speaks gives the client the best "
-                            f"chance to speak it too. Version strings are dates.")
+    ctx.expect(got == want, f"The server does not speak the version asked for, and your function answered "
+                            f"{got!r}, which is not its latest (the list is in no particular order; version "
+                            f"strings are dates).",
+               case=f"the client asks for {requested!r}; the server supports {supported!r}",
+               expected=f"{want!r}, the newest version the server speaks: it gives the client the best chance "
+                        f"to speak it too")
 
 
 def check_client(ctx: CheckContext, kind: str) -> None:
@@ -97,9 +99,10 @@ def check_client(ctx: CheckContext, kind: str) -> None:
     want = chosen in client
     if not isinstance(got, bool):
         raise CheckFailed(f"client_accepts() should return True or False; got {got!r}.")
-    ctx.expect(got == want, f"The server answered {chosen!r}; the client supports {client!r}. The client "
-                            f"should {'accept: it speaks that version, even if it is not its latest' if want else 'disconnect (return False): it cannot speak that version'}, "
-                            f"but your function returned {got}.")
+    ctx.expect(got == want, f"Your function returned {got}.",
+               case=f"the server answered {chosen!r}; the client supports {client!r}",
+               expected="True: the client speaks that version, even if it is not its latest" if want else
+               "False (disconnect): the client cannot speak that version")
 
 
 HANDSHAKE_KINDS = ("same latest", "several in common", "server older, client speaks it",
@@ -130,8 +133,9 @@ def check_handshake(ctx: CheckContext, kind: str) -> None:
         story += (f"the client speaks it, so they use {chosen!r}." if want else
                   "the client does not speak it, so it disconnects (None).")
         rule = R_CLIENT_OFFER if got in server and got != chosen else (R_CLIENT if want is None else R_SERVER)
-        raise CheckFailed(f"Client supports {client!r}, server supports {server!r}: {story} Your "
-                          f"handshake() returned {got!r}.", rule)
+        raise CheckFailed(f"Your handshake() returned {got!r}.", rule,
+                          case=f"client supports {client!r}, server supports {server!r}",
+                          expected=f"{want!r}: {story}")
 
 
 EXERCISE = Exercise(

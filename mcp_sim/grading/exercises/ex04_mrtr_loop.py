@@ -86,10 +86,12 @@ class ScriptedServer:
         self.responses: list[dict[str, Any]] = []
         self.violation: str | None = None
         self.violation_rule: str = ""
+        self.violation_expected: str = ""
+        """The right value, when the violation has one: shown only as the last hint."""
 
-    def _fail(self, text: str, rule: str) -> dict[str, Any]:
+    def _fail(self, text: str, rule: str, expected: str = "") -> dict[str, Any]:
         if self.violation is None:
-            self.violation, self.violation_rule = text, rule
+            self.violation, self.violation_rule, self.violation_expected = text, rule, expected
         return {"jsonrpc": "2.0", "id": self.requests[-1].get("id") if self.requests else None,
                 "error": {"code": -32602, "message": "Invalid params (see the grader's explanation)"}}
 
@@ -144,9 +146,9 @@ class ScriptedServer:
                         return self._fail(f"Round {n} asked for {key!r} ({req['method']}); retry #{n} has no "
                                           f"inputResponses[{key!r}].", R_FULFIL)
                     if responses[key] != want:
-                        return self._fail(f"inputResponses[{key!r}] should be what the {req['method']} handler "
-                                          f"returns for that request's params, {json.dumps(want)}; got "
-                                          f"{json.dumps(responses[key])}.", R_FULFIL)
+                        return self._fail(f"inputResponses[{key!r}] is {json.dumps(responses[key])}, not what the "
+                                          f"{req['method']} handler returns for that request's params.", R_FULFIL,
+                                          f"inputResponses[{key!r}] = {json.dumps(want)}")
                 stale = [k for k in responses if k not in asked]
                 if stale:
                     return self._fail(f"Retry #{n} answers {stale}, which round {n} did not ask for (they belong "
@@ -226,7 +228,8 @@ def run_script(ctx: CheckContext, script: dict[str, Any]) -> tuple[ScriptedServe
     got = ctx.function("call_with_input")(server, new_id, script["method"], copy.deepcopy(script["params"]),
                                           make_handlers(script["salt"], calls))
     if server.violation:
-        raise CheckFailed(server.violation + "\n" + _story(script), server.violation_rule)
+        raise CheckFailed(server.violation + "\n" + _story(script), server.violation_rule,
+                          expected=server.violation_expected)
     if not server.requests:
         raise CheckFailed("call_with_input() never called send(request).")
     rounds = len(script["rounds"])

@@ -139,12 +139,13 @@ def _shape(message: dict[str, Any], fresh_request: bool) -> dict[str, Any]:
 
 
 def _difference(want: Any, got: Any, path: str = "") -> str:
-    """The first place where ``got`` differs from ``want``, in words."""
+    """The first place where ``got`` differs from ``want``, in words (what ``got`` has there, not what
+    ``want`` has: the right message is the last hint)."""
     where = path or "the message"
     if isinstance(want, dict) and isinstance(got, dict):
         for key in want:
             if key not in got:
-                return f"{where} lacks {key!r} (expected {json.dumps(want[key])})"
+                return f"{where} lacks {key!r}"
             found = _difference(want[key], got[key], f"{path}.{key}" if path else key)
             if found:
                 return found
@@ -154,7 +155,7 @@ def _difference(want: Any, got: Any, path: str = "") -> str:
             sorted(map(json.dumps, got)):
         return ""
     if want != got or type(want) is not type(got):
-        return f"{where} is {json.dumps(got)}; expected {json.dumps(want)}"
+        return f"{where} is {json.dumps(got)}, which is not what belongs there"
     return ""
 
 
@@ -204,8 +205,9 @@ def play(ctx: CheckContext, messages: tuple[dict[str, Any], ...], at: int, role:
     if found:
         if not rule and "id" not in want and (SUB_ID in found or "'_meta'" in found):
             rule = R_TAGGED  # a notification with a missing, wrong or out-of-place subscriptionId
-        raise CheckFailed(f"As the {role} the next message is like {json.dumps(_shape(want, fresh))}"
-                          f"{' (with an id of your choice)' if fresh else ''}. In yours, {found}.", rule)
+        raise CheckFailed(f"As the {role}, your next message is not the one due here: in yours, {found}.", rule,
+                          expected=f"a message like {json.dumps(_shape(want, fresh))}"
+                                   f"{' (with an id of your choice)' if fresh else ''}")
 
 
 def check_legacy_client(ctx: CheckContext, kind: str) -> None:

@@ -189,8 +189,9 @@ def _ask(ctx: CheckContext, kind: str) -> None:
         return
     want = {"index": bad, "rule": mistake}
     if got != want:
-        raise CheckFailed(f"Trace ({revision}):\n{listing}\nMessage [{bad}] breaks the rule {mistake!r}; "
-                          f"diagnose() returned {got!r}, expected {want!r}.", RULE_TAGS[mistake])
+        raise CheckFailed(f"Trace ({revision}):\n{listing}\nOne message of this trace breaks a rule; "
+                          f"diagnose() returned {got!r}, which is not it.", RULE_TAGS[mistake],
+                          case=f"the trace above ({revision})", expected=json.dumps(want))
 
 
 def _kinds(mistake: str) -> tuple[str, ...]:

@@ -173,9 +173,9 @@ def judge(ctx: CheckContext, kind: str, rule: str) -> None:
                 raise CheckFailed(f"{where}\nThe answer to {json.dumps(pending)} is error "
                                   f"{expected['error']['code']}; yours is {parsed.error.code}.", rule)
         elif _normal(got["result"]) != _normal(expected["result"]):
-            raise CheckFailed(f"{where}\nThe server's answer to {json.dumps(pending)} is\n  "
-                              f"{json.dumps(_normal(expected['result']))}\nyours is\n  "
-                              f"{json.dumps(_normal(got['result']))}", rule)
+            raise CheckFailed(f"{where}\nYour answer to {json.dumps(pending)} is\n  "
+                              f"{json.dumps(_normal(got['result']))}\nwhich is not what this server answers here.",
+                              rule, expected=json.dumps(_normal(expected['result'])))
     else:
         if not isinstance(parsed, JSONRPCRequest):
             raise CheckFailed(f"{where}\nThe client's next message is a {expected['method']} request (with an id); "

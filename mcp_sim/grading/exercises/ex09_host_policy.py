@@ -127,8 +127,8 @@ def check_filter(ctx: CheckContext, kind: str) -> None:
     got = ctx.function("may_see")(copy.deepcopy(tool), server, trusted, copy.deepcopy(policy))
     if got is not want:
         rule = R_HINTS if kind.startswith("read_only") else R_FILTER
-        raise CheckFailed(f"{_case_text(tool, server, trusted, policy)}:\nmay_see() should be {want} ({kind}); "
-                          f"it returned {got!r}.", rule)
+        raise CheckFailed(f"may_see() returned {got!r}.", rule, case=_case_text(tool, server, trusted, policy),
+                          expected=f"{want} ({kind})")
 
 
 def check_approval(ctx: CheckContext, kind: str) -> None:
@@ -137,8 +137,8 @@ def check_approval(ctx: CheckContext, kind: str) -> None:
     got = ctx.function("must_ask")(copy.deepcopy(tool), server, trusted, copy.deepcopy(policy))
     if got is not want:
         rule = R_CONFIRM if kind in CONFIRM_KINDS else R_HINTS
-        raise CheckFailed(f"{_case_text(tool, server, trusted, policy)}:\nmust_ask() should be {want} ({kind}); "
-                          f"it returned {got!r}.", rule)
+        raise CheckFailed(f"must_ask() returned {got!r}.", rule, case=_case_text(tool, server, trusted, policy),
+                          expected=f"{want} ({kind})")
 
 
 EXERCISE = Exercise(

@@ -76,9 +76,11 @@ def _ask(ctx: CheckContext, kind: str) -> None:
                               R_TOOL_ERROR)
         return
     if got != want:
-        raise CheckFailed(f"Trace ({trace['revision']}):\n{_show(trace)}\nThis call ended because "
-                          f"{OUTCOMES[outcome].explanation[0].lower()}{OUTCOMES[outcome].explanation[1:]}\n"
-                          f"who_decides() returned {json.dumps(got)}, expected {json.dumps(want)}.", EXPECTED[outcome])
+        raise CheckFailed(f"Trace ({trace['revision']}):\n{_show(trace)}\nwho_decides() returned {json.dumps(got)}, "
+                          f"which is not the layer, participant and row that decided this call.", EXPECTED[outcome],
+                          case=f"the trace above ({trace['revision']})",
+                          expected=f"{json.dumps(want)}: this call ended because "
+                                   f"{OUTCOMES[outcome].explanation[0].lower()}{OUTCOMES[outcome].explanation[1:]}")
 
 
 def _kinds(*outcomes: str) -> tuple[str, ...]:

@@ -98,7 +98,8 @@ def check_direct(ctx: CheckContext, kind: str) -> None:
     got = ctx.function("origin_allowed")(origin, port)
     if got is not want:
         rule = R_NULL if origin == "null" else R_OWN if want else R_ORIGIN
-        raise CheckFailed(f"origin_allowed({origin!r}, {port}) should be {want} ({kind}); it returned {got!r}.", rule)
+        raise CheckFailed(f"origin_allowed() returned {got!r}.", rule, case=f"origin_allowed({origin!r}, {port})",
+                          expected=f"{want} ({kind})")
 
 
 EXERCISE = Exercise(

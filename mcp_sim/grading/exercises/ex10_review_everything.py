@@ -145,9 +145,9 @@ def check_direct(ctx: CheckContext, kind: str) -> None:
     got = ctx.function("review")(server, copy.deepcopy(tool))
     if got is not want:
         verdict = "approved" if want else "rejected"
-        raise CheckFailed(f"review({server!r}, tool) should be {want} ({kind}: the Host's reviewer {verdict} it); "
-                          f"it returned {got!r}. The definition, as the server sent it:\n"
-                          f"{json.dumps(tool, ensure_ascii=True)}", R_EVERYTHING)
+        raise CheckFailed(f"review() returned {got!r} for this definition, as the server sent it.", R_EVERYTHING,
+                          case=f"review({server!r}, tool) with tool =\n{json.dumps(tool, ensure_ascii=True)}",
+                          expected=f"{want} ({kind}: the Host's reviewer {verdict} it)")
 
 
 # --- the fingerprint: every field the model reads, nothing else ------------------------------------

@@ -315,8 +315,9 @@ def check_read(ctx: CheckContext, kind: str) -> None:
     if got is not want:
         server, uri, trusted, roots = args
         rule = R_WORKLOAD if want else R_READ
-        raise CheckFailed(f"may_read({server!r}, {uri!r}, trusted={trusted}, roots={roots}) should be {want} ({kind}); "
-                          f"it returned {got!r}.", rule)
+        raise CheckFailed(f"may_read() returned {got!r}.", rule,
+                          case=f"may_read({server!r}, {uri!r}, trusted={trusted}, roots={roots})",
+                          expected=f"{want} ({kind})")
 
 
 EXERCISE = Exercise(
