@@ -17,19 +17,14 @@ from typing import Any
 
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 
-R_PARSE = "JSON-RPC: invalid JSON was received — -32700 Parse error."
-R_INVALID = ("JSON-RPC: the JSON is not a valid Request object — -32600 Invalid Request (MCP adds: ids are "
-             "strings or integers, never null; params is an object; batches only in 2025-03-26).")
-R_METHOD = "JSON-RPC: the method does not exist or is not available — -32601 Method not found."
-R_PARAMS = ("MCP: unknown tool, missing required argument, or (2026-07-28) a request without the required "
-            "_meta keys — -32602 Invalid params.")
-R_RESOURCE = ("Resources: an unknown URI is -32002 (Resource not found) up to 2025-11-25; 2026-07-28 uses "
-              "-32602 instead (SEP-2164).")
-R_MODERN = ("2026-07-28: an unsupported io.modelcontextprotocol/protocolVersion gets -32022; a tool needing a "
-            "client capability the request's clientCapabilities does not declare gets -32021.")
-R_INTERNAL = "JSON-RPC: the server itself failed while handling a valid request — -32603 Internal error."
-R_NO_ERROR = ("MCP: a tool that fails returns a CallToolResult with isError: true (not a protocol error); a "
-              "notification is never answered, not even with an error.")
+R_PARSE = "jsonrpc.standard-error-codes"
+R_INVALID = "jsonrpc.request-id-not-null"
+R_METHOD = "jsonrpc.standard-error-codes"
+R_PARAMS = "meta.missing-field-invalid-params"
+R_RESOURCE = "resources.not-found-legacy"
+R_MODERN = "versioning.unsupported-version-error"
+R_INTERNAL = "jsonrpc.standard-error-codes"
+R_NO_ERROR = "host.tool-error-is-a-result"
 
 LEGACY = ("2025-06-18", "2025-11-25")
 MODERN = "2026-07-28"
