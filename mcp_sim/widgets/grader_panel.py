@@ -61,6 +61,12 @@ class GraderPanel(W.VBox):
         super().__init__([header, *rows, *footer], **kwargs)
         self.add_class("mcp-sim-grader-panel")
 
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
+        """The live panel for Jupyter, with the result's static HTML (its hints folded in
+        ``<details>``) and its text beside it, for every viewer that cannot run widgets."""
+        bundle = dict(super()._repr_mimebundle_(**kwargs))
+        return {**bundle, "text/html": self.result._repr_html_(), "text/plain": str(self.result)}
+
     def show_next_hint(self) -> str | None:
         """Reveal the next hint step; returns its text, or ``None`` when all are shown."""
         if self.hints_shown >= len(self.steps):
