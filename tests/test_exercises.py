@@ -240,6 +240,12 @@ WRONG: list[tuple[str, str, Any, str]] = [
     ("ex02_error_codes", "failing tools reported as internal errors",
      [("return None  # even a failing tool", 'return -32603 if params.get("name") in server["failing_tools"] else None  #')],
      "No error response when none is due"),
+    ("ex02_error_codes", "a missing argument answered with -32603",
+     [('return -32602 if server["revision"] == "2025-06-18" else None', "return -32603")],
+     "A missing tool argument: -32602, or from 2025-11-25 an isError result"),
+    ("ex02_error_codes", "a missing argument taken as a tool error in 2025-06-18 too",
+     [('return -32602 if server["revision"] == "2025-06-18" else None', "return None")],
+     "A missing tool argument: -32602, or from 2025-11-25 an isError result"),
     ("ex02_error_codes", "unknown notifications answered with -32601",
      [('if "id" not in msg:\n        return None', 'if "id" not in msg:\n        return -32601')],
      "No error response when none is due"),
@@ -513,6 +519,17 @@ WRONG += [
      [("annotations.get(\"readOnlyHint\") is True", "annotations.get(\"readOnlyHint\", True) is True")],
      "A trusted server's annotations: only read-only skips approval"),
 ]
+
+
+def test_both_compliant_answers_to_a_missing_tool_argument_pass(tmp_path: Path) -> None:
+    # From 2025-11-25 a missing argument may be refused with -32602 or answered with an isError
+    # result (None here); the reference answers None, this one -32602 in every revision.
+    source = _edit(reference_path("ex02_error_codes").read_text(encoding="utf-8"),
+                   ('return -32602 if server["revision"] == "2025-06-18" else None', "return -32602"))
+    path = tmp_path / "always_invalid_params.py"
+    path.write_text(source, encoding="utf-8")
+    for result in grade_seeds(get_exercise("ex02_error_codes"), path, path.name, SEEDS[:5]):
+        assert result.passed, result
 
 
 def test_a_correct_answer_in_another_format_passes(tmp_path: Path) -> None:

@@ -55,7 +55,9 @@ def choose_error_code(line: str, server: dict[str, Any]) -> int | None:
         if tool is None:
             return -32602
         if any(arg not in params.get("arguments", {}) for arg in tool["required"]):
-            return -32602
+            # 2025-06-18 lists invalid arguments among protocol errors; from 2025-11-25 an input
+            # validation error is a tool execution error: an isError result (-32602 is accepted too)
+            return -32602 if server["revision"] == "2025-06-18" else None
         if modern and tool["needs"] and tool["needs"] not in caps:
             return -32021
         return None  # even a failing tool is a result (isError: true), not a protocol error

@@ -7,6 +7,9 @@ valid request, a failing tool (that is a result with ``isError: true``), or a no
 answered). Each case contains exactly one fault of a fixed kind (every kind is tried on every seed;
 the seed picks names, ids and spacing), generated here together with the code it deserves, so the
 expectation never depends on the project's own codec.
+
+A ``tools/call`` missing a required argument has two compliant answers from 2025-11-25 on (``-32602``
+or ``None``: an ``isError`` result, which the tools page recommends); 2025-06-18 expects ``-32602``.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ R_RESOURCE = "resources.not-found-legacy"
 R_MODERN = "versioning.unsupported-version-error"
 R_INTERNAL = "jsonrpc.standard-error-codes"
 R_NO_ERROR = "host.tool-error-is-a-result"
+R_ARGUMENT = "tools.missing-argument-either-answer"
 
 LEGACY = ("2025-06-18", "2025-11-25")
 MODERN = "2026-07-28"
@@ -158,23 +162,14 @@ def case_method(rng: Any, kind: str) -> Case:
     return _line(_request(rng, server, method), rng), server, -32601, f"the server has no method {method}"
 
 
-PARAMS_KINDS = ("unknown tool", "missing argument", "no name", "no _meta", "partial _meta")
+PARAMS_KINDS = ("unknown tool", "no name", "no _meta", "partial _meta")
 
 
 def case_params(rng: Any, kind: str) -> Case:
     server = make_server(rng, MODERN if kind in ("no _meta", "partial _meta") else None)
-    if kind == "missing argument" and not any(t["required"] for t in server["tools"].values()):
-        first = next(iter(server["tools"]))
-        server["tools"][first]["required"] = [rng.choice(_ARGS)]
     if kind == "unknown tool":
         name = rng.choice([t for t in _TOOLS if t not in server["tools"]])
         req = _request(rng, server, "tools/call", {"name": name, "arguments": {}})
-    elif kind == "missing argument":
-        name = rng.choice([n for n, t in server["tools"].items() if t["required"]])
-        tool = server["tools"][name]
-        args = {a: "x" for a in tool["required"][1:]}
-        caps: dict[str, Any] = {tool["needs"]: {}} if tool["needs"] else {}
-        req = _request(rng, server, "tools/call", {"name": name, "arguments": args}, caps)
     elif kind == "no name":
         req = _request(rng, server, "tools/call", {"arguments": {}})
     else:
@@ -188,6 +183,37 @@ def case_params(rng: Any, kind: str) -> Case:
         else:
             req["params"]["_meta"].pop(drop)
     return _line(req, rng), server, -32602, kind
+
+
+ARGUMENT_KINDS = (*LEGACY, MODERN)
+ACCEPTED_FOR_MISSING_ARGUMENT: dict[str, tuple[int | None, ...]] = {
+    "2025-06-18": (-32602,), "2025-11-25": (-32602, None), MODERN: (-32602, None)}
+"""Every compliant answer to a tools/call missing a required argument, per revision."""
+
+
+def case_argument(rng: Any, kind: str) -> tuple[str, dict[str, Any]]:
+    """A ``tools/call`` of a known tool without one of its required arguments, on a ``kind`` server."""
+    server = make_server(rng, kind)
+    if not any(t["required"] for t in server["tools"].values()):
+        first = next(iter(server["tools"]))
+        server["tools"][first]["required"] = [rng.choice(_ARGS)]
+    name = rng.choice([n for n, t in server["tools"].items() if t["required"]])
+    tool = server["tools"][name]
+    args = {a: "x" for a in tool["required"][1:]}
+    caps: dict[str, Any] = {tool["needs"]: {}} if tool["needs"] else {}
+    return _line(_request(rng, server, "tools/call", {"name": name, "arguments": args}, caps), rng), server
+
+
+def check_argument(ctx: CheckContext, kind: str) -> None:
+    line, server = case_argument(ctx.rng, kind)
+    got = ctx.function("choose_error_code")(line, json.loads(json.dumps(server)))
+    accepted = ACCEPTED_FOR_MISSING_ARGUMENT[kind]
+    if not any(got == a and type(got) is type(a) for a in accepted):
+        want = ("-32602, or None for the isError result the tools page recommends in this revision"
+                if None in accepted else "-32602: the 2025-06-18 tools page lists invalid arguments among "
+                                         "protocol errors")
+        raise CheckFailed(f"Your function returned {got!r} for a tools/call that lacks a required argument.",
+                          R_ARGUMENT, case=f"line:   {line!r}\nserver: {json.dumps(server)}", expected=want)
 
 
 RESOURCE_KINDS = (*LEGACY, MODERN)
@@ -285,7 +311,7 @@ EXERCISE = Exercise(
     title="Pick the right error code",
     chapter="02",
     summary="Decide which JSON-RPC/MCP error a server answers to a malformed or unserviceable message.",
-    rules=(R_PARSE, R_INVALID, R_METHOD, R_PARAMS, R_RESOURCE, R_MODERN, R_INTERNAL, R_NO_ERROR),
+    rules=(R_PARSE, R_INVALID, R_METHOD, R_PARAMS, R_ARGUMENT, R_RESOURCE, R_MODERN, R_INTERNAL, R_NO_ERROR),
     functions=("choose_error_code",),
     checks=(
         Check("Unreadable text → -32700", R_PARSE, _make_check(case_parse), PARSE_KINDS,
@@ -296,7 +322,11 @@ EXERCISE = Exercise(
         Check("Unknown method → -32601", R_METHOD, _make_check(case_method), METHOD_KINDS,
               hint="Compare the method with the methods this server lists, not with every method MCP defines."),
         Check("Bad parameters → -32602", R_PARAMS, _make_check(case_params), PARAMS_KINDS,
-              hint="Look inside params: the tool name, its required arguments, and on 2026-07-28 the _meta keys."),
+              hint="Look inside params: the tool name, and on 2026-07-28 the _meta keys."),
+        Check("A missing tool argument: -32602, or from 2025-11-25 an isError result", R_ARGUMENT, check_argument,
+              ARGUMENT_KINDS, hint="The tool exists but its arguments are incomplete: compare the server's "
+                                   "revision with 2025-11-25, where the tools page moved input validation "
+                                   "errors to tool execution errors."),
         Check("Resource not found depends on the revision", R_RESOURCE, _make_check(case_resource),
               RESOURCE_KINDS, hint="Same situation, two codes: compare the server's revision with 2026-07-28."),
         Check("2026-07-28 negotiation errors: -32022 and -32021", R_MODERN, _make_check(case_modern),
