@@ -249,8 +249,8 @@ WRONG: list[tuple[str, str, Any, str]] = [
     ("ex02_error_codes", "unknown notifications answered with -32601",
      [('if "id" not in msg:\n        return None', 'if "id" not in msg:\n        return -32601')],
      "No error response when none is due"),
-    ("ex03_version_negotiation", "server answers the last element",
-     [("return max(supported)", "return supported[-1]")], "Otherwise the server answers its latest version"),
+    ("ex03_version_negotiation", "server answers the requested version anyway",
+     [("return max(supported)", "return requested")], "Otherwise the server counter-offers a version it supports"),
     ("ex03_version_negotiation", "client accepts anything",
      [("return chosen in client_supported", "return True")], "The client accepts only versions it speaks"),
     ("ex03_version_negotiation", "client offers its first version",
@@ -532,6 +532,17 @@ def test_both_compliant_answers_to_a_missing_tool_argument_pass(tmp_path: Path) 
         assert result.passed, result
 
 
+@pytest.mark.parametrize("counter_offer", ["supported[-1]", "min(supported)"])
+def test_a_server_counter_offering_any_supported_version_passes(tmp_path: Path, counter_offer: str) -> None:
+    # The counter-offer must be a version the server supports; its latest is only recommended.
+    source = _edit(reference_path("ex03_version_negotiation").read_text(encoding="utf-8"),
+                   ("return max(supported)", f"return {counter_offer}"))
+    path = tmp_path / "any_counter_offer.py"
+    path.write_text(source, encoding="utf-8")
+    for result in grade_seeds(get_exercise("ex03_version_negotiation"), path, path.name, SEEDS[:5]):
+        assert result.passed, result
+
+
 def test_a_correct_answer_in_another_format_passes(tmp_path: Path) -> None:
     path = tmp_path / "hex_sealer.py"
     path.write_text(HEX_SEALER, encoding="utf-8")
@@ -708,7 +719,7 @@ def test_answer_hard_coded_for_one_seed_fails_on_others(tmp_path: Path, exercise
 
 def test_a_single_grade_reports_kind_seed_and_rule(tmp_path: Path) -> None:
     ex = get_exercise("ex03_version_negotiation")
-    source = _edit(reference_path(ex.id).read_text(encoding="utf-8"), ("return max(supported)", "return supported[-1]"))
+    source = _edit(reference_path(ex.id).read_text(encoding="utf-8"), ("return max(supported)", "return requested"))
     path = tmp_path / "wrong.py"
     path.write_text(source, encoding="utf-8")
     result = grade_file(ex, path)

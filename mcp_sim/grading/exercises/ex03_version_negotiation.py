@@ -7,6 +7,10 @@ neither first nor last, more than one version in common, a supported-but-differe
 seed only picks which versions play each part. Lists are always shuffled, so "take the last element"
 never works. Expected answers are computed here from the rule, not from the project's lifecycle
 module (which the learner's file may not import).
+
+A server that does not speak the requested version may counter-offer any version it supports (the
+newest is only recommended), so every supported answer passes, in ``choose_version`` and in the
+handshake. The client's offer of its latest version is this exercise's own starting point (README).
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hi
 LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 
 R_SERVER = "lifecycle.server-echoes-supported-version"
+R_COUNTER = "lifecycle.server-counter-offers"
+R_COUNTER_LATEST = "lifecycle.server-counter-offers-latest"
 R_CLIENT = "lifecycle.client-disconnects-on-unsupported"
 R_CLIENT_OFFER = "lifecycle.client-offers-a-version-it-supports"
 
@@ -73,15 +79,12 @@ def check_fallback(ctx: CheckContext, kind: str) -> None:
         versions, requested = [low, high, *[v for v in LEGACY_VERSIONS if v > high][:1]], mid
     supported = _shuffled(rng, versions)
     got = _str_result(ctx.function("choose_version")(requested, list(supported)), "choose_version")
-    want = max(supported)
-    ctx.expect(got in supported, f"The server supports {supported!r} but answered {got!r}, which it does not "
-                                 f"speak (the client asked for {requested!r}).")
-    ctx.expect(got == want, f"The server does not speak the version asked for, and your function answered "
-                            f"{got!r}, which is not its latest (the list is in no particular order; version "
-                            f"strings are dates).",
+    ctx.expect(got in supported, f"The server does not speak the version asked for, and your function answered "
+                                 f"{got!r}, which the server does not speak either.", R_COUNTER,
                case=f"the client asks for {requested!r}; the server supports {supported!r}",
-               expected=f"{want!r}, the newest version the server speaks: it gives the client the best chance "
-                        f"to speak it too")
+               expected=f"any version of {sorted(supported)!r}; the newest, {max(supported)!r}, is the one the "
+                        f"spec recommends (rule {R_COUNTER_LATEST}): it gives the client the best chance to "
+                        f"speak it too")
 
 
 def check_client(ctx: CheckContext, kind: str) -> None:
@@ -122,20 +125,32 @@ def check_handshake(ctx: CheckContext, kind: str) -> None:
     }[kind]
     client, server = _shuffled(rng, client), _shuffled(rng, server)
     offered = max(client)
-    chosen = offered if offered in server else max(server)
-    want = chosen if chosen in client else None
+    # The server echoes the offer if it can; otherwise it may counter-offer any version it supports.
+    answers = [offered] if offered in server else sorted(server)
+    accepted = {a if a in client else None for a in answers}
     got = ctx.function("handshake")(list(client), list(server))
     if got is not None:
         _str_result(got, "handshake")
-    if got != want:
-        story = (f"the client offers its latest, {offered!r}; the server (supports {server!r}) answers "
-                 f"{chosen!r}; ")
-        story += (f"the client speaks it, so they use {chosen!r}." if want else
-                  "the client does not speak it, so it disconnects (None).")
-        rule = R_CLIENT_OFFER if got in server and got != chosen else (R_CLIENT if want is None else R_SERVER)
+    if got not in accepted:
+        if offered in server:
+            story = (f"the client offers its latest, {offered!r}; the server speaks it and answers with it; "
+                     f"the client uses {offered!r}.")
+        else:
+            story = (f"the client offers its latest, {offered!r}; the server (supports {server!r}) does not "
+                     f"speak it and counter-offers one of its own versions (the newest, {max(server)!r}, is the "
+                     f"recommended one); the client uses it if it speaks it, else disconnects (None). "
+                     f"Accepted here: {sorted(accepted, key=str)!r}.")
+        if got is None:
+            rule = R_SERVER if offered in server else R_CLIENT
+        elif got not in client:
+            rule = R_CLIENT
+        elif got not in server:
+            rule = R_COUNTER
+        else:  # both speak it, but it does not answer the client's latest offer
+            rule = R_CLIENT_OFFER
         raise CheckFailed(f"Your handshake() returned {got!r}.", rule,
                           case=f"client supports {client!r}, server supports {server!r}",
-                          expected=f"{want!r}: {story}")
+                          expected=story)
 
 
 EXERCISE = Exercise(
@@ -143,13 +158,13 @@ EXERCISE = Exercise(
     title="Legacy version negotiation",
     chapter="03",
     summary="Implement the initialize handshake's version choice (server) and verdict (client).",
-    rules=(R_SERVER, R_CLIENT, R_CLIENT_OFFER),
+    rules=(R_SERVER, R_COUNTER, R_CLIENT, R_CLIENT_OFFER),
     functions=("choose_version", "client_accepts", "handshake"),
     checks=(
         Check("Server echoes a requested version it supports", R_SERVER, check_echo,
               ("requested is the latest", "requested is older", "only version"),
               hint="Compare the requested version with the server's list before choosing anything else."),
-        Check("Otherwise the server answers its latest version", R_SERVER, check_fallback,
+        Check("Otherwise the server counter-offers a version it supports", R_COUNTER, check_fallback,
               ("requested newer than all", "requested older than all", "requested in between"),
               hint="The supported list is in no particular order; look at what the version strings are."),
         Check("The client accepts only versions it speaks", R_CLIENT, check_client,
@@ -163,8 +178,9 @@ EXERCISE = Exercise(
     hints=(
         Hint("There are two decisions, made by two sides: the server picks a version, then the client decides "
              "whether it can live with it. Neither side picks a version it does not speak.", R_SERVER),
-        Hint("The server's choice: the requested version if supported, else its own latest. Nothing else — in "
-             "particular not the client's other versions, which the server never sees.", R_SERVER),
+        Hint("The server's choice: the requested version if supported, else one of its own (its latest is "
+             "the recommended one). Nothing else — in particular not the client's other versions, which the "
+             "server never sees.", R_COUNTER),
         Hint("In handshake(), the client starts by offering its latest version, then reuses your two functions. "
              "If the client does not support the server's answer, the result is None.", R_CLIENT),
     ),
