@@ -543,6 +543,24 @@ def test_a_server_counter_offering_any_supported_version_passes(tmp_path: Path, 
         assert result.passed, result
 
 
+def test_optional_meta_on_params_and_results_passes(tmp_path: Path) -> None:
+    # The schema allows _meta on request params and on results: a message carrying it is still right.
+    source = _edit(reference_path("ex02_next_message").read_text(encoding="utf-8"),
+                   ('"params": {"name": call["name"], "arguments": call["arguments"]}}',
+                    '"params": {"name": call["name"], "arguments": call["arguments"], "_meta": {"progressToken": 1}}}'),
+                   ('return {"jsonrpc": "2.0", "id": request_id, "result": result}',
+                    'return {"jsonrpc": "2.0", "id": request_id, "result": {**result, "_meta": {"note": "x"}}}'))
+    path = tmp_path / "with_meta.py"
+    path.write_text(source, encoding="utf-8")
+    for result in grade_seeds(get_exercise("ex02_next_message"), path, path.name, SEEDS[:5]):
+        assert result.passed, result
+    bad = source.replace('"_meta": {"progressToken": 1}', '"_meta": 1')
+    path.write_text(bad, encoding="utf-8")
+    results = grade_seeds(get_exercise("ex02_next_message"), path, path.name, SEEDS[:2],
+                          only=["Client: a new request gets a fresh id"])
+    assert not any(r.passed for r in results)
+
+
 def test_a_correct_answer_in_another_format_passes(tmp_path: Path) -> None:
     path = tmp_path / "hex_sealer.py"
     path.write_text(HEX_SEALER, encoding="utf-8")

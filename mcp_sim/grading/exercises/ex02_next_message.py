@@ -6,7 +6,8 @@ the client something — and tells the learner which side they play; the seed pi
 traffic before the pause. ``next_message(role, transcript, world)`` must return the one message that side sends
 next. The message is checked for JSON-RPC validity (with the project's codec), for its kind
 (request, notification, response, error) and for its ids: a response echoes the id of the request it
-answers, and a new request uses an id its sender has not used before.
+answers, and a new request uses an id its sender has not used before. Optional members the schema
+allows (``_meta`` on params and results) may be present: only what the case asks for is compared.
 """
 
 from __future__ import annotations
@@ -138,6 +139,14 @@ def _as(msg: dict[str, Any], want: type, what: str) -> Any:
     return parsed
 
 
+def _without_meta(obj: dict[str, Any], where: str) -> dict[str, Any]:
+    """``obj`` without its optional ``_meta`` (which the schema allows on params and results), after
+    checking that ``_meta``, when present, is an object as the schema requires."""
+    if "_meta" in obj and not isinstance(obj["_meta"], dict):
+        raise CheckFailed(f"Your {where} has _meta = {json.dumps(obj['_meta'])}; _meta is always a JSON object.")
+    return {k: v for k, v in obj.items() if k != "_meta"}
+
+
 def _last_line(transcript: list[dict[str, Any]]) -> str:
     last = transcript[-1]
     return f"{last['from']} sent {json.dumps(last['message'])}"
@@ -208,7 +217,7 @@ def check_answer_pending(ctx: CheckContext, kind: str) -> None:
                f"id {request['id']!r}, got {resp.id!r}. (The last line of the transcript is not always the "
                f"request: notifications are never answered.)")
     want = {"tools": world["tools"]} if request["method"] == "tools/list" else {}
-    ctx.expect(resp.result == want, f"Your result of {request['method']}, {json.dumps(resp.result)}, is not what "
+    ctx.expect(_without_meta(resp.result, "result") == want, f"Your result of {request['method']}, {json.dumps(resp.result)}, is not what "
                                     f"this server holds (the world above lists it).",
                case=json.dumps(request), expected=json.dumps(want))
 
@@ -241,7 +250,7 @@ def check_answer_server_request(ctx: CheckContext, kind: str) -> None:
                f"The server's ping has id {ping['id']!r}; the client's response must echo that id, got "
                f"{resp.id!r}. Each side numbers its own requests, so the server's ids can look like the "
                f"client's — answer the id you received.")
-    ctx.expect(resp.result == {}, f"A ping is answered with an empty result {{}}; got {json.dumps(resp.result)}.")
+    ctx.expect(_without_meta(resp.result, "result") == {}, f"A ping is answered with an empty result {{}}; got {json.dumps(resp.result)}.")
 
 
 def _client_ids(transcript: list[dict[str, Any]]) -> set[Any]:
@@ -268,8 +277,9 @@ def check_new_request(ctx: CheckContext, kind: str) -> None:
                f"{', '.join(sorted(used))}); a new request needs an id the client has never used.")
     ctx.expect(req.method == "tools/call", f"Calling a tool is the request 'tools/call', not {req.method!r}.")
     want = {"name": world["call"]["name"], "arguments": world["call"]["arguments"]}
-    ctx.expect(req.params == want, f"Your tools/call params {json.dumps(req.params)} are not the call the host wants "
-                                   f"made (name and arguments exactly as given).", expected=json.dumps(want))
+    ctx.expect(_without_meta(req.params or {}, "params") == want, f"Your tools/call params {json.dumps(req.params)} are not the call the host wants "
+                                   f"made (name and arguments exactly as given; an optional _meta may be added).",
+               expected=json.dumps(want))
 
 
 EXERCISE = Exercise(
