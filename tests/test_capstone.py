@@ -88,6 +88,17 @@ def test_a_crashing_or_hanging_server_gets_a_readable_message_and_leaves_no_proc
 
 
 @pytest.mark.slow
+def test_a_hint_left_at_its_default_passes(tmp_path: Path) -> None:
+    # delete_expense without annotations means readOnlyHint false, destructiveHint true: the same claim.
+    path = wrong(tmp_path, '@server.tool(annotations={"readOnlyHint": False, "destructiveHint": True, '
+                           '"idempotentHint": True,\n                              "openWorldHint": False})',
+                 "@server.tool()")
+    for result in grade_seeds(EX, path, None, [0, 1], only=[SERVER]):
+        server = next(c for c in result.checks if c.name == SERVER)
+        assert server.status == "passed", server.explanation
+
+
+@pytest.mark.slow
 def test_a_whole_grade_takes_a_few_seconds_and_leaves_nothing_running() -> None:
     grade_file(EX, reference_path(EX.id), reference=True)  # imports and schema validators warmed up
     before = children()

@@ -33,9 +33,13 @@ WRONG: list[tuple[str, str, Any, str]] = [
      [("from mcp_sim.roles.server import Server", "from mcp_sim.protocol.errors import McpError\n"
                                                   "from mcp_sim.roles.server import Server"),
       (_NEGATIVE, 'raise McpError(-32602, f"cents must be positive, not {cents}")')], SERVER),
-    ("ex12_capstone", "the destructive tool unannotated",
-     [('@server.tool(annotations={"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True,\n'
+    ("ex12_capstone", "the adding tool unannotated (so destructive by default)",
+     [('@server.tool(annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False,\n'
        '                              "openWorldHint": False})', "@server.tool()")], SERVER),
+    ("ex12_capstone", "the destructive tool claims destructiveHint false",
+     [('@server.tool(annotations={"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True,',
+       '@server.tool(annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True,')],
+     SERVER),
     ("ex12_capstone", "a print() in a tool",
      [('        """List your expenses (id, description, amount in cents)."""\n',
        '        """List your expenses (id, description, amount in cents)."""\n'
@@ -78,7 +82,8 @@ WRONG: list[tuple[str, str, Any, str]] = [
 
 RULES: dict[str, str] = {
     "a bad amount answered with a JSON-RPC error": capstone.R_TOOL_ERRORS,
-    "the destructive tool unannotated": capstone.R_ANNOTATIONS,
+    "the adding tool unannotated (so destructive by default)": capstone.R_ANNOTATIONS,
+    "the destructive tool claims destructiveHint false": capstone.R_ANNOTATIONS,
     "a print() in a tool": capstone.R_STDOUT,
     "delete without the per-caller check": capstone.R_AUTHZ,
     "everyone's expenses listed": capstone.R_AUTHZ,

@@ -33,7 +33,9 @@ from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hi
 from mcp_sim.protocol.schema import schema_errors
 from mcp_sim.security.identity import pick_distinct
 
-R_PROCESS = "realwire.stdio-client-shutdown"
+R_PROCESS = "realwire.stdio-server-serves-the-session"
+R_VERSION = {"2025-11-25": "lifecycle.server-echoes-supported-version",
+             "2026-07-28": "versioning.server-implements-discover"}
 R_STDOUT = "realwire.stdio-stdout-only-messages"
 R_SCHEMA = "jsonrpc.messages-follow-jsonrpc"
 R_ANNOTATIONS = "host.annotations-untrusted"
@@ -56,6 +58,10 @@ _RESULTS: Final = {"tools/list": "ListToolsResult", "tools/call": "CallToolResul
 
 
 # --- (a) the server over the real wire -----------------------------------------------------------------
+
+ANNOTATION_DEFAULTS: Final = {"readOnlyHint": False, "destructiveHint": True}
+"""What a tool's annotations mean when a hint is left out (the ToolAnnotations schema's defaults;
+destructiveHint counts only for a tool that is not read-only, which is where it is compared)."""
 
 def make_plan(rng: Any) -> Plan:
     """The seed's caller, book and arguments: the caller owns 2–4 expenses, two others own 1–3 each."""
@@ -117,7 +123,8 @@ def check_completed(run: WireRun) -> None:
                          f"os._exit) or stop answering (an endless loop)?\nIts last words on stderr:\n{tail}",
                     R_PROCESS)
     if run.protocol_version != run.revision:
-        raise _fail(run, f"The SDK negotiated {run.protocol_version!r} instead of {run.revision}.", R_PROCESS)
+        raise _fail(run, f"The SDK negotiated {run.protocol_version!r} instead of {run.revision}.",
+                    R_VERSION.get(run.revision, R_PROCESS))
 
 
 def check_schema(run: WireRun) -> None:
@@ -138,7 +145,8 @@ def check_schema(run: WireRun) -> None:
 
 
 def check_offer(run: WireRun) -> None:
-    """The three tools with honest annotations, the template, the prompt."""
+    """The three tools with honest annotations, the template, the prompt. Annotations are compared by
+    meaning: a hint left out means the spec's default (readOnlyHint false, destructiveHint true)."""
     tools = {t.get("name"): t for t in run.seen.get("tools") or [] if isinstance(t, dict)}
     want = {"list_expenses": {"readOnlyHint": True}, "add_expense": {"readOnlyHint": False, "destructiveHint": False},
             "delete_expense": {"readOnlyHint": False, "destructiveHint": True}}
@@ -147,7 +155,7 @@ def check_offer(run: WireRun) -> None:
             raise _fail(run, f"tools/list does not offer {name} (it offers {sorted(map(str, tools))}).", R_ANNOTATIONS)
         annotations = tools[name].get("annotations") or {}
         for hint, value in hints.items():
-            if annotations.get(hint, False if hint == "readOnlyHint" else None) is not value:
+            if annotations.get(hint, ANNOTATION_DEFAULTS[hint]) is not value:
                 raise _fail(run, f"{name} is announced with annotations {json.dumps(annotations)}; it should say "
                                  f"{hint}: {json.dumps(value)}.", R_ANNOTATIONS)
     if "expenses://{expense_id}" not in (run.seen.get("templates") or []):
@@ -352,8 +360,9 @@ EXERCISE = Exercise(
         Hint("Refuse bad values by raising an ordinary exception (ValueError) inside the tool: the simulator turns it "
              "into a result with isError: true. For a resource that is not the caller's, raise KeyError: that is "
              "'not found' in the right code for each era.", R_TOOL_ERRORS),
-        Hint("Annotate every tool explicitly: list_expenses readOnlyHint true; add_expense readOnlyHint false, "
-             "destructiveHint false; delete_expense readOnlyHint false, destructiveHint true.", R_ANNOTATIONS),
+        Hint("Annotate every tool honestly: list_expenses readOnlyHint true; add_expense readOnlyHint false, "
+             "destructiveHint false; delete_expense readOnlyHint false, destructiveHint true. A hint left out "
+             "means its default (readOnlyHint false, destructiveHint true).", R_ANNOTATIONS),
         Hint("Never print() in the server: stdout is the protocol stream. Use logging (stderr) instead.", R_STDOUT),
         Hint("decide(): 'run' only for readOnlyHint from a trusted server (and no destructiveHint: true); 'ask' for "
              "everything else you want to allow.", R_CONFIRM),
