@@ -19,6 +19,7 @@ from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hi
 R_RESULT = "versioning.stdio-dual-era-probe"
 R_MODERN_ERR = "versioning.unsupported-version-error"
 R_FALLBACK = "versioning.fallback-not-keyed-to-one-code"
+R_HTTP_OTHER = "versioning.sim-http-other-statuses-legacy"
 R_HTTP = "versioning.http-inspect-400-body"
 
 _MODERN_CODES = (-32020, -32021, -32022)
@@ -132,6 +133,7 @@ def check_http(ctx: CheckContext, kind: str) -> None:
     if got not in ("modern", "legacy"):
         raise CheckFailed(f'detect_era_http() must return "modern" or "legacy"; got {got!r}.')
     ctx.expect(got == want, f"Your function said {got!r}, which this reply does not show.",
+               R_HTTP if status in (200, 400) else R_HTTP_OTHER,
                case=f"HTTP {status} with body {body!r}", expected=f"{want!r}: {why}")
 
 
@@ -140,7 +142,7 @@ EXERCISE = Exercise(
     title="Modern or legacy? Detect the era",
     chapter="03",
     summary="Classify a server from its answer to a server/discover probe, over any transport and over HTTP.",
-    rules=(R_RESULT, R_MODERN_ERR, R_FALLBACK, R_HTTP),
+    rules=(R_RESULT, R_MODERN_ERR, R_FALLBACK, R_HTTP, R_HTTP_OTHER),
     functions=("detect_era", "detect_era_http"),
     checks=(
         Check("A DiscoverResult means modern", R_RESULT, check_result,

@@ -29,6 +29,7 @@ R_META = "meta.required-fields"
 R_KEEP = "meta.other-keys-kept"
 R_RETRY = "versioning.client-retries-with-common-version"
 R_NEW_ID = "jsonrpc.request-id-not-in-flight"
+R_SIM_RETRY = "versioning.sim-newest-shared-one-retry"
 
 POOL = ("2026-07-28", "2027-02-14", "2027-09-30", "2028-05-01")
 _METHODS: tuple[tuple[str, Callable[[Any], dict[str, Any]]], ...] = (("tools/call", lambda r: {"name": r.choice(("search", "add", "forecast")),
@@ -146,6 +147,7 @@ def check_choose(ctx: CheckContext, kind: str) -> None:
     got = fn(copy.deepcopy(error), list(client))
     ctx.expect(got == want, f"Your function returned {got!r}: the client may only retry with a version it "
                             f"speaks, and the server only takes one it supports.",
+               R_RETRY if got is None or got not in common else R_SIM_RETRY,
                case=f"client supports {client!r}; the -32022 error says the server supports {server!r}",
                expected=f"the newest in both: {want!r}" if want else "none in common: give up (None)")
 
@@ -207,11 +209,18 @@ def check_retry(ctx: CheckContext, kind: str) -> None:
     ctx.expect(len(server.requests) == 2,
                f"The client (versions {client!r}) sent {newest!r}; the server supports {server_versions!r} and "
                f"answered -32022. The client should retry exactly once with {want_v!r}; it sent "
-               f"{len(server.requests)} request(s).")
+               f"{len(server.requests)} request(s).", R_RETRY if len(server.requests) < 2 else R_SIM_RETRY)
     retry = server.requests[1]
     first_id = server.requests[0].get("id")
-    ctx.expect(retry.get("id") != first_id, f"The retry reused id {first_id!r}. It is a new request, so it needs an "
-                                            f"id not used before.")
+    ctx.expect(retry.get("id") != first_id, f"The retry reused id {first_id!r}. It is a new request, and this "
+                                            f"exercise gives it an id not used before.", R_SIM_RETRY)
+    params = retry.get("params") if isinstance(retry, dict) else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    sent = meta.get(PV) if isinstance(meta, dict) else None
+    shared = sent in client and sent in server_versions
+    ctx.expect(sent == want_v, f"The retry names the version {sent!r}.", R_SIM_RETRY if shared else R_RETRY,
+               case=f"client supports {client!r}; the server supports {server_versions!r}",
+               expected=f"{want_v!r}, the newest version both speak")
     _check_request(retry, retry.get("id"), info["spec"]["method"], info["spec"]["params"], want_v, info["caps"],
                    info["info"])
     ctx.expect(isinstance(got, dict) and got.get("result") is not None and got.get("id") == retry.get("id"),
@@ -242,7 +251,7 @@ EXERCISE = Exercise(
     title="Modern requests: _meta and the -32022 retry",
     chapter="03",
     summary="Build a 2026-07-28 request with its _meta and recover from an unsupported version.",
-    rules=(R_META, R_KEEP, R_RETRY, R_NEW_ID),
+    rules=(R_META, R_KEEP, R_RETRY, R_NEW_ID, R_SIM_RETRY),
     functions=("build_request", "choose_retry_version", "call_with_retry"),
     checks=(
         Check("Every request carries version, capabilities and client info in _meta", R_META, check_build,

@@ -47,6 +47,7 @@ R_REVIEW = "security.host.tool-review-is-detection"
 R_CONFIRM = "host.confirm-with-inputs"
 R_WORKLOAD = "host.tool-policy"
 R_READ = "host.connections-are-not-a-sandbox"
+R_HIDE = "realwire.other-callers-records-not-found"
 
 ERAS: Final = {"2025-11-25 over stdio (initialize handshake)": "2025-11-25",
                "2026-07-28 over stdio (server/discover)": "2026-07-28"}
@@ -216,8 +217,9 @@ def check_resource_and_prompt(run: WireRun, plan: Plan) -> None:
         raise _fail(run, f"{plan.caller} read expenses://{plan.theirs}, another caller's expense: {theirs!r}.", R_AUTHZ)
     got = (theirs or {}).get("error", {}).get("code") if isinstance(theirs, dict) else None
     if got != code:
+        # the other era's not-found code is a slip of the era; any other answer tells the caller it exists
         raise _fail(run, f"resources/read for an expense the caller cannot see should be 'resource not found', "
-                         f"{code} in {run.revision}; got {got}.", R_RESOURCES)
+                         f"{code} in {run.revision}; got {got}.", R_RESOURCES if got in (-32002, -32602) else R_HIDE)
     prompt = run.seen.get("prompt")
     if not isinstance(prompt, list) or not any(plan.month in text for text in prompt):
         raise _fail(run, f"prompts/get monthly_report with month={plan.month!r} should mention {plan.month} in its "
@@ -336,7 +338,7 @@ EXERCISE = Exercise(
             "prompt) that the official SDK drives over a real stdio pipe in both eras, and a Host policy that stops "
             "the security labs' attacks while the user's own work still goes through.",
     rules=(R_PROCESS, R_STDOUT, R_SCHEMA, R_ANNOTATIONS, R_TOOL_ERRORS, R_RESOURCES, R_PROMPTS, R_AUTHZ, R_REVIEW,
-           R_CONFIRM, R_WORKLOAD, R_READ),
+           R_CONFIRM, R_WORKLOAD, R_READ, R_HIDE),
     functions=("build_server", "review_tool", "decide", "may_read"),
     checks=(
         Check("Review: poisoned and changed definitions never reach the model", R_REVIEW, check_review, REVIEW_KINDS,
