@@ -223,7 +223,7 @@ print([e.method for e in sim.recorder if e.kind == "request"])
 # falls back to `initialize`. The fallback must not hang on one particular error code: legacy
 # servers answer an unknown method in different ways [[ref versioning.fallback-not-keyed-to-one-code]].
 # Over Streamable HTTP the client tries a modern request instead and reads the body of a `400`
-# [[ref versioning.http-inspect-400-body]]. Either way it remembers the answer for that server
+# [[ref http.modern.era-from-400-body]]. Either way it remembers the answer for that server
 # [[ref versioning.cache-era]]. (A client that speaks only 2026-07-28 need not probe; the simulator's
 # `era="auto"` client is this detection.)
 

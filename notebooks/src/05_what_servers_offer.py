@@ -30,7 +30,7 @@
 # protocol does not mandate any user interaction model, and the resources page names "automatic
 # context inclusion, based on heuristics or the AI model's selection" as a valid design. So a Host
 # that let the model pick resources would comply too. The course's Host keeps the three apart; that is
-# [[rule host.controls-per-primitive]] What the tools page does ask is [[rule tools.human-in-the-loop]]
+# [[rule host.controls-per-primitive]] What the tools page does ask is [[rule host.human-in-the-loop]]
 #
 # `who_decides` plays one of each through a Host: the user asks a question and the model calls the
 # `book_facts` tool; the application attaches the catalogue; the user types `/review Em…`, the
@@ -106,7 +106,7 @@ ask("05-bad-arguments")
 # - the tool **ran and failed** (the book is not in the catalogue; since 2025-11-25 also: the
 #   arguments break the `inputSchema`) → a normal **result** with `isError: true` and a text that
 #   says what went wrong. The model reads it and can try again. [[rule tools.execution-error-is-result]]
-#   And the client's part: [[rule tools.client-passes-execution-errors]]
+#   And the client's part: [[rule host.tool-errors-to-model]]
 # - the request **cannot be handled at all** (no tool has that name) → a JSON-RPC **error**,
 #   `-32602` [[ref tools.unknown-tool-protocol-error]]. A client may still show such an error to the
 #   model [[ref tools.client-may-pass-protocol-errors]].
@@ -166,7 +166,7 @@ for era in ("legacy", "modern"):
 # ### Annotations are hints, not guarantees
 #
 # `readOnlyHint`, `destructiveHint`, `idempotentHint` and `openWorldHint` describe a tool, but the
-# *server* writes them: [[rule tools.annotations-untrusted]] And a tool that is not read-only counts
+# *server* writes them: [[rule host.annotations-untrusted]] And a tool that is not read-only counts
 # as destructive unless it says otherwise (the schema's defaults). When to ask the user is the Host's
 # own policy: [[rule host.unless-read-only]] The same run with the library trusted:
 
@@ -265,7 +265,7 @@ display(JsonView(first_tool["icons"]))
 # (`ttlMs`, `cacheScope`, chapter 07). And some methods and fields change:
 #
 # - `tools/call`, `prompts/get` and `resources/read` may answer with an `InputRequiredResult`
-#   (chapter 04): [[rule tools.call-may-need-input]]
+#   (chapter 04): [[rule mrtr.server-may-ask]]
 # - `resources/subscribe` and `resources/unsubscribe` are gone (chapter 07 has `subscriptions/listen`);
 # - `Tool.execution` and a request's `params.task` are gone, and the `tasks` capability with them:
 #   tasks are an extension, announced under `extensions` (chapter 08);

@@ -107,7 +107,8 @@ for fixed in (False, True):
 # %% [markdown]
 # ## Shutting a server down
 #
-# [[rule stdio.shutdown]] [[rule stdio.modern.exit-on-eof]] `shutdown` runs the three kinds of server:
+# [[rule stdio.shutdown]] [[rule realwire.legacy.stdio-client-shutdown]] [[rule stdio.modern.exit-on-eof]]
+# `shutdown` runs the three kinds of server:
 
 # %%
 for label, options in (("exits on end-of-file", {}),
@@ -133,7 +134,7 @@ ask("06-crash-during-book")
 # lost matters. A `tools/call` that was already written to stdin may have run before the crash, or
 # not: nobody knows. Sending it again might book a second desk or send a second e-mail. The spec
 # leaves the choice to the client, and a server's `idempotentHint` is only an untrusted hint
-# [[ref tools.annotations-untrusted]]; the course's Host decides for itself:
+# [[ref host.annotations-untrusted]]; the course's Host decides for itself:
 # [[rule host.retry-only-what-is-safe]]
 #
 # The fault lab (Part E) makes the server crash as the second message after the opening reaches it,
@@ -329,7 +330,7 @@ for e in progress_http:
 
 # %% [markdown]
 # When the client gives up on the second call, it does **not** post `notifications/cancelled`:
-# [[rule http.modern.close-is-cancel]] (On stdio there is no stream to close, so the same client sends
+# [[rule cancel.modern-http-closes-stream]] (On stdio there is no stream to close, so the same client sends
 # `notifications/cancelled` there.) A broken stream cannot be resumed either: the request is lost,
 # and a client that still wants the answer sends it again with a new id (`Last-Event-ID` is ignored).
 #
@@ -352,7 +353,7 @@ for e in listening:
 # **Stateless does mean**: no session and no handshake. Every request carries its version and the
 # client's capabilities in `_meta`, so any server process behind a load balancer can answer it, and a
 # restarted server has nothing to forget. One exception, from the tasks extension (chapter 08): a
-# task's state lives in one process, so [[rule http.tasks-mcp-name-is-task-id]] The simulated HTTP server serves each `POST` with a fresh
+# task's state lives in one process, so [[rule tasks.ext.mcp-name-header]] The simulated HTTP server serves each `POST` with a fresh
 # run of the server program.
 #
 # **Stateless does not mean** that nothing is remembered. The *application* still has state — the

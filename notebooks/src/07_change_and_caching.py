@@ -85,7 +85,7 @@ ComparisonTable("Change messages by revision", requests.columns,
 # [[rule change.legacy.list-changed-sent]]
 #
 # Over legacy Streamable HTTP such a notification answers no request, so it can only travel on an SSE
-# stream the client opened with GET, which is optional on both sides [[ref change.legacy.http-get-stream-for-unsolicited]].
+# stream the client opened with GET, which is optional on both sides [[ref http.legacy.get-stream-may]].
 # Changes to one resource's **contents** are different: the client `resources/subscribe`s to its URI
 # (the server must have declared `resources.subscribe`), and then hears `notifications/resources/updated`
 # until it sends `resources/unsubscribe` [[ref change.legacy.resources-subscribe]]. The `uri` of an update

@@ -333,7 +333,7 @@ print("answer:", hidden.answer)
 #
 # Now the policy allows `delete_issue` and the user approves, but issue #99 does not exist. The tool
 # ran and failed, so the server answers with a **result** carrying `isError: true`, not a JSON-RPC
-# error [[ref host.tool-error-is-a-result]]. The Host passes its text to the model
+# error [[ref tools.execution-error-is-result]]. The Host passes its text to the model
 # [[ref host.tool-errors-to-model]], which can read it and tell the user.
 
 # %%

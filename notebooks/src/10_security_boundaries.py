@@ -24,7 +24,7 @@
 # claims, not facts. The model reads everything put in front of it, so it can be talked into things;
 # it may only propose. A Client hands back state the Server gave it, so the Server must not believe
 # that state came back unchanged. A token names the resource it was issued for — its audience — and
-# that is exactly what a Server checks before accepting it [[ref security.bp.token-audience]]: a genuine
+# that is exactly what a Server checks before accepting it [[ref auth.server-validates-audience]]: a genuine
 # signature makes a token real, only the audience makes it meant for this Server.
 #
 # The map below draws those crossings. Each arrow carries something across a boundary, from the
@@ -109,10 +109,10 @@ def defences(name: str) -> None:
 # one party's words count as another party's decision: a Server's description that the model takes as
 # an order, an annotation that the Host takes as a guarantee, a tool name that one Server borrows from
 # another, a definition that changes after the user looked at it. The spec's defences are the Host's:
-# annotations of a Server it does not trust are not believed [[ref security.tools.annotations-untrusted]],
-# the user can see which tools are exposed [[ref security.tools.show-exposed-tools]], colliding names are
-# told apart [[ref security.tools.disambiguate-names]], and each sensitive call is confirmed with its
-# arguments shown [[ref security.tools.confirm-and-show-inputs]]. This simulator's Host also reviews the
+# annotations of a Server it does not trust are not believed [[ref host.annotations-untrusted]],
+# the user can see which tools are exposed [[ref host.show-exposed-tools]], colliding names are
+# told apart [[ref host.disambiguate-tool-names]], and each sensitive call is confirmed with its
+# arguments shown [[ref host.confirm-with-inputs]]. This simulator's Host also reviews the
 # text of every definition before the model sees it. That review is **detection**, defence in depth:
 #
 # [[rule security.host.tool-review-is-detection]]
@@ -139,7 +139,7 @@ shadow
 #
 # The Host *did* ask the user before that call, and its question showed the arguments — `cc` with the
 # attacker's address included. The scripted user approved without reading them. That confirmation is
-# the spec's own control [[ref security.tools.confirm-and-show-inputs]], and the last one left when an
+# the spec's own control [[ref host.confirm-with-inputs]], and the last one left when an
 # instruction is reworded past any review of the text: it works only if it shows every argument and the
 # user reads them.
 
@@ -180,8 +180,8 @@ VariantTable("tool-shadowing", seed=SEED)
 # handle (a tool argument in 2026-07-28) owns it. The defences sit with whoever acts on the data: the
 # Server protects and binds its own state and makes repeated work idempotent, binds handles to their
 # owner [[ref security.bp.state-handle-not-auth]], the Client enforces budgets and refuses secrets in
-# forms [[ref security.elicitation.no-secrets-in-forms]], and private caches are never shared across
-# authorization contexts [[ref security.cache.private-per-context]] (this simulator keys them by the
+# forms [[ref elicitation.no-secrets-in-forms]], and private caches are never shared across
+# authorization contexts [[ref caching.private-not-shared]] (this simulator keys them by the
 # grant, its own choice: [[ref security.cache.key-by-grant]]).
 
 # %%
@@ -195,10 +195,10 @@ LabTable("capabilities")
 # Client carries back with each retry. The attacker sits on the client side — an extension, say — and
 # can edit that string between rounds. It cannot read the bank's key. What the spec asks of the bank:
 #
-# - [[rule security.mrtr.state-attacker-controlled]]
-# - [[rule security.mrtr.state-integrity]]
-# - [[rule security.mrtr.state-bind]]
-# - [[rule security.mrtr.single-use-server-side]]
+# - [[rule mrtr.state-attacker-controlled]]
+# - [[rule mrtr.state-integrity]]
+# - [[rule mrtr.state-bound]]
+# - [[rule mrtr.state-single-use]]
 
 # %%
 tamper = run_lab("requeststate-tampering", "vulnerable", seed=SEED)
@@ -237,7 +237,7 @@ VariantTable("requeststate-tampering", seed=SEED)
 # something onto a channel that should not be there — a log line on stdout, a request from a web page
 # to a local port, a guessed session id — or start a local Server whose command does more than it
 # shows. The defences belong to whoever owns the channel: the Server keeps stdout for protocol
-# messages [[ref security.stdio.stdout-only-messages]] and validates `Origin`
+# messages [[ref stdio.stdout-only-messages]] and validates `Origin`
 # [[ref security.http.origin-validate]]; legacy session ids are random and never authentication
 # [[ref security.bp.legacy.session-not-auth]]; the Host shows the exact command it is about to run
 # [[ref security.bp.local-show-exact-command]]. `Origin` has a limit worth knowing:
@@ -291,8 +291,8 @@ VariantTable("stdio-stdout-contamination", seed=SEED)
 # exact check by the party that issues or accepts: audience equal to this Server, redirect URIs
 # compared character for character, the issuer checked on every response, consent per client, every
 # URL learned from a Server vetted before it is fetched. The rules behind them:
-# [[ref security.bp.token-audience]] (audience), [[ref security.auth.redirect-exact]] (redirect URIs),
-# [[ref security.auth.iss-validate]] (the issuer, a 2026-07-28 rule), [[ref security.bp.proxy-per-client-consent]]
+# [[ref auth.server-validates-audience]] (audience), [[ref auth.exact-redirect-match]] (redirect URIs),
+# [[ref auth.iss-validate]] (the issuer, a 2026-07-28 rule), [[ref auth.proxy-consent-per-client]]
 # (consent) and [[ref security.bp.ssrf-block-private]] (URLs). (Chapter 11 follows OAuth for MCP step by
 # step.)
 

@@ -430,7 +430,7 @@ for name in ("token-passthrough", "own-upstream-token"):
 # [[ref auth.upstream-own-credentials]]: on the API's `401` it runs the same flow the Host ran — its
 # own registration, Ada's consent for *it*, a token whose audience is the calendar API. A real server
 # sends Ada to that authorization URL by URL-mode elicitation and checks that she is the one who
-# completes it [[ref auth.upstream-verify-user]]; the story shortens that:
+# completes it [[ref security.elicitation.same-user-completes]]; the story shortens that:
 # [[rule auth.upstream-scripted-browser]]
 #
 # Two tokens now exist, each for one audience, each held by one party:

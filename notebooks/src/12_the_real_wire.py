@@ -165,8 +165,8 @@ TraceTable(steady(sim_runs["modern"].trace, title="the simulated client drives a
 # %% [markdown]
 # The first and last rows are not JSON-RPC: they are the bridge noting that it **spawned** the
 # process and that the process **exited with code 0** after its stdin was closed. That is the
-# shutdown the spec recommends — a should, not a must: [[rule realwire.stdio-client-shutdown]]
-# and the server's half, [[ref realwire.stdio-server-exits-on-eof]]. A server that ignored the closed
+# shutdown the spec recommends — a should, not a must: [[rule stdio.shutdown]]
+# and the server's half, [[ref stdio.modern.exit-on-eof]]. A server that ignored the closed
 # stdin would have got SIGTERM, then SIGKILL; that escalation is POSIX, and on Windows a client uses
 # `TerminateProcess` or a Job Object instead.
 # The process id is masked here because it differs on every run.
@@ -238,11 +238,11 @@ for event in steady(http_run.trace):
 # A server on `127.0.0.1` can still be reached by every process on the machine and, through DNS
 # rebinding, by a web page in the user's browser. The spec's defences, for both eras:
 #
-# [[rule realwire.http-origin-validated]]
+# [[rule security.http.origin-validate]]
 #
-# [[rule realwire.http-bind-localhost]]
+# [[rule http.bind-localhost]]
 #
-# [[rule realwire.http-authenticate]]
+# [[rule security.http.authenticate]]
 #
 # `mcp-sim serve --transport http` binds to 127.0.0.1 and refuses an `Origin` it was not told to
 # allow (`--allow-origin`); it asks for no token, which is fine for a course and not for a server you
@@ -328,7 +328,7 @@ print("real: the two runs' times coincide:", legacy_times[:6] == modern_times[:6
 # ## Recap
 #
 # - `mcp-sim serve` turns a simulator `Server` into a real MCP server: stdout carries protocol only
-#   [[ref realwire.stdio-stdout-only-messages]], logs go to stderr [[ref realwire.stdio-stderr-for-logs]],
+#   [[ref stdio.stdout-only-messages]], logs go to stderr [[ref stdio.stderr-for-logs]],
 #   and the process exits when its stdin closes.
 # - The official Python SDK's client talked to it over real stdio in both eras: `initialize` in
 #   legacy mode, `server/discover` and per-request `_meta` in 2026-07-28.

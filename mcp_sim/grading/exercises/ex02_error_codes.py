@@ -27,7 +27,7 @@ R_PARAMS = "meta.missing-field-invalid-params"
 R_RESOURCE = "resources.not-found-legacy"
 R_MODERN = "versioning.unsupported-version-error"
 R_INTERNAL = "jsonrpc.standard-error-codes"
-R_NO_ERROR = "host.tool-error-is-a-result"
+R_NO_ERROR = "tools.execution-error-is-result"
 R_ARGUMENT = "tools.missing-argument-either-answer"
 
 LEGACY = ("2025-06-18", "2025-11-25")

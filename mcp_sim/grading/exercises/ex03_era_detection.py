@@ -20,7 +20,7 @@ R_RESULT = "versioning.stdio-dual-era-probe"
 R_MODERN_ERR = "versioning.unsupported-version-error"
 R_FALLBACK = "versioning.fallback-not-keyed-to-one-code"
 R_HTTP_OTHER = "versioning.sim-http-other-statuses-legacy"
-R_HTTP = "versioning.http-inspect-400-body"
+R_HTTP = "http.modern.era-from-400-body"
 
 _MODERN_CODES = (-32020, -32021, -32022)
 _LEGACY_CODES = (-32601, -32601, -32600, -32602, -32603, -32000, -32001, -32002, -32042)

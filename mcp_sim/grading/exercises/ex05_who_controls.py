@@ -18,7 +18,7 @@ from typing import Any
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 
 R_CONTROL = "host.controls-per-primitive"
-R_HINTS = "tools.annotations-untrusted"
+R_HINTS = "host.annotations-untrusted"
 R_POLICY = "host.unless-read-only"
 
 _LISTS = {"tools": ("tools/list", "tools", "model"), "resources": ("resources/list", "resources", "application"),

@@ -21,7 +21,7 @@ from mcp_sim.scenarios.complete_call import OUTCOMES, run_complete_call
 
 R_APPROVAL = "host.human-in-the-loop"
 R_POLICY = "host.tool-policy"
-R_TOOL_ERROR = "host.tool-error-is-a-result"
+R_TOOL_ERROR = "tools.execution-error-is-result"
 R_TIMEOUT = "lifecycle.timeouts"
 R_VERSION = "versioning.modern-only-refusal-names-versions"
 

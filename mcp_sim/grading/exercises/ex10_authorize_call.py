@@ -30,7 +30,7 @@ from mcp_sim.scenarios.security.tenants import Account, BoundHandles, HandleReco
 from mcp_sim.security.authorization import AccessDenied
 from mcp_sim.security.identity import AuthInfo, pick_name
 
-R_EVERY_CALL = "security.tools.server-access-controls"
+R_EVERY_CALL = "tools.servers-validate-inputs"
 R_HANDLE = "security.bp.state-handle-not-auth"
 CHECKS = ("identity", "scope", "tenant", "ownership")
 

@@ -29,7 +29,7 @@ from mcp_sim.scenarios.security import LABS
 from mcp_sim.scenarios.security.transports_labs import OriginCheck
 from mcp_sim.security.identity import pick_name
 
-R_ORIGIN = "security.http.origin-invalid-403"
+R_ORIGIN = "http.origin-present-and-invalid-403"
 R_NULL = "security.http.null-origin"
 R_OWN = "security.http.own-local-origins"
 

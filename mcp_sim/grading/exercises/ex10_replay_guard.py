@@ -42,7 +42,7 @@ from mcp_sim.scenarios.security import LABS
 from mcp_sim.scenarios.security.payments import Idempotency, StateSeal
 from mcp_sim.security.identity import AuthInfo, pick_name
 
-R_SEAL = "security.mrtr.state-integrity"
+R_SEAL = "mrtr.state-integrity"
 R_ONCE = "security.idempotent-side-effects"
 TTL = 300.0
 

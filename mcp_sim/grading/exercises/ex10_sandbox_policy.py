@@ -34,7 +34,7 @@ from mcp_sim.security.identity import pick_name
 from mcp_sim.security.sandbox import SandboxPolicy
 
 R_LEAST = "security.bp.local-guardrails"
-R_ROOTS = "security.roots.client-controls"
+R_ROOTS = "roots.client-exposes-with-permission"
 FIELDS = ("readable", "writable", "environment", "egress")
 
 _FOR_NEEDS = LABS["separate-connections"].defences["fixed"].policy_for

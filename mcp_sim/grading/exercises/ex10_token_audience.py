@@ -33,9 +33,9 @@ from mcp_sim.scenarios.security.tenants import AudienceCheck
 from mcp_sim.security.identity import User, pick_name
 from mcp_sim.security.tokens import AccessToken, AuthorizationServer, TokenRejected
 
-R_AUDIENCE = "security.bp.token-audience"
-R_SCOPE = "security.auth.insufficient-scope-403"
-R_VALID = "security.auth.invalid-token-401"
+R_AUDIENCE = "auth.server-validates-audience"
+R_SCOPE = "auth.insufficient-scope-403"
+R_VALID = "auth.invalid-token-401"
 
 _LAB = LABS["token-passthrough"]
 TTL_MS = 3_600_000.0

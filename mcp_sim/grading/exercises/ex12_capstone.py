@@ -36,10 +36,10 @@ from mcp_sim.security.identity import pick_distinct
 R_PROCESS = "realwire.stdio-server-serves-the-session"
 R_VERSION = {"2025-11-25": "lifecycle.server-echoes-supported-version",
              "2026-07-28": "versioning.server-implements-discover"}
-R_STDOUT = "realwire.stdio-stdout-only-messages"
+R_STDOUT = "stdio.stdout-only-messages"
 R_SCHEMA = "jsonrpc.messages-follow-jsonrpc"
 R_ANNOTATIONS = "host.annotations-untrusted"
-R_TOOL_ERRORS = "host.tool-error-is-a-result"
+R_TOOL_ERRORS = "tools.execution-error-is-result"
 R_RESOURCES = "resources.not-found-legacy"
 R_PROMPTS = "prompts.validate-arguments"
 R_AUTHZ = "security.bp.verify-every-request"

@@ -186,7 +186,7 @@ REDIRECT = LabFacts(
          "and, on a mismatch, shows an error instead of redirecting anywhere"),
     rule=("an authorization server compares redirect URIs exactly with the registered ones; PKCE does not help "
           "when the attacker started the flow."),
-    rules=("security.auth.redirect-exact",),
+    rules=("auth.exact-redirect-match",),
     not_covered=("an open redirect or a page the attacker controls at the exact registered URI itself, and a "
                  "user who signs in at a phishing copy of the authorization server"),
     roles=("The authorization server is OAuthAuthorizationServer (its redirect_match is the defence), the "
@@ -442,7 +442,7 @@ DEPUTY = LabFacts(
          "browser session whose request it forwarded"),
     rule=("an MCP proxy with one static client id upstream asks the user's consent per client, matches "
           "redirect URIs exactly and sets its state only after consent."),
-    rules=("security.bp.proxy-per-client-consent", "security.bp.proxy-redirect-exact",
+    rules=("auth.proxy-consent-per-client", "security.bp.proxy-redirect-exact",
            "security.bp.proxy-state-after-consent"),
     not_covered=("a user who approves the attacker's client on the proxy's consent screen, and flaws of the "
                  "third-party authorization server itself"),

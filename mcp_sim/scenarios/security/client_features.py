@@ -70,7 +70,7 @@ CAPS = LabFacts(
          "refuses the rest, so what the user switched off stays off whatever the server remembers"),
     rule=("capabilities are negotiated per request: a server does not rely on what earlier requests declared, "
           "and a client answers only the input requests this request declared."),
-    rules=("security.caps.no-inference-from-prior", "security.mrtr.input-requests-declared"),
+    rules=("stateless.no-context-from-earlier-requests", "mrtr.only-declared-input"),
     not_covered="what a server does with answers it was legitimately given before the switch-off",
     roles="A real Client (its per-request check) or a Client subclass with a start-up cache; the mailbox is the "
           "simulator's own Server, which builds its InputRequiredResult by hand from what it remembered.",
@@ -191,7 +191,7 @@ SAMPLING = LabFacts(
          "and the window starts again later"),
     rule=("a Host that still supports sampling limits what each server may spend of the user's model (sampling "
           "is deprecated in 2026-07-28, and still specified)."),
-    rules=("security.sampling.rate-limit", "security.sampling.human-can-deny"),
+    rules=("security.sampling.rate-limit", "sampling.human-in-the-loop"),
     not_covered="what the sampled text says (a server can still ask the model to write an injection) and "
                 "includeContext leaking other servers' data",
     roles="Host (its SamplingBudget), Client, ScriptedModel and the Servers (ctx.ask over MRTR rounds) are the "
@@ -285,7 +285,7 @@ ROOTS = LabFacts(
         "normalising ../, and comparing whole path components)",
     rule=("roots tell a server where to look; the client's own access controls and the process sandbox are the "
           "boundary."),
-    rules=("security.roots.client-controls", "security.roots.server-respects", "security.host.sandbox-per-server"),
+    rules=("roots.client-exposes-with-permission", "roots.server-respects-boundaries", "security.host.sandbox-per-server"),
     not_covered="secrets inside the project folder itself, and the network (egress needs its own policy)",
     roles="Host (roots through MRTR roots/list), Client, ScriptedModel and the Server (ctx.list_roots) are the "
           "simulator's own; the file system is mcp_sim.security.sandbox.",

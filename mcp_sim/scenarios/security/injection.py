@@ -1,5 +1,5 @@
 """Lab ``prompt-injection-results``: instructions arrive in data — a web page, a shared document — and
-the model carries them out with the user's tools (rules security.tools.validate-results, security.tools.confirm-and-show-inputs).
+the model carries them out with the user's tools (rules host.validate-tool-results, host.confirm-with-inputs).
 
 Three things together make the harm: the model can read **private data** (the user's inbox), it reads
 **untrusted content** (a page anyone can write), and it has **a way out** (a tool that sends data
@@ -72,8 +72,8 @@ FACTS = LabFacts(
          "declines the e-mail full of their inbox"),
     rule=("tool results and resource contents are untrusted input: a human stays in the loop for calls that "
           "can carry data out and sees their arguments before they run."),
-    rules=("security.tools.validate-results", "security.tools.human-can-deny",
-           "security.tools.confirm-and-show-inputs"),
+    rules=("host.validate-tool-results", "host.human-in-the-loop",
+           "host.confirm-with-inputs"),
     not_covered=("ways out the Host does not see as such — a fetch whose URL carries the data, an image link in "
                  "the answer — and a user who approves without reading; separating untrusted content from tools "
                  "that reach private data is the stronger design"),

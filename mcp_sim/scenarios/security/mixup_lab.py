@@ -211,7 +211,7 @@ MIXUP = LabFacts(
          "its iss to equal that server's issuer exactly (missing only where that server never sends iss)"),
     rule=("a client checks which authorization server answered: the response's iss against the issuer it "
           "recorded, before the code goes to any token endpoint."),
-    rules=("security.auth.iss-validate",),
+    rules=("auth.iss-validate",),
     not_covered=("an attacker who controls the honest authorization server or the user's browser, and a user "
                  "who signs in at a phishing copy of the honest server"),
     roles=("The honest authorization server is OAuthAuthorizationServer; the attacker's server and the client "

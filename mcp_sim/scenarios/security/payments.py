@@ -206,8 +206,8 @@ TAMPER = LabFacts(
     rule=("requestState is attacker-controlled input: when it drives business logic the server protects its "
           "integrity, rejects what fails the check, and binds it to the caller, a short expiry and the "
           "originating request."),
-    rules=("security.mrtr.state-attacker-controlled", "security.mrtr.state-integrity", "security.mrtr.state-bind",
-           "security.mrtr.client-no-modify"),
+    rules=("mrtr.state-attacker-controlled", "mrtr.state-integrity", "mrtr.state-bound",
+           "mrtr.client-does-not-read-state"),
     not_covered=("a network attacker (transport security's job), a client so compromised that it shows the user a "
                  "false confirmation in the first place, and repeats of a valid state (idempotency's job)"),
     roles="A real Client performs the MRTR round trips with the simulator's own Server (ctx.elicit, state_codec); "
@@ -273,7 +273,7 @@ REPLAY = LabFacts(
          "instead of paying again"),
     rule=("a seal bounds replay but does not make a state single-use: a payment happens once, and the server "
           "enforces that itself, per business operation."),
-    rules=("security.mrtr.single-use-server-side", "security.idempotent-side-effects"),
+    rules=("mrtr.state-single-use", "security.idempotent-side-effects"),
     not_covered=("an invoice that legitimately must be paid twice (it needs its own operation id), and forged "
                  "states (the seal's job)"),
     roles=TAMPER.roles,
@@ -337,7 +337,7 @@ ANNOTATIONS = LabFacts(
          "possibly destructive and the user is asked first"),
     rule=("annotations from a server the client does not trust are claims: they never relax the Host's "
           "confirmation policy."),
-    rules=("security.tools.annotations-untrusted", "security.tools.confirm-and-show-inputs"),
+    rules=("host.annotations-untrusted", "host.confirm-with-inputs"),
     not_covered=("a server on the trusted list that lies, and a user who approves without reading; the notes "
                  "server's own authorization still has to limit what any call can delete"),
     roles="Host (ApprovalPolicy), Client, ScriptedModel and the ready-made notes Server (mcp_sim.scenarios.notes) "
@@ -416,7 +416,7 @@ ELICIT = LabFacts(
          "fills in missing details"),
     rule=("a server's form fills in missing details; the Host's own confirmation, showing the tool and its "
           "arguments, still comes before the call."),
-    rules=("security.host.confirm-in-own-voice", "security.tools.confirm-and-show-inputs",
+    rules=("security.host.confirm-in-own-voice", "host.confirm-with-inputs",
            "security.elicitation.show-requesting-server"),
     not_covered=("the injection itself (the model still proposes the transfer), a user who approves without "
                  "reading, and a trusted server that lies about a tool being read-only"),

@@ -87,7 +87,7 @@ FACTS = LabFacts(
          "key or other secret before the user sees it; secrets go through URL mode, on the service's own page"),
     rule=("secrets never go in a form-mode elicitation: a server uses URL mode, where the client shows the "
           "full URL and the secret is typed on the service's own page."),
-    rules=("security.elicitation.no-secrets-in-forms", "security.elicitation.url-mode-for-secrets",
+    rules=("elicitation.no-secrets-in-forms", "security.elicitation.url-mode-for-secrets",
            "security.elicitation.url-show-full"),
     not_covered=("a URL-mode page that is itself a phishing site (the Host must show the full URL and its domain) "
                  "and secrets asked for in words the guard does not recognise"),

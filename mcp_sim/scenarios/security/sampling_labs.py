@@ -198,7 +198,7 @@ INJECTION = LabFacts(
     rule=("a sampling request is untrusted input from its server: the user can see and edit the prompt and "
           "review the answer, and the Host decides what the model sees and where the answer goes; the Host's "
           "edit of order-like sentences is detection on top."),
-    rules=("security.sampling.review-prompt-and-answer", "security.sampling.human-can-deny",
+    rules=("security.sampling.review-prompt-and-answer", "sampling.human-in-the-loop",
            "security.sampling.validate-content", "security.host.tool-review-is-detection"),
     not_covered=("what the server then does with the answer it receives (it may return it as its tool result: "
                  "that is prompt injection through tool results), an order reworded past the review's patterns (the "

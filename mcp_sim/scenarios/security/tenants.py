@@ -1,7 +1,7 @@
 """Labs about *who* is calling: multi-tenant Servers and the caller's authorization context.
 
 * ``host-approval-not-authorization`` — the Server trusts that a Host asked its user; another caller
-  never asks anybody and reads another tenant's statement (rule security.tools.server-access-controls);
+  never asks anybody and reads another tenant's statement (rule tools.servers-validate-inputs);
 * ``list-cache-shared`` — a gateway's list cache serves one authorization context the tool list made
   for another: the same user's narrowly scoped client gets the list of the fully scoped one (spec
   2026-07-28 caching: ``cacheScope: "private"`` MUST NOT be shared across authorization contexts);
@@ -92,7 +92,7 @@ APPROVAL = LabFacts(
          "the arguments say"),
     rule=("the Host's confirmation does not replace the server's own checks: the server verifies the caller, "
           "the scope, the tenant and the object's owner on every call."),
-    rules=("security.tools.server-access-controls", "security.bp.verify-every-request"),
+    rules=("tools.servers-validate-inputs", "security.bp.verify-every-request"),
     not_covered="a stolen token of the account's owner (that is the authorization server's and the client's "
                 "problem) and what the owner's own Host lets its model do",
     roles="Host, Client, ScriptedModel and ScriptedUser are the simulator's own, and so is the finance Server; "
@@ -213,8 +213,8 @@ CACHE = LabFacts(
          "stricter)"),
     rule=("a private cached list is never served across authorization contexts; the spec's own example asks "
           "for one cache per access token, and this simulator keys by the grant instead (its choice)."),
-    rules=("security.cache.private-per-context", "security.cache.key-by-grant",
-           "security.cache.server-access-controls"),
+    rules=("caching.private-not-shared", "security.cache.key-by-grant",
+           "caching.scope-is-not-access-control"),
     not_covered=("a server that labels a caller-dependent list \"public\" (its own bug), and calls: the Server must "
                  "still check scopes on tools/call whatever list a client saw"),
     roles="Real Clients sharing one ListCache (the simulator's own, mcp_sim.roles.cache) and the simulator's Server "
@@ -473,7 +473,7 @@ PASSTHROUGH = LabFacts(
          "host-only match) and answers 401 otherwise"),
     rule=("a server accepts only tokens issued for itself — their audience names it — and never passes a "
           "client's token on."),
-    rules=("security.bp.token-audience", "security.auth.reject-wrong-audience"),
+    rules=("auth.server-validates-audience",),
     not_covered="a token stolen for the issues Server itself, and a client that sends tokens to the wrong server "
                 "(the client must bind each token to its resource, RFC 8707)",
     roles="A real Client over the simulator's Streamable HTTP transport, whose token_validator is "

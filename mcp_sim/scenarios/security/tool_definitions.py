@@ -294,8 +294,8 @@ POISONING = LabFacts(
     rule=("tool definitions are claims of their own server, untrusted input to the Host: the user should see "
           "which tools are exposed and each call's arguments before it runs, and the Host's text review adds "
           "detection on top of that."),
-    rules=("security.tools.annotations-untrusted", "security.tools.show-exposed-tools",
-           "security.tools.confirm-and-show-inputs", "security.host.tool-review-is-detection"),
+    rules=("host.annotations-untrusted", "host.show-exposed-tools",
+           "host.confirm-with-inputs", "security.host.tool-review-is-detection"),
     not_covered=NOT_COVERED_TEXT,
     roles="Host (its tool_review hook), Client and the Servers are the simulator's own; InstructionFollowingModel "
           "extends ScriptedModel to obey instructions in any tool text it is shown.",
@@ -350,7 +350,7 @@ RUG_PULL = LabFacts(
     rule=("a change notification carries no definitions: the Host lists again and reviews what changed, with "
           "approval pinned to the definition rather than to the tool's name."),
     rules=("security.host.rereview-changed-definitions", "security.host.tool-review-is-detection",
-           "security.tools.show-exposed-tools"),
+           "host.show-exposed-tools"),
     not_covered="a server that keeps its text and changes what the tool does; that needs the Host's confirmation "
                 "and the servers' own authorization, not a review of text",
     roles=POISONING.roles + " The change arrives through subscriptions/listen and the Host re-lists that server "
@@ -440,7 +440,7 @@ COLLISION = LabFacts(
          "server the user named"),
     rule=("the Host keeps which server each tool belongs to and disambiguates names that collide, for instance "
           "by prefixing the server's identifier."),
-    rules=("security.tools.disambiguate-names",),
+    rules=("host.disambiguate-tool-names",),
     not_covered=("tool shadowing proper — one server's text instructing the model about another server's tool — "
                  "which namespacing does not stop (see the tool-shadowing lab)"),
     roles="Host (its namespacing), Client, the model and both Servers are the simulator's own; FlatNamespaceHost, a "
@@ -493,7 +493,7 @@ SHADOWING = LabFacts(
     rule=("one server's tool text should not steer another server's tools: the Host's review detects such "
           "text, and the confirmation that shows each call's arguments (the cc field too) is where the user "
           "can catch what the review misses."),
-    rules=("security.host.tool-text-stays-with-its-server", "security.tools.confirm-and-show-inputs",
+    rules=("security.host.tool-text-stays-with-its-server", "host.confirm-with-inputs",
            "security.host.tool-review-is-detection"),
     not_covered=("an instruction reworded past the review's patterns (then only a user who reads the cc in the "
                  "confirmation stops it), instructions that arrive in tool results or resources rather than "

@@ -58,7 +58,7 @@ STDOUT = LabFacts(
     boundary="the stdio framing rule: stdout carries only MCP messages, logs go to stderr",
     fix="the server writes every log line to stderr, which the client records but never parses as protocol",
     rule="a stdio server writes only MCP messages to stdout; its logs go to stderr.",
-    rules=("security.stdio.stdout-only-messages", "security.stdio.stderr-for-logs"),
+    rules=("stdio.stdout-only-messages", "stdio.stderr-for-logs"),
     not_covered="a server that puts attacker text into its real results (that is data, for the Host to treat as "
                 "untrusted), and log injection into whatever reads stderr",
     roles="Real Client over the simulator's stdio transport (SimulatedProcess); the weather Server is the "
@@ -140,7 +140,7 @@ REBINDING = LabFacts(
     rule=("a local HTTP server validates Origin (403 when it is present and wrong), listens on 127.0.0.1 and "
           "authenticates; an absent Origin proves nothing, so a legacy GET stream also needs the Host header "
           "checked."),
-    rules=("security.http.origin-validate", "security.http.origin-invalid-403", "security.http.bind-localhost",
+    rules=("security.http.origin-validate", "http.origin-present-and-invalid-403", "http.bind-localhost",
            "security.http.authenticate", "security.http.absent-origin-and-host"),
     not_covered=("requests that carry no Origin — a legacy server's GET stream opened by the rebound page (a "
                  "same-origin GET has none) and local programs — which need the Host header checked against the "
