@@ -217,8 +217,8 @@ def check_retry(ctx: CheckContext, kind: str) -> None:
     params = retry.get("params") if isinstance(retry, dict) else None
     meta = params.get("_meta") if isinstance(params, dict) else None
     sent = meta.get(PV) if isinstance(meta, dict) else None
-    shared = sent in client and sent in server_versions
-    ctx.expect(sent == want_v, f"The retry names the version {sent!r}.", R_SIM_RETRY if shared else R_RETRY,
+    both_speak = sent in client and sent in server_versions
+    ctx.expect(sent == want_v, f"The retry names the version {sent!r}.", R_SIM_RETRY if both_speak else R_RETRY,
                case=f"client supports {client!r}; the server supports {server_versions!r}",
                expected=f"{want_v!r}, the newest version both speak")
     _check_request(retry, retry.get("id"), info["spec"]["method"], info["spec"]["params"], want_v, info["caps"],
