@@ -204,10 +204,11 @@ def test_first_call_runs_the_whole_flow(era: str) -> None:
     refusal = next(e for e in events if e.text == "HTTP 401 Unauthorized")
     assert refusal.framing["http"]["response"]["headers"]["WWW-Authenticate"] == (
         f'Bearer resource_metadata="{PRM_URL}", scope="notes:read"')
-    # The retried MCP request carries the token; the trace shows it redacted only in OAuth events.
+    # The retried MCP request carries the token; the trace shows it redacted, as in OAuth events.
     token = world.oauth.tokens.access_token if world.oauth.tokens else ""
     retried = [e for e in events if e.kind == "request" and e.method == first_mcp][1]
-    assert retried.framing["http"]["request"]["headers"]["Authorization"] == f"Bearer {token}"
+    assert token.startswith("at_") and token != "at_REDACTED"
+    assert retried.framing["http"]["request"]["headers"]["Authorization"] == "Bearer at_REDACTED"
     oauth_events = [e for e in events if "oauth" in e.marks]
     assert len(oauth_events) == 2 * len(FIRST_AUTHORIZATION)
     assert all(token not in json.dumps(e.to_json()) for e in oauth_events)
@@ -483,7 +484,8 @@ def test_redaction() -> None:
         '{"access_token": "at_REDACTED", "scope": "x"}')
     assert redact("grant_type=refresh_token&refresh_token=rt_secret&client_id=c", FORM) == (
         "grant_type=refresh_token&refresh_token=rt_REDACTED&client_id=c")
-    assert redact("code=abc&state=s", FORM) == "code=abc&state=s"
+    assert redact("code=code_abc&state=s", FORM) == "code=code_REDACTED&state=s"
+    assert redact("/cb?code=abc&code_verifier=9f3e&state=s") == "/cb?code=REDACTED&code_verifier=REDACTED&state=s"
 
 
 def test_dynamic_registration_validates_redirect_uris() -> None:

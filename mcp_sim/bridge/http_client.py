@@ -211,7 +211,7 @@ class HttpClientStream:
         self.recorder.record_message(
             link=self.info.name, sender=self.info.client, receiver=self.info.server, raw=text, transport="http",
             revision=self.revision,
-            framing={"http": {"request": {"method": "POST", "url": self.url, "headers": headers}}},
+            framing={"http": {"request": {"method": "POST", "url": self.url, "headers": H.shown_headers(headers)}}},
             t_ms=stamp(self.recorder))
         self._tg.start_soon(self._post, message, text, headers)
         if isinstance(message, JSONRPCNotification) and message.method == "notifications/initialized" \

@@ -16,12 +16,19 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.lowlevel
 
 from mcp_sim.capabilities import logging as mcp_logging
 from mcp_sim.capabilities import resources
 from mcp_sim.capabilities.context import Context
 from mcp_sim.capabilities.mrtr import ClientInputUnavailable
-from mcp_sim.protocol.errors import INVALID_REQUEST, METHOD_NOT_FOUND, McpError, invalid_params, method_not_found
+from mcp_sim.protocol.errors import (
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    McpError,
+    invalid_params,
+    method_not_found,
+)
 from mcp_sim.protocol.lifecycle import LegacyLifecycle, LegacyState, negotiate_version
 from mcp_sim.protocol.revisions import MethodInfo, get_revision
 from mcp_sim.wire.jsonrpc import (
@@ -77,6 +84,9 @@ class LegacyConnection:
         self._pending: dict[RequestId, _Pending] = {}
         """The server's own requests to the client, by id, waiting for their responses."""
         self._next_id = 0
+        self._to_cancel: list[int] = []
+        """Ids of the server's requests whose waiters were just cancelled, not yet announced (see
+        :meth:`_announce_cancelled`)."""
 
     def _prepare_legacy(self, request: JSONRPCRequest, params: Mapping[str, Any],
                         capability_handlers: Mapping[str, Handler]) -> tuple[Context, Handler]:
@@ -182,14 +192,29 @@ class LegacyConnection:
             await pending.done.wait()
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
-                await self.notify("notifications/cancelled", {"requestId": request_id,
-                                                              "reason": "the request that needed it was cancelled"})
+                await self._announce_cancelled(request_id)
             raise
         finally:
             self._pending.pop(request_id, None)
         if pending.error is not None or pending.result is None:
             raise ClientInputUnavailable(f"{method} failed: {pending.error}")
         return pending.result
+
+    async def _announce_cancelled(self, request_id: int) -> None:
+        """Send ``notifications/cancelled`` for ``request_id``, whose waiter was cancelled.
+
+        One cancellation often stops several waiters at once — a crash cancels every call in flight,
+        a failed question in ``Context.ask`` its sibling questions — and anyio wakes them in the order
+        of a set of tasks, which changes from run to run. So each waiter only queues its id and lets
+        the others woken with it queue theirs; the first to resume announces them all, in id order
+        (the order the requests were sent): same seed, same trace."""
+        self._to_cancel.append(request_id)
+        await anyio.lowlevel.checkpoint()
+        while self._to_cancel:
+            ids, self._to_cancel = sorted(self._to_cancel), []
+            for cancelled in ids:
+                await self.notify("notifications/cancelled", {"requestId": cancelled,
+                                                              "reason": "the request that needed it was cancelled"})
 
     def _on_response(self, message: JSONRPCResponse) -> None:
         """The client answered one of the server's requests: wake whoever waits for it."""

@@ -11,8 +11,10 @@ an MCP Server's metadata endpoint (:class:`ResourceSite`) — after a latency on
 
 Every exchange becomes two trace events (``kind="transport"``, marked ``oauth``): the request and
 its response, with the HTTP head in ``framing["http"]`` and the body in ``framing["body"]``. Secrets
-are **redacted** in what the trace keeps — access and refresh tokens, ``Authorization`` headers —
-because a trace is shown, saved and shared; the parties themselves of course see the real values.
+are **redacted** in what the trace keeps — tokens, codes, PKCE verifiers, client secrets and
+assertions, ``Authorization`` headers — because a trace is shown, saved and shared; the masking is
+the HTTP layer's own (:func:`~mcp_sim.transports.http.redact`,
+:meth:`~mcp_sim.transports.http.HttpRequest.summary`), the same for MCP's requests and OAuth's.
 The real network's :class:`Web` (:mod:`mcp_sim.bridge.oauth_http`) records with the same
 :func:`record_exchange`, so a real flow and a simulated one look alike in the trace player.
 """
@@ -22,54 +24,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlsplit
 
 import anyio
 
-from mcp_sim.security.oauth import read_form
 from mcp_sim.sim.world import Simulation
 from mcp_sim.trace.recorder import Recorder
-from mcp_sim.transports.http import Headers, HttpRequest, HttpResponse
+from mcp_sim.transports.http import Headers, HttpRequest, HttpResponse, redact
 from mcp_sim.transports.http_server import SimulatedHttpServer
 
 __all__ = ["DocumentSite", "ResourceSite", "SimulatedWeb", "Site", "Web", "record_exchange", "redact"]
-
-SECRET_FIELDS = frozenset({"access_token", "refresh_token", "client_secret", "client_assertion"})
-"""Fields whose values never appear in a trace."""
-
-
-def _mask(value: str) -> str:
-    """``at_9f…`` → ``at_REDACTED``: the kind of secret stays visible, its value does not."""
-    return f"{value[:3]}REDACTED"
-
-
-def redact(text: str | None, content_type: str | None = None) -> str | None:
-    """``text`` (a JSON or form body, or a query string) with secret values masked."""
-    if not text:
-        return text
-    if (content_type or "").startswith("application/json"):
-        try:
-            data = json.loads(text)
-        except ValueError:
-            return text
-        if isinstance(data, dict):
-            return json.dumps({k: _mask(v) if k in SECRET_FIELDS and isinstance(v, str) else v
-                               for k, v in data.items()}, ensure_ascii=False)
-        return text
-    path, mark, query = text.rpartition("?")
-    fields = read_form(query) if "=" in query else {}
-    if not SECRET_FIELDS & set(fields):
-        return text
-    masked = urlencode({k: _mask(v) if k in SECRET_FIELDS else v for k, v in fields.items()})
-    return f"{path}{mark}{masked}"
-
-
-def _shown_headers(headers: Headers) -> dict[str, str]:
-    shown = headers.to_dict()
-    for name in list(shown):
-        if name.lower() == "authorization":
-            shown[name] = "Bearer " + _mask(shown[name][len("Bearer "):])
-    return shown
 
 
 class Web(Protocol):
@@ -205,18 +169,16 @@ def record_exchange(recorder: Recorder, link: str, sender: str, receiver: str, r
     response) as a ``transport`` event marked ``oauth``, with every secret redacted."""
     if not recorder.enabled:
         return
-    shown_path = redact(request.path) or request.path
-    head: dict[str, Any] = {"method": request.method, "path": shown_path, "origin": origin,
-                            "headers": _shown_headers(request.headers)}
+    head = request.summary(origin=origin)
+    shown_path = head["path"]
     framing: dict[str, Any] = {"http": {"request": head}}
     if response is None:
         text = f"{request.method} {origin}{shown_path}"
         body = redact(request.body, request.headers.get("Content-Type"))
     else:
-        framing["http"]["response"] = {"status": response.status,
-                                       "reason": _REASONS.get(response.status, response.reason),
-                                       "headers": _shown_headers(response.headers)}
-        status = f"HTTP {response.status} {_REASONS.get(response.status, response.reason)}".rstrip()
+        reason = _REASONS.get(response.status, response.reason)
+        framing["http"]["response"] = {**response.summary(), "reason": reason}
+        status = f"HTTP {response.status} {reason}".rstrip()
         text = f"{status} (to {request.method} {origin}{shown_path.partition('?')[0]})"
         body = redact(response.body, response.content_type)
     if body:

@@ -34,6 +34,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Protocol
+from urllib.parse import parse_qs, urlencode
 
 import anyio
 
@@ -68,6 +69,7 @@ __all__ = [
     "MODERN_STATUS_FOR_ERROR",
     "NAMED_METHODS",
     "REASONS",
+    "SECRET_FIELDS",
     "Headers",
     "HttpExchange",
     "HttpRequest",
@@ -77,11 +79,14 @@ __all__ = [
     "check_modern_headers",
     "error_code_for_status",
     "is_modern_version",
+    "mask",
     "message_version",
     "modern_request_headers",
     "modern_status_for",
     "name_of",
+    "redact",
     "refuse_content",
+    "shown_headers",
 ]
 
 # --- the rulebook (sans-IO) ----------------------------------------------------------------------
@@ -248,6 +253,60 @@ def refuse_content(method: str, headers: Headers | Mapping[str, str]) -> tuple[i
     return None
 
 
+# --- what a trace may show ----------------------------------------------------------------------
+# A trace is shown, saved and shared, so the HTTP head and OAuth body it keeps never carry a secret.
+# Every recording of an HTTP exchange — MCP's POSTs and GETs, OAuth's requests, the real wire's —
+# goes through these three functions; the parties themselves of course see the real values.
+
+SECRET_FIELDS: Final = frozenset({"access_token", "refresh_token", "id_token", "code", "code_verifier",
+                                  "client_secret", "client_assertion", "assertion"})
+"""Form, query and JSON fields whose values never appear in a trace: tokens, authorization codes,
+PKCE verifiers, client secrets and client assertions."""
+
+
+def mask(value: str) -> str:
+    """``at_9f…`` → ``at_REDACTED``: the kind of secret (its short prefix) stays visible, its value does not."""
+    kind, underscore, _ = value.partition("_")
+    return f"{kind}_REDACTED" if underscore and kind.isalpha() and len(kind) <= 6 else "REDACTED"
+
+
+def redact(text: str | None, content_type: str | None = None) -> str | None:
+    """``text`` (a JSON or form body, a path or URL with a query) with the values of
+    :data:`SECRET_FIELDS` masked."""
+    if not text:
+        return text
+    if (content_type or "").startswith(JSON):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return text
+        if isinstance(data, dict):
+            return json.dumps({k: mask(v) if k in SECRET_FIELDS and isinstance(v, str) else v
+                               for k, v in data.items()}, ensure_ascii=False)
+        return text
+    path, mark, query = text.rpartition("?")
+    fields = {name: values[0] for name, values in parse_qs(query, keep_blank_values=True).items()} \
+        if "=" in query else {}
+    if not SECRET_FIELDS & set(fields):
+        return text
+    masked = urlencode({k: mask(v) if k in SECRET_FIELDS else v for k, v in fields.items()})
+    return f"{path}{mark}{masked}"
+
+
+def shown_headers(headers: Headers | Mapping[str, str]) -> dict[str, str]:
+    """``headers`` as a trace shows them: ``Authorization`` keeps its scheme and masks its credentials
+    (a bearer token, a client's Basic secret); a ``Location`` keeps its address and masks the secrets
+    of its query (the authorization code rides on the redirect)."""
+    shown = headers.to_dict() if isinstance(headers, Headers) else dict(headers)
+    for name, value in shown.items():
+        if name.lower() == "authorization":
+            scheme, _, credentials = value.partition(" ")
+            shown[name] = f"{scheme} {mask(credentials)}" if credentials else mask(value)
+        elif name.lower() == "location":
+            shown[name] = redact(value) or value
+    return shown
+
+
 # --- requests and responses as data --------------------------------------------------------------
 
 class Headers:
@@ -306,8 +365,13 @@ class HttpRequest:
     headers: Headers = field(default_factory=Headers)
     body: str = ""
 
-    def summary(self) -> dict[str, Any]:
-        return {"method": self.method, "path": self.path, "headers": self.headers.to_dict()}
+    def summary(self, origin: str | None = None) -> dict[str, Any]:
+        """The request's head as a trace keeps it (secrets masked: :func:`shown_headers`)."""
+        head: dict[str, Any] = {"method": self.method, "path": redact(self.path) or self.path}
+        if origin is not None:
+            head["origin"] = origin
+        head["headers"] = shown_headers(self.headers)
+        return head
 
     def line(self) -> str:
         return f"{self.method} {self.path}"
@@ -340,7 +404,8 @@ class HttpResponse:
         return json.loads(self.body) if self.body else None
 
     def summary(self) -> dict[str, Any]:
-        return {"status": self.status, "reason": self.reason, "headers": self.headers.to_dict()}
+        """The response's head as a trace keeps it (secrets masked: :func:`shown_headers`)."""
+        return {"status": self.status, "reason": self.reason, "headers": shown_headers(self.headers)}
 
     def status_line(self) -> str:
         return f"HTTP {self.status} {self.reason}".rstrip()
