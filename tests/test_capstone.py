@@ -59,8 +59,8 @@ def test_reference_passes_in_both_eras_on_several_seeds() -> None:
 def test_starter_fails_with_a_hint_and_a_readable_server_message() -> None:
     result = grade_file(EX, starter_path(EX.id))
     assert not result.passed
-    text = str(result)
-    assert "Hint 1 of" in text
+    assert "Hint 1 of" not in str(result)  # hints only when asked for
+    assert "Hint 1 of" in result.to_text(hints=1)
     server = next(c for c in result.checks if c.name == SERVER)
     assert "did not start" in server.explanation and "build_server() is not written yet" in server.explanation
     assert "starter.py" in server.explanation and server.rule == capstone.R_PROCESS

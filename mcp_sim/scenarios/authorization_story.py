@@ -55,6 +55,7 @@ from mcp_sim.protocol.revisions import LATEST, LATEST_LEGACY
 from mcp_sim.roles.client import Client
 from mcp_sim.roles.context import Context
 from mcp_sim.roles.server import Server
+from mcp_sim.scenarios.authorization_faults import OtherIssuer, WithoutS256
 from mcp_sim.security.identity import AuthInfo, User
 from mcp_sim.security.lab import server_main
 from mcp_sim.security.oauth import (
@@ -400,7 +401,7 @@ async def iss_mismatch(world: Deployment, run: AuthRun) -> None:
     rewrites the redirect) makes the response name another issuer. The 2026-07-28 client compares
     ``iss`` with the issuer it recorded and sends the code nowhere; the 2025-11-25 client follows its
     revision, which has no ``iss`` rule, and redeems the code."""
-    world.web.add(ISSUER, _OtherIss(world.auth_server, "https://login.example.evil"))
+    world.web.add(ISSUER, OtherIssuer(world.auth_server, "https://login.example.evil"))
     await _expect_failure(world, run, "read_notes")
     run.notes["token_requests"] = sum(1 for request, _ in world.web.exchanges if request.path == "/token")
 
@@ -435,7 +436,7 @@ async def pkce_refused(world: Deployment, run: AuthRun) -> None:
 async def no_s256(world: Deployment, run: AuthRun) -> None:
     """An authorization server whose metadata lacks ``code_challenge_methods_supported``: the client
     cannot know PKCE is enforced, so it stops before registering."""
-    world.web.add(ISSUER, _WithoutS256(world.auth_server))
+    world.web.add(ISSUER, WithoutS256(world.auth_server))
     await _expect_failure(world, run, "read_notes")
 
 
@@ -511,37 +512,6 @@ async def _expect_failure(world: Deployment, run: AuthRun, name: str) -> None:
 
 def _query(location: str) -> list[tuple[str, str]]:
     return sorted(read_form(urlsplit(location).query).items())
-
-
-class _OtherIss:
-    """An authorization server whose redirects name issuer ``iss`` instead of its own."""
-
-    def __init__(self, inner: OAuthAuthorizationServer, iss: str) -> None:
-        self.inner, self.participant, self.iss = inner, inner.participant, iss
-
-    def serve(self, request: HttpRequest) -> HttpResponse:
-        response = self.inner.serve(request)
-        location = response.headers.get("Location")
-        if response.status == 302 and location:
-            base, _, query = location.partition("?")
-            fields = {**read_form(query), "iss": self.iss}
-            response.headers["Location"] = f"{base}?{urlencode(fields)}"
-        return response
-
-
-class _WithoutS256:
-    """An authorization server whose published metadata omits ``code_challenge_methods_supported``."""
-
-    def __init__(self, inner: OAuthAuthorizationServer) -> None:
-        self.inner, self.participant = inner, inner.participant
-
-    def serve(self, request: HttpRequest) -> HttpResponse:
-        response = self.inner.serve(request)
-        if request.path.startswith("/.well-known/") and response.status == 200:
-            document = response.json()
-            document.pop("code_challenge_methods_supported", None)
-            response = HttpResponse(200, response.headers, json.dumps(document))
-        return response
 
 
 @dataclass(frozen=True)

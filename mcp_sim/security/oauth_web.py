@@ -13,7 +13,7 @@ Every exchange becomes two trace events (``kind="transport"``, marked ``oauth``)
 its response, with the HTTP head in ``framing["http"]`` and the body in ``framing["body"]``. Secrets
 are **redacted** in what the trace keeps — tokens, codes, PKCE verifiers, client secrets and
 assertions, ``Authorization`` headers — because a trace is shown, saved and shared; the masking is
-the HTTP layer's own (:func:`~mcp_sim.transports.http.redact`,
+the HTTP layer's own (:func:`~mcp_sim.transports.http_redact.redact`,
 :meth:`~mcp_sim.transports.http.HttpRequest.summary`), the same for MCP's requests and OAuth's.
 The real network's :class:`Web` (:mod:`mcp_sim.bridge.oauth_http`) records with the same
 :func:`record_exchange`, so a real flow and a simulated one look alike in the trace player.
@@ -30,7 +30,8 @@ import anyio
 
 from mcp_sim.sim.world import Simulation
 from mcp_sim.trace.recorder import Recorder
-from mcp_sim.transports.http import Headers, HttpRequest, HttpResponse, redact
+from mcp_sim.transports.http import Headers, HttpRequest, HttpResponse
+from mcp_sim.transports.http_redact import redact
 from mcp_sim.transports.http_server import SimulatedHttpServer
 
 __all__ = ["DocumentSite", "ResourceSite", "SimulatedWeb", "Site", "Web", "record_exchange", "redact"]

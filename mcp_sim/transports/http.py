@@ -18,13 +18,11 @@ Two eras share this vocabulary (see :mod:`~mcp_sim.transports.http_server` for t
 Header names are case-insensitive (RFC 9110); :class:`Headers` keeps the spelling it was given for
 display and compares names without case.
 
-The first half of this module is the rulebook, sans-IO: header names, which methods mirror a name
-in ``Mcp-Name``, the header checks, content negotiation and the status a JSON-RPC answer travels
-with. It is the one place these facts live: the simulated transport
-(:mod:`~mcp_sim.transports.http_server`, :mod:`~mcp_sim.transports.http_client`) and the real wire
-(:mod:`mcp_sim.bridge.http_server`, :mod:`mcp_sim.bridge.http_client`) both read them from here, so a
-learner who changes a rule sees it change in both. The second half (:class:`HttpExchange`) is the
-simulated network only.
+The first half of this module is sans-IO: header names, which methods mirror a name in ``Mcp-Name``,
+the header checks, content negotiation and the status a JSON-RPC answer travels with — the one place
+these facts live, read by the simulated transport and the real wire (:mod:`mcp_sim.bridge`) alike, so
+a learner who changes one sees it change in both. What a trace may show of an exchange (no secret) is
+:mod:`~mcp_sim.transports.http_redact`. The second half (:class:`HttpExchange`) is the simulated network.
 """
 
 from __future__ import annotations
@@ -34,7 +32,6 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Protocol
-from urllib.parse import parse_qs, urlencode
 
 import anyio
 
@@ -54,6 +51,7 @@ from mcp_sim.protocol.revisions import LATEST, REVISIONS, era_of_version
 from mcp_sim.sim.world import Simulation
 from mcp_sim.transports.base import LinkInfo, TransportClosed
 from mcp_sim.transports.faults import Wire
+from mcp_sim.transports.http_redact import redact, shown_headers
 from mcp_sim.transports.sse import SseEvent
 from mcp_sim.wire.jsonrpc import JSONRPCMessage, JSONRPCNotification, JSONRPCRequest
 
@@ -69,7 +67,6 @@ __all__ = [
     "MODERN_STATUS_FOR_ERROR",
     "NAMED_METHODS",
     "REASONS",
-    "SECRET_FIELDS",
     "Headers",
     "HttpExchange",
     "HttpRequest",
@@ -79,14 +76,11 @@ __all__ = [
     "check_modern_headers",
     "error_code_for_status",
     "is_modern_version",
-    "mask",
     "message_version",
     "modern_request_headers",
     "modern_status_for",
     "name_of",
-    "redact",
     "refuse_content",
-    "shown_headers",
 ]
 
 # --- the rulebook (sans-IO) ----------------------------------------------------------------------
@@ -251,60 +245,6 @@ def refuse_content(method: str, headers: Headers | Mapping[str, str]) -> tuple[i
     elif method == "GET" and not accepts(accept, EVENT_STREAM):
         return 406, f"Not Acceptable: GET must accept {EVENT_STREAM}"
     return None
-
-
-# --- what a trace may show ----------------------------------------------------------------------
-# A trace is shown, saved and shared, so the HTTP head and OAuth body it keeps never carry a secret.
-# Every recording of an HTTP exchange — MCP's POSTs and GETs, OAuth's requests, the real wire's —
-# goes through these three functions; the parties themselves of course see the real values.
-
-SECRET_FIELDS: Final = frozenset({"access_token", "refresh_token", "id_token", "code", "code_verifier",
-                                  "client_secret", "client_assertion", "assertion"})
-"""Form, query and JSON fields whose values never appear in a trace: tokens, authorization codes,
-PKCE verifiers, client secrets and client assertions."""
-
-
-def mask(value: str) -> str:
-    """``at_9f…`` → ``at_REDACTED``: the kind of secret (its short prefix) stays visible, its value does not."""
-    kind, underscore, _ = value.partition("_")
-    return f"{kind}_REDACTED" if underscore and kind.isalpha() and len(kind) <= 6 else "REDACTED"
-
-
-def redact(text: str | None, content_type: str | None = None) -> str | None:
-    """``text`` (a JSON or form body, a path or URL with a query) with the values of
-    :data:`SECRET_FIELDS` masked."""
-    if not text:
-        return text
-    if (content_type or "").startswith(JSON):
-        try:
-            data = json.loads(text)
-        except ValueError:
-            return text
-        if isinstance(data, dict):
-            return json.dumps({k: mask(v) if k in SECRET_FIELDS and isinstance(v, str) else v
-                               for k, v in data.items()}, ensure_ascii=False)
-        return text
-    path, mark, query = text.rpartition("?")
-    fields = {name: values[0] for name, values in parse_qs(query, keep_blank_values=True).items()} \
-        if "=" in query else {}
-    if not SECRET_FIELDS & set(fields):
-        return text
-    masked = urlencode({k: mask(v) if k in SECRET_FIELDS else v for k, v in fields.items()})
-    return f"{path}{mark}{masked}"
-
-
-def shown_headers(headers: Headers | Mapping[str, str]) -> dict[str, str]:
-    """``headers`` as a trace shows them: ``Authorization`` keeps its scheme and masks its credentials
-    (a bearer token, a client's Basic secret); a ``Location`` keeps its address and masks the secrets
-    of its query (the authorization code rides on the redirect)."""
-    shown = headers.to_dict() if isinstance(headers, Headers) else dict(headers)
-    for name, value in shown.items():
-        if name.lower() == "authorization":
-            scheme, _, credentials = value.partition(" ")
-            shown[name] = f"{scheme} {mask(credentials)}" if credentials else mask(value)
-        elif name.lower() == "location":
-            shown[name] = redact(value) or value
-    return shown
 
 
 # --- requests and responses as data --------------------------------------------------------------
