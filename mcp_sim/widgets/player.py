@@ -107,7 +107,7 @@ class TracePlayer:
                                   readout=False, layout=w.Layout(width="420px", max_width="100%"))
         w.jslink((self.play, "value"), (self.slider, "value"))
         self.position = w.Label()
-        self.caption = w.HTML()
+        self.caption = w.HTML(layout=w.Layout(max_width="100%"))
         self.views = w.ToggleButtons(options=[("JSON", "json"), ("stdio bytes", "stdio"), ("HTTP exchange", "http")],
                                      value="json", description="show as",
                                      style={"button_width": "auto"})
@@ -266,7 +266,7 @@ class TracePlayer:
         finally:
             self._updating = False
         self.position.value = s.position()
-        self.caption.value = f"<p aria-live='polite'><b>{html.escape(s.caption)}</b></p>"
+        self.caption.value = f"<p aria-live='polite' style='overflow-wrap:anywhere;margin:0'><b>{html.escape(s.caption)}</b></p>"
         self.detail.value = f"<pre style='{_PRE_STYLE}'>{html.escape(s.detail())}</pre>"
         self.highlight.value = s.highlight_css(self.scope)
         self.back_button.disabled = self.first_button.disabled = s.at_start
