@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cache
 from pathlib import Path
 from typing import Final, Literal
@@ -235,6 +235,15 @@ RULE_KEYWORDS: Final = re.compile(r"\b(MUST(?: NOT)?|SHOULD(?: NOT)?|MAY|SHALL(?
 Format = Literal["text", "markdown", "html"]
 
 
+def _notes(rule: Rule, note: Callable[[str, str], str]) -> str:
+    """What follows a whole rule, each part through ``note(label, text)``: what the other era says,
+    and for a choice the spec leaves open, why it is one and what else complies."""
+    parts = [("Other era", rule.other_era)]
+    if rule.provenance != "spec":
+        parts += [("Why it is a choice", rule.reason), ("Also compliant", rule.alternatives)]
+    return "".join(note(label, text) for label, text in parts if text)
+
+
 def _render(kind: str, rule: Rule, fmt: Format) -> str:
     import html as _html
 
@@ -246,25 +255,15 @@ def _render(kind: str, rule: Rule, fmt: Format) -> str:
                  f"border-radius:3px;padding:0 3px'>{esc(rule.strength)}</span>")
         if kind == "ref":
             return f"{badge} ({link})"
-        extra = f" <i>Other era:</i> {esc(rule.other_era)}" if rule.other_era else ""
-        choice = ""
-        if rule.provenance != "spec":
-            choice = f" <i>Why it is a choice:</i> {esc(rule.reason)}"
-            if rule.alternatives:
-                choice += f" <i>Also compliant:</i> {esc(rule.alternatives)}"
+        notes = _notes(rule, lambda label, text: f" <i>{label}:</i> {esc(text)}")
         return (f"<span class='mcp-sim-rule'>{badge} {esc(rule.text)} "
-                f"<small>({esc(rule.era_label)}; {link}; <code>{esc(rule.id)}</code>){extra}{choice}</small></span>")
+                f"<small>({esc(rule.era_label)}; {link}; <code>{esc(rule.id)}</code>){notes}</small></span>")
     if fmt == "markdown":
         link = f"[{rule.where}]({rule.url})" if rule.url else f"*{rule.where}*"
         if kind == "ref":
             return f"**{rule.strength}** ({link})"
-        extra = f" *Other era:* {rule.other_era}" if rule.other_era else ""
-        choice = ""
-        if rule.provenance != "spec":
-            choice = f" *Why it is a choice:* {rule.reason}"
-            if rule.alternatives:
-                choice += f" *Also compliant:* {rule.alternatives}"
-        return f"**{rule.strength}** — {rule.text} ({rule.era_label}; {link}; `{rule.id}`){extra}{choice}"
+        notes = _notes(rule, lambda label, text: f" *{label}:* {text}")
+        return f"**{rule.strength}** — {rule.text} ({rule.era_label}; {link}; `{rule.id}`){notes}"
     if kind == "ref":
         return f"[{rule.strength}: {rule.id}]"
     return rule.cite()
