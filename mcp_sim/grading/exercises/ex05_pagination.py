@@ -13,6 +13,10 @@ import copy
 import json
 from typing import Any
 
+from hypothesis import strategies as st
+
+from mcp_sim.capabilities.pagination import paginate
+from mcp_sim.grading.differential import Mismatch, differential
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 
 R_WALK = "pagination.stable-cursors"
@@ -125,6 +129,47 @@ def check_fresh_process(ctx: CheckContext, kind: str) -> None:
                           f"page stopped.", R_WALK, expected=repr(items[size:2 * size]))
 
 
+# --- generated: any list, any page size, against the simulator's own paginate() ---------------------------
+
+def _oracle_walk(items: list[dict[str, Any]], size: int) -> list[list[str]]:
+    """The pages the simulator's ``paginate`` serves for ``items`` (names only)."""
+    pages, cursor = [], None
+    while True:
+        page, cursor = paginate(items, cursor, size, "tools")
+        pages.append([it["name"] for it in page])
+        if cursor is None:
+            return pages
+
+
+def _learner_walk(ctx: CheckContext, items: list[dict[str, Any]], size: int) -> list[list[str]] | str:
+    """The learner's pages for the same list, or the reason the walk broke."""
+    try:
+        return [[it["name"] for it in page["items"]] for page in walk(ctx, items, size)]
+    except CheckFailed as exc:
+        return str(exc)
+
+
+_LISTS = st.tuples(st.integers(0, len(_NAMES)), st.integers(1, 12)).map(
+    lambda t: ([{"name": n, "description": f"{n.capitalize()} things."} for n in _NAMES[:t[0]]], t[1]))
+
+
+def _compare(case: tuple[list[dict[str, Any]], int], got: Any, want: list[list[str]]) -> Mismatch | None:
+    items, size = case
+    if got == want:
+        return None
+    if isinstance(got, str):
+        return Mismatch(got, R_WALK)
+    rule = R_LAST if len(got) != len(want) and [n for p in got for n in p] == [n for p in want for n in p] else R_WALK
+    return Mismatch(f"{len(items)} items, {size} per page: following your cursors gave {len(got)} page(s) "
+                    f"{got}.", rule, expected=f"{len(want)} page(s) {want}")
+
+
+def check_generated(ctx: CheckContext, kind: str) -> None:
+    differential(ctx, _LISTS, learner=lambda case: _learner_walk(ctx, *case),
+                 oracle=lambda case: _oracle_walk(*case), compare=_compare,
+                 describe=lambda case: f"{len(case[0])} items, page size {case[1]}")
+
+
 EXERCISE = Exercise(
     id="ex05_pagination",
     title="A paginating list handler with opaque cursors",
@@ -143,6 +188,8 @@ EXERCISE = Exercise(
               hint="Decode the cursor defensively, and check the position it names exists in this list."),
         Check("A cursor works in any process", R_ANY_PROCESS, check_fresh_process, ("fresh process",),
               hint="Put the position inside the cursor (encoded), not in a dictionary of the server's."),
+        Check("Any list and page size pages like the simulator's", R_WALK, check_generated, ("generated",),
+              hint="Each page starts where the previous one stopped; a nextCursor only when items remain."),
     ),
     hints=(
         Hint("A cursor only has to mean something to your server. Encode the offset of the next item (for example "
