@@ -1,0 +1,96 @@
+"""Grading that generalizes (issue #30), the cross-cutting part.
+
+* the mutation benchmark's mutator (``benchmarks/mutation.py``) makes mutants of every operator it
+  names, the same ids twice, and a mutant a grader must reject is rejected;
+* every mistake class on every seed, proven by listing: the (check, kind) pairs a reference's grade
+  runs are the same on every seed and are the declared ``Check.kinds``;
+* the first failure never states the expected value: it comes only with the last hint.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from mcp_sim.grading import EXERCISES
+from mcp_sim.grading.runner import reference_path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _mutation() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("mutation_benchmark", ROOT / "benchmarks" / "mutation.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+mutation = _mutation()
+
+
+# --- the mutator ---------------------------------------------------------------------------------------
+
+SAMPLE = '''"""A docstring is never mutated."""
+
+
+def pick(items: list[int], limit: int, flag: bool = True) -> list[int] | None:
+    """Nor is this one."""
+    out = {"a": 1, "b": 2}
+    if limit < 3 and not flag:
+        return None
+    total = limit + 1
+    out["c"] = total
+    return items[1:limit] if flag else [x for x in items if x in out.values()]
+'''
+
+
+def test_the_mutator_makes_every_operator_and_never_touches_docstrings_or_annotations() -> None:
+    made = mutation.mutants(SAMPLE)
+    operators = {m.operator for m in made}
+    assert operators == {"cmp", "bool", "not", "num", "true", "str", "ret", "if", "slice", "arith", "stmt", "key"}
+    diffs = "\n".join(m.diff for m in made)
+    assert "docstring" not in diffs and "Nor is this" not in diffs
+    assert "list[int] | None  →" not in diffs and "list[int] & None" not in diffs  # annotations are not code
+    assert "limit < 3  →  limit <= 3" in diffs and "limit < 3  →  limit > 3" in diffs
+    assert "return items[1:limit] if flag else" in diffs and "→  return None" in diffs
+    for m in made:  # every mutant is a different, compilable program
+        compile(m.source, m.id, "exec")
+        assert m.source != SAMPLE
+    assert len({m.source for m in made}) == len(made)
+
+
+def test_the_mutator_is_deterministic_and_its_ids_are_unique() -> None:
+    source = reference_path("ex02_error_codes").read_text(encoding="utf-8")
+    first = mutation.mutants(source)
+    second = mutation.mutants(source)
+    assert first and [m.id for m in first] == [m.id for m in second]
+    assert [m.source for m in first] == [m.source for m in second]
+    assert len({m.id for m in first}) == len(first)
+    assert len({m.key for m in first}) == len(first)  # the line-independent part is unique too
+
+
+def test_a_mutant_the_grader_must_reject_is_killed_on_every_seed() -> None:
+    """Forcing the local branch in ex01_topology gives every remote server a stdio client."""
+    report = mutation.run_exercise("ex01_topology", [0, 1], only=[
+        m.id for m in mutation.mutants(reference_path("ex01_topology").read_text(encoding="utf-8"))
+        if m.operator == "if" and m.diff.endswith("if True:")])
+    assert report.mutants == 1
+    result = report.results[0]
+    assert result.status == "killed"
+    assert len(result.killed_by) == 2 and all(result.killed_by)
+
+
+def test_recorded_equivalent_mutants_still_exist_and_give_reasons() -> None:
+    """Every ``benchmarks/mutants/<id>.toml`` names an exercise, and each id a mutant of its reference."""
+    for path in sorted((ROOT / "benchmarks" / "mutants").glob("*.toml")):
+        exercise_id = path.stem
+        assert exercise_id in EXERCISES, f"{path.name} names no exercise"
+        known = mutation.equivalents(exercise_id)
+        keys = {m.key for m in mutation.mutants(reference_path(exercise_id).read_text(encoding="utf-8"))}
+        for mid, reason in known.items():
+            assert reason.strip(), f"{path.name}: {mid} has no reason"
+            assert mid.split(":", 2)[-1] in keys, f"{path.name}: {mid} is no longer a mutant of the reference"
