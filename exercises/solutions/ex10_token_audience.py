@@ -10,7 +10,7 @@ def check_token(token: dict[str, Any], resource: str, required_scopes: list[str]
     missing, 200 served."""
     if now_ms >= token["exp_ms"]:
         return 401
-    if token["aud"] != resource:  # exactly this server's URI: no prefix, no host-only match
+    if token.get("aud") != resource:  # exactly this server's URI: no prefix, no host-only match, no aud: not ours
         return 401
     if not set(required_scopes) <= set(token["scopes"]):
         return 403
