@@ -9,13 +9,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
 
-from mcp_sim.grading import EXERCISES
-from mcp_sim.grading.runner import reference_path
+import pytest
+
+from mcp_sim.grading import EXERCISES, get_exercise
+from mcp_sim.grading.model import Check, CheckContext, Exercise, check_seeds
+from mcp_sim.grading.runner import grade_seeds, reference_path
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -94,3 +98,54 @@ def test_recorded_equivalent_mutants_still_exist_and_give_reasons() -> None:
         for mid, reason in known.items():
             assert reason.strip(), f"{path.name}: {mid} has no reason"
             assert mid.split(":", 2)[-1] in keys, f"{path.name}: {mid} is no longer a mutant of the reference"
+
+
+# --- every mistake class on every seed, proven by listing --------------------------------------------
+
+LISTING_SEEDS = [0, 1]
+
+
+def _recording(exercise: Exercise) -> tuple[Exercise, list[tuple[str, str, int]]]:
+    """``exercise`` with each check's run wrapped to log (check, kind, case seed) as it runs."""
+    log: list[tuple[str, str, int]] = []
+
+    def wrap(check: Check) -> Check:
+        def run(ctx: CheckContext, kind: str) -> None:
+            log.append((check.name, kind, ctx.seed))
+            check.run(ctx, kind)
+        return dataclasses.replace(check, run=run)
+
+    return dataclasses.replace(exercise, checks=tuple(wrap(c) for c in exercise.checks)), log
+
+
+@pytest.mark.parametrize("exercise_id", list(EXERCISES))
+def test_every_seed_runs_every_declared_case_kind(exercise_id: str) -> None:
+    """The reference's grade on several base seeds runs exactly the (check, kind) pairs the exercise
+    declares, each kind on each of the check's seeds, in the declared order — the same on every seed."""
+    exercise = get_exercise(exercise_id)
+    declared = [(c.name, k) for c in exercise.checks for k in c.kinds]
+    for c in exercise.checks:
+        assert len(set(c.kinds)) == len(c.kinds), f"{c.name!r} declares a kind twice"
+    recording, log = _recording(exercise)
+    results = grade_seeds(recording, reference_path(exercise_id), None, LISTING_SEEDS, reference=True)
+    assert all(r.passed for r in results), results[0]
+    per_base: dict[int, list[tuple[str, str]]] = {}
+    owner = {(c.name, s): base for base in LISTING_SEEDS for c in exercise.checks
+             for s in check_seeds(exercise.id, c.name, c.seeds, base)}
+    for name, kind, seed in log:
+        per_base.setdefault(owner[(name, seed)], []).append((name, kind))
+    assert sorted(per_base) == LISTING_SEEDS
+    expected = [(c.name, k) for c in exercise.checks for _ in range(c.seeds) for k in c.kinds]
+    for base in LISTING_SEEDS:
+        assert per_base[base] == expected, f"base seed {base} ran another list of cases"
+        assert set(per_base[base]) == set(declared)
+
+
+def test_list_cases_prints_every_check_and_kind() -> None:
+    from mcp_sim.grading.commands import case_list
+
+    for exercise_id in ("ex01_topology", "ex04_seal_state"):
+        text = case_list(exercise_id)
+        for c in get_exercise(exercise_id).checks:
+            assert c.name in text and c.rule in text
+            assert all(f"    - {k}\n" in text + "\n" for k in c.kinds)

@@ -15,12 +15,18 @@ import tempfile
 from pathlib import Path
 
 from mcp_sim.grading.exercises import EXERCISES, UnknownExercise, get_exercise
+from mcp_sim.grading.isolation import ISOLATIONS, IsolationUnavailable
 from mcp_sim.grading.progress import ProgressStore
 from mcp_sim.grading.runner import ExercisesNotFound, grade
 
 
 def _parser_grade() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="mcp-sim grade", description="Grade exercises (default: all of them).")
+    p = argparse.ArgumentParser(
+        prog="mcp-sim grade", description="Grade exercises (default: all of them).",
+        epilog="Self-study grading checks your understanding, not your honesty: your code runs in a process of "
+               "its own, as you, and could read anything you can, the reference solutions included. Nothing it "
+               "records is proof of anything to anyone else. A class grades with --isolation os (or on its "
+               "JupyterHub), where your code runs in an operating-system sandbox that holds only your files.")
     p.add_argument("exercises", nargs="*", metavar="EXERCISE", help="exercise ids, e.g. ex02_error_codes")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
     p.add_argument("--reference", action="store_true", help="grade the reference solutions (all must pass)")
@@ -28,8 +34,25 @@ def _parser_grade() -> argparse.ArgumentParser:
     p.add_argument("--hints", type=int, default=0, metavar="N",
                    help="show the first N hints of a failed exercise, one more each time you ask (default 0: "
                         "none; the last hint gives the answer for the case shown)")
+    p.add_argument("--isolation", choices=ISOLATIONS, default="process",
+                   help="process (default, self-study): your code in a process of its own; os: inside a Linux "
+                        "sandbox (bubblewrap) that holds only your files and the public package, no network")
     p.add_argument("--list", action="store_true", help="list the exercises and exit")
+    p.add_argument("--list-cases", action="store_true",
+                   help="list each check of the exercises with the case kinds it tries on every seed, and exit")
     return p
+
+
+def case_list(exercise_id: str) -> str:
+    """Every check of ``exercise_id`` with the case kinds it tries — the same list on every seed (the
+    seed changes surface values only), so this is every mistake class the grade covers."""
+    ex = get_exercise(exercise_id)
+    lines = [f"{ex.id} — {ex.title}: {len(ex.checks)} checks, "
+             f"{sum(len(c.kinds) * c.seeds for c in ex.checks)} cases on every seed"]
+    for c in ex.checks:
+        lines.append(f"  {c.name}  [rule {c.rule}; {c.seeds} seeds × {len(c.kinds)} kinds]")
+        lines.extend(f"    - {kind}" for kind in c.kinds)
+    return "\n".join(lines)
 
 
 def _write_json_atomically(path: Path, payload: object) -> None:
@@ -52,7 +75,8 @@ def _out(text: str) -> None:
 
 
 def grade_command(args: list[str]) -> int:
-    """``mcp-sim grade [EXERCISE...] [--json FILE] [--reference] [--seed N] [--hints N] [--list]``."""
+    """``mcp-sim grade [EXERCISE...] [--json FILE] [--reference] [--seed N] [--hints N] [--list]
+    [--list-cases]``."""
     parser = _parser_grade()
     try:
         ns = parser.parse_args(args)
@@ -69,14 +93,18 @@ def grade_command(args: list[str]) -> int:
     except UnknownExercise as exc:
         _out(f"mcp-sim grade: {exc}")
         return 2
+    if ns.list_cases:
+        for exercise_id in ids:
+            _out(case_list(exercise_id))
+        return 0
     results = []
     try:
         for exercise_id in ids:
-            result = grade(exercise_id, reference=ns.reference, seed=ns.seed)
+            result = grade(exercise_id, reference=ns.reference, seed=ns.seed, isolation=ns.isolation)
             results.append(result)
             _out(result.to_text(hints=ns.hints) if not result.passed else result.headline())
             _out("")
-    except ExercisesNotFound as exc:
+    except (ExercisesNotFound, IsolationUnavailable) as exc:
         _out(f"mcp-sim grade: {exc}")
         return 2
     passed = sum(r.passed for r in results)
