@@ -333,7 +333,8 @@ def test_authorization_endpoint_refusals_go_back_to_the_client(changes: dict[str
     assert world.auth_server._codes == {}
 
 
-@pytest.mark.parametrize("redirect_uri", ["http://127.0.0.1:8765/callback/", "http://127.0.0.1:9999/callback",
+# (another port of the loopback literal is accepted, RFC 8252 section 7.3: tests/test_security_third_pass_b.py)
+@pytest.mark.parametrize("redirect_uri", ["http://127.0.0.1:8765/callback/", "http://127.0.0.2:8765/callback",
                                           "http://localhost:8765/callback",
                                           "https://evil.example/callback", ""])
 def test_bad_redirect_uri_is_never_redirected_to(redirect_uri: str) -> None:

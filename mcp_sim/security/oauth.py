@@ -46,6 +46,7 @@ from typing import Any, Literal
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from mcp_sim.security.identity import User
+from mcp_sim.security.oauth_front import FrontChannel, RegistrationPolicy, open_registration
 from mcp_sim.security.tokens import AuthorizationServer
 from mcp_sim.transports.http import JSON, Headers, HttpRequest, HttpResponse
 
@@ -61,6 +62,7 @@ __all__ = [
     "exact_redirect_match",
     "form_body",
     "json_response",
+    "loopback_any_port_match",
     "protected_resource_metadata",
     "read_form",
     "s256",
@@ -87,6 +89,35 @@ def exact_redirect_match(asked: str, registered: Collection[str]) -> bool:
     the comparison but delivers the code elsewhere (``https://app.example@evil.example/``, a lookalike
     host, a page on the same host that someone else controls)."""
     return asked in registered
+
+
+LOOPBACK_LITERALS = ("127.0.0.1", "::1")
+
+
+def _without_port(uri: str) -> tuple[str, str, str, str, str] | None:
+    """``uri`` with its port dropped, when it is ``http`` on a loopback IP literal with no ``user@``."""
+    parts = urlsplit(uri)
+    try:
+        parts.port  # noqa: B018 - a malformed port is not a loopback redirect at all
+    except ValueError:
+        return None
+    if parts.scheme != "http" or parts.hostname not in LOOPBACK_LITERALS or parts.username is not None \
+            or parts.password is not None:
+        return None
+    return (parts.scheme, parts.hostname, parts.path, parts.query, parts.fragment)
+
+
+def loopback_any_port_match(asked: str, registered: Collection[str]) -> bool:
+    """Exact matching, except the *port* of a loopback IP literal (RFC 8252 section 7.3, carried into
+    OAuth 2.1): a native app cannot know ahead of time which port the operating system will give its
+    local server, so ``http://127.0.0.1:{any}/callback`` (and ``http://[::1]:{any}/...``) matches a
+    registered ``http://127.0.0.1/callback`` or one registered with another port. Everything else —
+    scheme, host, path, query — stays exact, and the name ``localhost`` is matched exactly, port
+    included (rule ``auth.sim-loopback-any-port``: RFC 8252 section 8.3 does not recommend the name)."""
+    if asked in registered:
+        return True
+    key = _without_port(asked)
+    return key is not None and any(_without_port(uri) == key for uri in registered)
 
 
 def s256(verifier: str) -> str:
@@ -187,10 +218,20 @@ class OAuthAuthorizationServer:
     code_ttl_ms: float = 60_000.0
     client_documents: Callable[[str], dict[str, Any] | None] | None = None
     """Fetches a Client ID Metadata Document by its URL (``None``: such client ids are not accepted)."""
-    redirect_match: RedirectMatch = exact_redirect_match
-    """How a request's ``redirect_uri`` is compared with the registered ones (exact, as OAuth 2.1 says)."""
+    redirect_match: RedirectMatch = loopback_any_port_match
+    """How a request's ``redirect_uri`` is compared with the registered ones (exact, as OAuth 2.1 says,
+    with the loopback port free as RFC 8252 section 7.3 requires)."""
     sends_iss: bool = True
     """Whether the authorization response carries ``iss`` (RFC 9207; older servers do not)."""
+    front: FrontChannel | None = None
+    """Browser sessions and consent pages (:mod:`mcp_sim.security.oauth_front`). ``None``: every browser
+    is :attr:`user`, who answers without a page — enough for a client's flow, not for a security lab."""
+    registration: RegistrationPolicy = open_registration
+    """Which redirect URIs ``POST /register`` accepts (the server's policy)."""
+    document_policy: Callable[[str, dict[str, Any]], str | None] | None = None
+    """A trust policy for Client ID Metadata Documents: ``(client_id, document)`` → why it is refused."""
+    token_auth: Callable[[RegisteredClient, dict[str, str]], str | None] | None = None
+    """An extra check of the client at the token endpoint (e.g. a key its metadata document names)."""
     clients: dict[str, RegisteredClient] = field(default_factory=dict)
     _codes: dict[str, _Grant] = field(default_factory=dict)
     _refresh: dict[str, _Grant] = field(default_factory=dict)
@@ -247,6 +288,8 @@ class OAuthAuthorizationServer:
             return json_response(200, oidc)
         if request.method == "POST" and path == "/register" and self.dynamic_registration:
             return self._register(request)
+        if self.front is not None and path in ("/authorize", "/login", "/consent"):
+            return self._front_door(request, path, query, self.front)
         if request.method == "GET" and path == "/authorize":
             return self._authorize(read_form(query))
         if request.method == "POST" and path == "/token":
@@ -264,9 +307,9 @@ class OAuthAuthorizationServer:
         uris = asked.get("redirect_uris") if isinstance(asked, dict) else None
         if not isinstance(uris, list) or not uris or not all(isinstance(u, str) for u in uris):
             return _error(400, "invalid_redirect_uri", "redirect_uris must be a non-empty list of URIs")
-        bad = [u for u in uris if not _acceptable_redirect(u)]
-        if bad:
-            return _error(400, "invalid_redirect_uri", f"{bad[0]} is neither https nor a localhost URL")
+        refused = self.registration(uris)
+        if refused is not None:
+            return _error(400, "invalid_redirect_uri", refused)
         assert isinstance(asked, dict)
         client = RegisteredClient(f"client_{self._draw()[:12]}", str(asked.get("client_name", "")),
                                   tuple(uris), how="dynamic")
@@ -293,10 +336,40 @@ class OAuthAuthorizationServer:
         uris = document.get("redirect_uris")
         if not isinstance(uris, list) or not all(isinstance(u, str) for u in uris):
             return None
+        if self.document_policy is not None and self.document_policy(client_id, document) is not None:
+            return None
         return RegisteredClient(client_id, str(document.get("client_name", "")), tuple(uris), how="metadata document")
 
     # -- the authorization endpoint ----------------------------------------------------------------
-    def _authorize(self, q: dict[str, str]) -> HttpResponse:
+    def _front_door(self, request: HttpRequest, path: str, query: str, front: FrontChannel) -> HttpResponse:
+        """``/authorize``, ``/login`` and ``/consent`` with browser sessions: the code is for whoever is
+        signed in *in this browser*, after that user approved this client and redirect URI."""
+        session = front.session_of(request.headers.get("Cookie"))
+        fresh = session not in front.issued
+        session = front.new_session() if fresh else session
+        if request.method == "GET" and path == "/authorize":
+            response = self._authorize(read_form(query), session)
+        elif request.method == "POST" and path in ("/login", "/consent"):
+            form = read_form(request.body)
+            q = front.take(form.get("ticket", ""), session)
+            if q is None:
+                response = _error(400, "invalid_request", "this page was not shown to this browser")
+            elif path == "/login" and front.sign_in(session, form) is None:
+                response = json_response(200, front.login_page(self.issuer, session, q))
+            elif path == "/consent" and form.get("approve") != "yes":
+                response = self._authorize(q, session, declined=True)
+            else:
+                user = front.sessions.get(session)
+                if path == "/consent" and user is not None:
+                    front.approved.add((user.subject, q.get("client_id", ""), q.get("redirect_uri", "")))
+                response = self._authorize(q, session)
+        else:
+            response = HttpResponse(404)
+        if fresh:
+            response.headers["Set-Cookie"] = front.set_cookie(session)
+        return response
+
+    def _authorize(self, q: dict[str, str], session: str | None = None, declined: bool = False) -> HttpResponse:
         """Errors about the client or its redirect URI are shown to the user (400), never redirected:
         redirecting to an unverified address would hand the code to whoever owns it. Every later
         error goes back to the (now trusted) redirect URI as ``error=…``."""
@@ -330,10 +403,22 @@ class OAuthAuthorizationServer:
         unknown = sorted(scopes - set(self.scopes_supported)) if self.scopes_supported else []
         if unknown:
             return back(error="invalid_scope", error_description=f"unknown scope {' '.join(unknown)}")
-        if not self.user.consents(client, scopes):
+        if self.front is None:
+            subject: User | None = self.user.user if self.user.consents(client, scopes) else None
+        else:
+            subject = self.front.sessions.get(session or "")
+            if subject is None:
+                return json_response(200, self.front.login_page(self.issuer, session or "", q))
+            if declined:
+                subject = None
+            elif (subject.subject, client.client_id, redirect_uri) not in self.front.approved:
+                return json_response(200, self.front.consent_page(
+                    session or "", q, client_id=client.client_id, client_name=client.client_name, how=client.how,
+                    scopes=scopes))
+        if subject is None:
             return back(error="access_denied", error_description="the user refused the request")
         code = f"code_{self._draw()}"
-        self._codes[code] = _Grant(client.client_id, self.user.user, scopes, resource, redirect_uri, challenge,
+        self._codes[code] = _Grant(client.client_id, subject, scopes, resource, redirect_uri, challenge,
                                    self.tokens.clock_ms() + self.code_ttl_ms)
         return back(code=code)
 
@@ -348,6 +433,10 @@ class OAuthAuthorizationServer:
                 return _error(400, "invalid_grant", "client_id or redirect_uri differ from the authorization request")
             if s256(f.get("code_verifier", "")) != grant.code_challenge:
                 return _error(400, "invalid_grant", "code_verifier does not match the code_challenge (PKCE)")
+            client = self._client(grant.client_id) if self.token_auth is not None else None
+            refused = self.token_auth(client, f) if self.token_auth is not None and client is not None else None
+            if refused is not None or (self.token_auth is not None and client is None):
+                return _error(401, "invalid_client", refused or "unknown client")
         elif grant_type == "refresh_token":
             grant = self._refresh.pop(f.get("refresh_token", ""), None)  # rotated: the old one is spent
             if grant is None or f.get("client_id") != grant.client_id:
@@ -367,8 +456,3 @@ class OAuthAuthorizationServer:
                                    "expires_in": int(self.access_ttl_ms // 1000),
                                    "scope": " ".join(sorted(grant.scopes)), "refresh_token": refresh})
 
-
-def _acceptable_redirect(uri: str) -> bool:
-    """OAuth 2.1: redirect URIs are https, or http on a loopback host (a native app's local server)."""
-    parts = urlsplit(uri)
-    return parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in ("localhost", "127.0.0.1", "::1"))
