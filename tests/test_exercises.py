@@ -391,7 +391,7 @@ def list_page(items, cursor, page_size):
             start = int(base64.b64decode(cursor).decode())
         except ValueError:
             return {"error": {"code": -32602, "message": "bad cursor"}}
-        if not 0 < start < len(items):
+        if not 0 <= start <= len(items):
             return {"error": {"code": -32602, "message": "bad cursor"}}
     page = {"items": items[start:start + page_size]}
     if start + page_size < len(items):
@@ -470,7 +470,7 @@ WRONG += [
     ("ex05_pagination", "a bad cursor answered with -32600",
      [("\"code\": -32602", "\"code\": -32600")], "A cursor the server never issued is -32602"),
     ("ex05_pagination", "no range check on the decoded offset",
-     [("if offset is None or not 0 < offset < len(items):", "if offset is None:")],
+     [("if offset is None or not 0 <= offset <= len(items):", "if offset is None:")],
      "A cursor the server never issued is -32602"),
     ("ex05_pagination", "items sorted by name", SORTING_PAGER, "Following the cursors yields every item once, in order"),
     ("ex05_pagination", "positions kept in the server's memory", MEMORY_PAGER, "A cursor works in any process"),

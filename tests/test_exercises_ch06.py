@@ -171,8 +171,8 @@ WRONG: list[tuple[str, str, Any, str]] = [
     ("ex06_http_answers", "header names compared with their case", EXACT_HEADER_NAMES,
      "A POST whose headers repeat its body is served"),
     ("ex06_http_answers", "a missing version header taken as an old client",
-     [("if version is None or (meta_version is not None and version != meta_version):",
-       "if version is not None and meta_version is not None and version != meta_version:")],
+     [("if version is None or (META_VERSION in meta and version != meta[META_VERSION]):",
+       "if version is not None and META_VERSION in meta and version != meta[META_VERSION]:")],
      "A missing or different routing header is 400 with -32020"),
     ("ex06_http_answers", "Mcp-Name never checked",
      [("if member is not None and head.get(\"mcp-name\") != params.get(member):", "if False:")],
@@ -193,8 +193,8 @@ WRONG: list[tuple[str, str, Any, str]] = [
      [("return {\"status\": 404, \"error\": -32601}", "return {\"status\": 400, \"error\": -32601}")],
      "The status follows the JSON-RPC error"),
     ("ex06_http_answers", "a session id from an old client refused",
-     [("    params = message.get(\"params\") or {}\n",
-       "    params = message.get(\"params\") or {}\n    if \"mcp-session-id\" in head:\n"
+     [("    version = head.get(\"mcp-protocol-version\")\n",
+       "    version = head.get(\"mcp-protocol-version\")\n    if \"mcp-session-id\" in head:\n"
        "        return {\"status\": 400, \"error\": -32600}\n")],
      "A POST whose headers repeat its body is served"),
 

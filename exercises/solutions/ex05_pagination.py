@@ -27,7 +27,7 @@ def list_page(items: list[Any], cursor: str | None, page_size: int) -> dict[str,
     start = 0
     if cursor is not None:
         offset = _decode(cursor)
-        if offset is None or not 0 < offset < len(items):
+        if offset is None or not 0 <= offset <= len(items):  # the end itself: an empty last page
             return {"error": {"code": -32602, "message": f"Invalid cursor: {cursor!r}"}}
         start = offset
     end = start + page_size

@@ -186,6 +186,8 @@ class ServerSession(LegacyConnection):
         finally:
             self.server.sessions.pop(self, None)
             self._work = None
+            # A legacy session's own tasks can never be asked for again (tasks.sim-crash-forgets-tasks).
+            self.server.task_store.forget_owner(f"session:{self.number}", "its session ended")
             try:
                 await self.stream.aclose()
             except Exception:  # the link may already be gone
@@ -400,6 +402,12 @@ class ServerSession(LegacyConnection):
         method = request.method
         modern_versions = self.server.versions_by_era()[1]
         revision = get_revision(modern_versions[-1])
+        requested = (params.get("_meta") or {}).get(M.PROTOCOL_VERSION) if isinstance(params.get("_meta"), Mapping) \
+            else None
+        if isinstance(requested, str) and requested not in modern_versions:
+            # The version comes first: which methods exist depends on it, and the client needs the
+            # supported versions to retry (a method unknown here may exist in the version it asked for).
+            raise unsupported_version(requested, self.server.supported_versions)
         info = revision.method(method)
         if info is None and self.server.tasks_extension:
             info = EXTENSION_METHODS.get(method)

@@ -9,15 +9,17 @@ process — and the seed picks only the names, the list's length and the page si
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 from typing import Any
 
 from hypothesis import strategies as st
 
-from mcp_sim.capabilities.pagination import paginate
+from mcp_sim.capabilities.pagination import encode_cursor, paginate
 from mcp_sim.grading.differential import Mismatch, differential
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
+from mcp_sim.protocol.errors import McpError
 
 R_WALK = "pagination.stable-cursors"
 R_LAST = "pagination.missing-cursor-ends"
@@ -88,9 +90,69 @@ def check_last(ctx: CheckContext, kind: str) -> None:
     pages = walk(ctx, items, size)
     want = max(1, -(-len(items) // size))
     if len(pages) != want:
-        raise CheckFailed(f"{len(items)} items, {size} per page make {want} page(s); you served {len(pages)} — "
-                          f"a nextCursor on a page with nothing after it sends the client to an empty page.",
-                          R_LAST)
+        raise CheckFailed(f"{len(items)} items, {size} per page: following your cursors served {len(pages)} "
+                          f"page(s) — a nextCursor on a page with nothing after it sends the client to an empty "
+                          f"page, and a missing one ends the walk early.", R_LAST,
+                          case=f"{len(items)} items, page size {size}", expected=f"{want} page(s)")
+
+
+def _own_cursor(ctx: CheckContext, offset: int) -> str | None:
+    """A cursor the learner's own server issues at ``offset``: the first nextCursor of a list of
+    ``offset`` + 3 items served ``offset`` per page (``None`` when it issued none)."""
+    longer = _items_named(offset + 3)
+    page = _page(ctx, longer, None, max(offset, 1))
+    cursor = page.get("nextCursor")
+    return cursor if isinstance(cursor, str) else None
+
+
+def _items_named(count: int) -> list[dict[str, Any]]:
+    names = [*_NAMES, *(f"{n}_{i}" for i in range(4) for n in _NAMES)][:count]
+    return [{"name": n, "description": f"{n.capitalize()} things."} for n in names]
+
+
+def forge(cursor: str, offset: int, new: int) -> str | None:
+    """``cursor`` (which names ``offset``) rewritten to name ``new``, for the common formats a learner picks —
+    a decimal number, JSON with the offset in a member, base64 of either — or ``None`` if the format is not
+    one of those (an opaque cursor stays opaque: the checks then cannot forge one)."""
+    def rewrite(text: str) -> str | None:
+        if text.strip() == str(offset):
+            return str(new)
+        try:
+            body = json.loads(text)
+        except ValueError:
+            return None
+        if isinstance(body, dict):
+            keys = [k for k, v in sorted(body.items()) if v == offset and type(v) is int]
+            if len(keys) == 1:
+                return json.dumps({**body, keys[0]: new})
+        return None
+
+    direct = rewrite(cursor)
+    if direct is not None:
+        return direct
+    for decode, encode in ((base64.urlsafe_b64decode, base64.urlsafe_b64encode), (base64.b64decode, base64.b64encode)):
+        try:
+            text = decode(cursor + "=" * (-len(cursor) % 4)).decode("utf-8")
+        except (ValueError, UnicodeError):
+            continue
+        inner = rewrite(text)
+        if inner is not None:
+            out = encode(inner.encode()).decode("ascii")
+            return out if cursor.endswith("=") or len(cursor) % 4 == 0 else out.rstrip("=")
+    return None
+
+
+_NEVER = {"random text": ("abc", "zzzz", "next", "%not-a-cursor%"), "empty string": ("",)}
+
+
+def _expect_invalid(ctx: CheckContext, items: list[dict[str, Any]], cursor: str, size: int, why: str) -> None:
+    got = _page(ctx, items, cursor, size)
+    error = got.get("error")
+    if not isinstance(error, dict) or error.get("code") != -32602 or not isinstance(error.get("message"), str):
+        raise CheckFailed(f"The cursor {cursor!r} {why} ({len(items)} items), and list_page() did not answer it "
+                          f"with an invalid-params error object.", R_BAD,
+                          case=f"cursor {cursor!r}, {len(items)} items, page size {size}",
+                          expected='{"error": {"code": -32602, "message": "..."}}')
 
 
 def check_bad_cursor(ctx: CheckContext, kind: str) -> None:
@@ -98,17 +160,46 @@ def check_bad_cursor(ctx: CheckContext, kind: str) -> None:
     if kind == "cursor from a longer list":
         longer = _items(ctx.rng, 16)
         cursor = walk(ctx, longer, 3)[-2]["nextCursor"]  # names item 15: not in this list
-    else:
-        cursor = {"random text": ctx.rng.choice(("page-2", "abc", "zzzz", "next")), "empty string": "",
-                  "json text": json.dumps({"offset": ctx.rng.randint(1, 3)})}[kind]
-    got = _page(ctx, items, cursor, size)
-    error = got.get("error")
-    if not isinstance(error, dict) or error.get("code") != -32602:
-        raise CheckFailed(f"The cursor {cursor!r} was never issued for this list ({len(items)} items), and "
-                          f"list_page() returned {got!r}: not an invalid-params error.", R_BAD,
-                          case=f"cursor {cursor!r}, {len(items)} items", expected="an error with code -32602")
-    if not isinstance(error.get("message"), str):
-        raise CheckFailed("A JSON-RPC error object needs a message string.", R_BAD)
+        _expect_invalid(ctx, items, cursor, size, "names a position past the end of this list")
+    elif kind in _NEVER:
+        _expect_invalid(ctx, items, ctx.rng.choice(_NEVER[kind]), size, "was never issued by any server")
+    elif kind == "json naming a position outside the list":
+        for offset in (-1, len(items) + ctx.rng.randint(1, 3)):  # outside the list in every cursor design
+            _expect_invalid(ctx, items, json.dumps({"offset": offset}), size, "names a position outside the list")
+    else:  # your own cursor, rewritten: negative, or past the end
+        own = _own_cursor(ctx, 2)
+        if own is None:
+            raise CheckFailed("A list of 5 items served 2 per page needs a nextCursor on its first page.", R_LAST)
+        offset = -ctx.rng.randint(1, 2) if kind == "your own cursor, negative" else len(items) + ctx.rng.randint(1, 2)
+        forged = forge(own, 2, offset)
+        if forged is not None:  # a format the check cannot read is opaque: nothing to forge
+            _expect_invalid(ctx, items, forged, size, f"is your own cursor format naming position {offset}")
+
+
+def check_at_the_end(ctx: CheckContext, kind: str) -> None:
+    """A cursor naming exactly the end of the list: an empty last page, or -32602 — never a nextCursor."""
+    count = ctx.rng.randint(3, 6) if kind == "cursor at the end" else 0
+    items = _items(ctx.rng, count)
+    cursor = _own_cursor(ctx, count) if count else _own_cursor(ctx, 1)
+    if cursor is None:
+        raise CheckFailed(f"A list of {count + 3} items served {max(count, 1)} per page needs a nextCursor on its "
+                          "first page.", R_LAST)
+    if not count:  # a cursor of a longer list sent for an empty list: its position is past the end
+        _expect_invalid(ctx, items, cursor, 2, "names a position past the end of this empty list")
+        return
+    got = _page(ctx, items, cursor, 2)
+    if "error" in got:
+        error = got["error"]
+        if not isinstance(error, dict) or error.get("code") != -32602:
+            raise CheckFailed(f"The cursor {cursor!r} names the end of this list ({count} items); list_page() "
+                              f"answered an error that is not invalid params.", R_BAD,
+                              case=f"cursor at offset {count}, {count} items", expected="-32602 (or an empty page)")
+        return
+    if got.get("items") != [] or "nextCursor" in got:
+        raise CheckFailed(f"The cursor {cursor!r} names the end of this list ({count} items): nothing is left, so "
+                          f"list_page() answered a page that is not an empty last page.", R_LAST,
+                          case=f"cursor at offset {count}, {count} items",
+                          expected='{"items": []} with no nextCursor (or -32602)')
 
 
 def check_fresh_process(ctx: CheckContext, kind: str) -> None:
@@ -125,8 +216,8 @@ def check_fresh_process(ctx: CheckContext, kind: str) -> None:
                           f"position where any process finds it (in this exercise: inside the cursor), not in "
                           f"the memory of one process.", R_ANY_PROCESS)
     if here.get("items") != items[size:2 * size]:
-        raise CheckFailed(f"The page after the first one is {here!r}: it does not start where the first "
-                          f"page stopped.", R_WALK, expected=repr(items[size:2 * size]))
+        raise CheckFailed(f"{len(items)} items, {size} per page: the page after the first one does not start "
+                          f"where the first page stopped.", R_WALK, expected=repr(items[size:2 * size]))
 
 
 # --- generated: any list, any page size, against the simulator's own paginate() ---------------------------
@@ -170,6 +261,61 @@ def check_generated(ctx: CheckContext, kind: str) -> None:
                  describe=lambda case: f"{len(case[0])} items, page size {case[1]}")
 
 
+_POSITIONS = st.tuples(st.integers(0, 9), st.integers(1, 4), st.integers(-3, 12)).map(
+    lambda t: (_items_named(t[0]), t[1], t[2]))
+
+
+def _oracle_position(case: tuple[list[dict[str, Any]], int, int]) -> dict[str, Any]:
+    """What the simulator's ``paginate`` answers for a cursor naming ``offset`` (names only)."""
+    items, size, offset = case
+    try:
+        page, cursor = paginate(items, encode_cursor("tools", offset), size, "tools")
+    except McpError as exc:
+        return {"error": exc.code}
+    return {"items": [it["name"] for it in page], "more": cursor is not None}
+
+
+def _learner_position(ctx: CheckContext, own: str, case: tuple[list[dict[str, Any]], int, int]) -> Any:
+    items, size, offset = case
+    cursor = forge(own, 2, offset)
+    if cursor is None:
+        return None
+    got = _page(ctx, items, cursor, size)
+    if "error" in got:
+        error = got["error"]
+        return {"error": error.get("code") if isinstance(error, dict) else error, "cursor": cursor}
+    return {"items": [it.get("name") if isinstance(it, dict) else it for it in got["items"]],
+            "more": "nextCursor" in got, "cursor": cursor}
+
+
+def _compare_position(case: tuple[list[dict[str, Any]], int, int], got: Any, want: dict[str, Any]) -> Mismatch | None:
+    items, size, offset = case
+    if got is None:
+        return None  # a cursor format the check cannot rewrite: nothing to compare
+    mine = {k: v for k, v in got.items() if k != "cursor"}
+    if mine == want or (offset in (0, len(items)) and mine == {"error": -32602}):
+        return None  # a position the server never issued (the start, the end) may also be refused
+    where = f"your cursor {got['cursor']!r} names position {offset} of {len(items)} items, page size {size}"
+    if "error" in want:
+        return Mismatch(f"{where.capitalize()}: outside the list, and list_page() served it.", R_BAD,
+                        expected="-32602")
+    if "error" in mine:
+        return Mismatch(f"{where.capitalize()}: inside the list, and list_page() refused it.", R_WALK,
+                        expected=f"the page {want['items']}")
+    rule = R_LAST if mine.get("items") == want["items"] else R_WALK
+    return Mismatch(f"{where.capitalize()}: list_page() answered another page (or another nextCursor).", rule,
+                    expected=f"the page {want['items']}, {'with' if want['more'] else 'without'} a nextCursor")
+
+
+def check_generated_positions(ctx: CheckContext, kind: str) -> None:
+    own = _own_cursor(ctx, 2)
+    if own is None or forge(own, 2, 2) is None:
+        return  # an opaque format: the walk and the fixed kinds are all that can be checked
+    differential(ctx, _POSITIONS, learner=lambda case: _learner_position(ctx, own, case),
+                 oracle=_oracle_position, compare=_compare_position,
+                 describe=lambda case: f"{len(case[0])} items, page size {case[1]}, a cursor naming position {case[2]}")
+
+
 EXERCISE = Exercise(
     id="ex05_pagination",
     title="A paginating list handler with opaque cursors",
@@ -184,12 +330,20 @@ EXERCISE = Exercise(
         Check("Only the last page has no nextCursor", R_LAST, check_last, ("exact multiple", "empty list", "one page"),
               hint="Is anything left after this page? Only then is there a next cursor."),
         Check("A cursor the server never issued is -32602", R_BAD, check_bad_cursor,
-              ("random text", "empty string", "json text", "cursor from a longer list"),
+              ("random text", "empty string", "json naming a position outside the list", "cursor from a longer list",
+               "your own cursor, negative", "your own cursor, past the end"),
               hint="Decode the cursor defensively, and check the position it names exists in this list."),
+        Check("A cursor at exactly the end gets an empty last page (or -32602)", R_LAST, check_at_the_end,
+              ("cursor at the end", "a longer list's cursor for an empty list"),
+              hint="At the end nothing is left: no items, and so no nextCursor."),
         Check("A cursor works in any process", R_ANY_PROCESS, check_fresh_process, ("fresh process",),
               hint="Put the position inside the cursor (encoded), not in a dictionary of the server's."),
         Check("Any list and page size pages like the simulator's", R_WALK, check_generated, ("generated",),
               hint="Each page starts where the previous one stopped; a nextCursor only when items remain."),
+        Check("A cursor at any position answers like the simulator's", R_BAD, check_generated_positions,
+              ("generated positions",),
+              hint="A position inside the list gives the page there; one outside it (negative, past the end) is "
+                   "-32602."),
     ),
     hints=(
         Hint("A cursor only has to mean something to your server. Encode the offset of the next item (for example "

@@ -15,11 +15,14 @@ from __future__ import annotations
 import copy
 import functools
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
+from hypothesis import strategies as st
 
 import mcp_sim.scenarios.weather as weather
+from mcp_sim.grading.differential import Mismatch, differential
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 from mcp_sim.roles.server import Server
 from mcp_sim.roles.server_session import serve
@@ -41,8 +44,14 @@ R_POST_ONLY = "http.modern.legacy-traffic"
 R_PARSE = "jsonrpc.standard-error-codes"
 R_UNSUPPORTED = "http.modern.unsupported-version-400"
 R_UNKNOWN_METHOD = "http.modern.unknown-method-404"
+R_NULL_ID = "jsonrpc.request-id-not-null"
+R_BATCH = "jsonrpc.batches-only-2025-03-26"
+R_META = "meta.missing-field-invalid-params"
+R_INITIALIZE = "versioning.modern-only-refusal-names-versions"
 _KIND_RULE = {
-    "header names in another case": R_CASE, "a session id from an old client": R_POST_ONLY,
+    **{kind: R_CASE for kind in ("header names in lower case", "header names in upper case",
+                                 "header names in title case", "header names in mixed case")},
+    "initialize": R_INITIALIZE, "a session id from an old client": R_POST_ONLY,
     "MCP-Protocol-Version missing": R_MISSING_VERSION, "MCP-Protocol-Version differs from _meta": R_VERSION,
     "notification": R_NOTIFY, "GET": R_POST_ONLY, "DELETE": R_POST_ONLY, "unreadable JSON": R_PARSE,
     "a version the server does not support": R_UNSUPPORTED, "a method the server does not have": R_UNKNOWN_METHOD,
@@ -91,6 +100,12 @@ def weather_server() -> Server:
 
 def replay(method: str, headers: dict[str, str], body: str) -> dict[str, Any]:
     """Send one HTTP request to a fresh simulated 2026-07-28 weather endpoint: its status and error code."""
+    return dict(_replay(method, tuple(headers.items()), body))
+
+
+@functools.lru_cache(maxsize=1024)
+def _replay(method: str, header_items: tuple[tuple[str, str], ...], body: str) -> tuple[tuple[str, Any], ...]:
+    headers = dict(header_items)
     sim = Simulation(0)
     answer: dict[str, Any] = {}
 
@@ -107,7 +122,7 @@ def replay(method: str, headers: dict[str, str], body: str) -> dict[str, Any]:
             await server.aclose()
 
     sim.run(main)
-    return answer
+    return tuple(sorted(answer.items()))
 
 
 def _rename(headers: dict[str, str], spell: Any) -> dict[str, str]:
@@ -127,8 +142,8 @@ def make_case(ctx: CheckContext, kind: str) -> tuple[str, dict[str, str], str]:
     pick = copy.deepcopy(rng.choice(named if "Name" in kind or kind == "named request" else plain))
     headers, body = pick["headers"], pick["body"]
     message = json.loads(body)
-    if kind == "header names in another case":
-        headers = _rename(headers, rng.choice((str.lower, str.upper, str.title)))
+    if kind in _SPELLINGS:
+        headers = _rename(headers, _SPELLINGS[kind])
     elif kind == "a session id from an old client":
         headers["Mcp-Session-Id"] = ctx.rng.choice(("a1b2c3d4e5f6", "session-7", "0f9e8d7c6b5a"))
     elif kind == "MCP-Protocol-Version missing":
@@ -162,11 +177,22 @@ def make_case(ctx: CheckContext, kind: str) -> tuple[str, dict[str, str], str]:
         message["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = later
         headers["MCP-Protocol-Version"] = later
         body = encode(message)
-    elif kind == "a method the server does not have":
-        method = rng.choice(_UNKNOWN)
+    elif kind in ("a method the server does not have", "an unsupported version and an unknown method", "initialize"):
+        method = "initialize" if kind == "initialize" else rng.choice(_UNKNOWN)
         message["method"] = method
         headers["Mcp-Method"] = method
+        if kind == "an unsupported version and an unknown method":
+            later = rng.choice(_LATER)
+            message["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = later
+            headers["MCP-Protocol-Version"] = later
         body = encode(message)
+    elif kind == "id null":
+        body = json.dumps({**message, "id": None})
+    elif kind == "a JSON array body":
+        body = json.dumps([message])
+    elif kind == "_meta without a protocol version":
+        del message["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"]
+        body = json.dumps(message)
     return "POST", headers, body
 
 
@@ -181,6 +207,12 @@ def check_answer(ctx: CheckContext, kind: str) -> None:
     mine = {"status": got["status"], "error": got.get("error")}
     if kind == "notification" and (mine["status"] == 202 or 400 <= mine["status"] < 500):
         return  # 2026-07-28 defines no client notification over HTTP: accepting it (202) or refusing it complies
+    if kind in _BODY_KINDS and mine != truth:
+        request = f"{method} /mcp\n  headers {headers}\n  body {body[:220]!r}"
+        raise CheckFailed(f"The request\n  {request}\nanswer() said {mine}, which is not what the simulated "
+                          f"2026-07-28 server answers.", _BODY_KINDS[kind], case=kind, expected=str(truth))
+    if kind == "initialize" and mine == {"status": 404, "error": -32601}:
+        return  # initialize is no method of 2026-07-28: "not found" complies too (the code is the server's choice)
     if mine != truth:
         request = f"{method} /mcp\n  headers {headers}\n  body {body[:220]!r}"
         rule = _KIND_RULE.get(kind, R_HEADERS if kind in _MISMATCH else R_SERVED)
@@ -188,9 +220,163 @@ def check_answer(ctx: CheckContext, kind: str) -> None:
                           f"2026-07-28 server answers.", rule, case=kind, expected=str(truth))
 
 
-_SERVED = ("plain request", "named request", "header names in another case", "a session id from an old client")
+def _mixed_case(name: str) -> str:
+    return "".join(c.upper() if i % 2 else c.lower() for i, c in enumerate(name))
+
+
+_SPELLINGS = {"header names in lower case": str.lower, "header names in upper case": str.upper,
+              "header names in title case": str.title, "header names in mixed case": _mixed_case}
+_BODY_KINDS = {"id null": R_NULL_ID, "a JSON array body": R_BATCH, "_meta without a protocol version": R_META,
+               "an unsupported version and an unknown method": R_UNSUPPORTED}
+_SERVED = ("plain request", "named request", *_SPELLINGS, "a session id from an old client")
 _MISMATCH = ("MCP-Protocol-Version missing", "MCP-Protocol-Version differs from _meta", "Mcp-Method differs from method",
              "Mcp-Method missing", "Mcp-Name differs from the name", "Mcp-Name missing")
+
+# --- generated: every axis the README names, combined, against the simulated endpoint ------------------
+
+@dataclass(frozen=True)
+class Variation:
+    """One request the generated check sends: a recorded POST and how it is changed (the first choice of
+    every axis is "unchanged", so shrinking ends on the fewest changes)."""
+
+    scenario: int
+    pick: int
+    http: str
+    body: str
+    rid: str
+    version: str
+    method: str
+    version_header: str
+    method_header: str
+    name_header: str
+    spelling: str
+    session: bool
+
+    def __str__(self) -> str:
+        changes = [f"{name} {value}" for name, value in (
+            ("HTTP method", self.http), ("body", self.body), ("id", self.rid), ("_meta version", self.version),
+            ("method", self.method), ("MCP-Protocol-Version header", self.version_header),
+            ("Mcp-Method header", self.method_header), ("Mcp-Name header", self.name_header),
+            ("header names", self.spelling)) if value not in ("POST", "the message", "kept", "matching")]
+        if self.session:
+            changes.append("an Mcp-Session-Id header added")
+        return f"recorded request {self.scenario}.{self.pick} with " + (", ".join(changes) or "no change")
+
+
+_AXES = st.builds(
+    Variation, st.integers(0, 1), st.integers(0, 40), st.sampled_from(("POST", "GET", "DELETE", "PUT")),
+    st.sampled_from(("the message", "cut", "a JSON array", "a number", "a response")),
+    st.sampled_from(("kept", "null", "a string", "absent (a notification)", "true")),
+    st.sampled_from(("kept", "absent", "a later one", "2025-11-25", "no _meta at all")),
+    st.sampled_from(("kept", "unknown", "initialize")),
+    st.sampled_from(("matching", "absent", "different")), st.sampled_from(("matching", "absent", "different")),
+    st.sampled_from(("matching", "absent", "different")),
+    st.sampled_from(("kept", "lower case", "upper case", "title case", "mixed case")), st.booleans())
+
+_SPELL = {"kept": str, "lower case": str.lower, "upper case": str.upper, "title case": str.title,
+          "mixed case": _mixed_case}
+
+
+def build(case: Variation) -> tuple[str, dict[str, str], str]:
+    """The HTTP request a :class:`Variation` describes."""
+    requests = recorded_requests(case.scenario)
+    pick = requests[case.pick % len(requests)]
+    message = json.loads(pick["body"])
+    headers = {k: v for k, v in pick["headers"].items() if k.lower() not in ("mcp-name", "mcp-method")}
+    if case.method != "kept":
+        message["method"] = "initialize" if case.method == "initialize" else _UNKNOWN[case.pick % len(_UNKNOWN)]
+    rid = {"kept": message.get("id"), "null": None, "a string": f"r-{case.pick}", "true": True}
+    if case.rid == "absent (a notification)":
+        message.pop("id", None)
+    elif "id" in message or case.rid != "kept":
+        message["id"] = rid[case.rid]
+    params = message.setdefault("params", {})
+    meta = params.get("_meta", {})
+    if case.version == "no _meta at all":
+        params.pop("_meta", None)
+    elif case.version == "absent":
+        meta.pop("io.modelcontextprotocol/protocolVersion", None)
+    elif case.version != "kept":
+        meta["io.modelcontextprotocol/protocolVersion"] = _LATER[0] if case.version == "a later one" else case.version
+    version = (params.get("_meta") or {}).get("io.modelcontextprotocol/protocolVersion", MODERN)
+    named = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}.get(message["method"])
+    wanted = {"MCP-Protocol-Version": (case.version_header, version, "2025-06-18" if version != "2025-06-18"
+                                       else MODERN),
+              "Mcp-Method": (case.method_header, message["method"], "tools/list" if message["method"] != "tools/list"
+                             else "prompts/list")}
+    if named is not None or case.name_header == "different":
+        value = params.get(named) if named else None
+        wanted["Mcp-Name"] = (case.name_header, value, f"{value}-other")
+    headers.pop("MCP-Protocol-Version", None)
+    for name, (how, same, other) in wanted.items():
+        if how == "matching" and isinstance(same, str):
+            headers[name] = same
+        elif how == "different":
+            headers[name] = other
+    if case.session:
+        headers["Mcp-Session-Id"] = f"session-{case.pick}"
+    headers = _rename(headers, _SPELL[case.spelling])
+    body = encode(message) if "id" not in message or message["id"] is not None else json.dumps(message)
+    if case.body == "cut":
+        body = body[:len(body) // 2]
+    elif case.body == "a JSON array":
+        body = json.dumps([message])
+    elif case.body == "a number":
+        body = str(case.pick)
+    elif case.body == "a response":
+        body = json.dumps({"jsonrpc": "2.0", "id": case.pick, "result": {}})
+    return case.http, headers, (body if case.http == "POST" else "")
+
+
+_RULE_OF_CODE = {-32700: R_PARSE, -32600: R_NULL_ID, -32020: R_HEADERS, -32022: R_UNSUPPORTED,
+                 -32601: R_UNKNOWN_METHOD, -32602: R_META}
+
+
+def _rule_of(case: Variation, truth: dict[str, Any]) -> str:
+    if truth["status"] == 405:
+        return R_POST_ONLY
+    if truth["status"] == 202:
+        return R_NOTIFY
+    if truth["error"] == -32600 and case.body == "a JSON array":
+        return R_BATCH
+    if truth["error"] == -32600 and case.body != "the message":
+        return R_PARSE  # not a request object at all
+    if truth["error"] == -32602 and case.method == "initialize":
+        return R_INITIALIZE
+    if truth["error"] is None:
+        return R_CASE if case.spelling != "kept" else R_SERVED
+    return _RULE_OF_CODE.get(truth["error"], R_SERVED)
+
+
+def acceptable(case_is_initialize: bool, mine: dict[str, Any], truth: dict[str, Any]) -> bool:
+    """Is ``mine`` an answer that complies where the simulated server answered ``truth``?"""
+    if mine == truth:
+        return True
+    if truth == {"status": 202, "error": None} and 400 <= mine["status"] < 500:
+        return True  # a refused notification complies too
+    return case_is_initialize and mine == {"status": 404, "error": -32601}
+
+
+def check_generated(ctx: CheckContext, kind: str) -> None:
+    def learner(case: Variation) -> Any:
+        method, headers, body = build(case)
+        got = ctx.function("answer")(method, copy.deepcopy(headers), body)
+        if not isinstance(got, dict) or not isinstance(got.get("status"), int):
+            raise CheckFailed(f'answer() must return {{"status": <int>, "error": <JSON-RPC code or None>}}; got '
+                              f"{got!r:.200}.")
+        return {"status": got["status"], "error": got.get("error")}
+
+    def compare(case: Variation, mine: Any, truth: Any) -> Mismatch | None:
+        if acceptable(case.method == "initialize", mine, truth):
+            return None
+        method, headers, body = build(case)
+        return Mismatch(f"The request\n  {method} /mcp\n  headers {headers}\n  body {body[:220]!r}\nanswer() said "
+                        f"{mine}, which is not what the simulated 2026-07-28 server answers.", _rule_of(case, truth),
+                        expected=str(truth))
+
+    differential(ctx, _AXES, learner=learner, oracle=lambda case: replay(*build(case)), compare=compare,
+                 describe=str, examples=30)
+
 
 EXERCISE = Exercise(
     id="ex06_http_answers",
@@ -217,8 +403,17 @@ EXERCISE = Exercise(
         Check("A body that is not JSON is 400 with -32700", R_PARSE, check_answer, ("unreadable JSON",),
               hint="Parse the body first; if that fails there is no method to compare the headers with."),
         Check("The status follows the JSON-RPC error", R_UNKNOWN_METHOD, check_answer,
-              ("a version the server does not support", "a method the server does not have"),
-              hint="-32022 (unsupported version) is a 400; -32601 (no such method) is a 404."),
+              ("a version the server does not support", "a method the server does not have",
+               "an unsupported version and an unknown method", "initialize"),
+              hint="-32022 (unsupported version) is a 400 and comes before the method; -32601 (no such method) "
+                   "is a 404."),
+        Check("A body that is no MCP request is refused before anything else", R_NULL_ID, check_answer,
+              ("id null", "a JSON array body", "_meta without a protocol version"),
+              hint="An id is a string or an integer, never null; a JSON array is a batch, which 2026-07-28 has "
+                   "not; a request without its _meta version is malformed (-32602)."),
+        Check("Any request answers like the simulated server", R_SERVED, check_generated, ("generated",),
+              hint="Work in the server's order: HTTP method, body, message shape, routing headers, version, "
+                   "method, _meta."),
     ),
     hints=(
         Hint("Work in the order the server does: method (405), body (400/-32700), routing headers (400/-32020), "
