@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from mcp_sim.grading import isolation as sandboxing
 from mcp_sim.grading.model import CheckFailed, Exercise
 from mcp_sim.grading.sandbox import Unreadable, decode, encode
 
@@ -85,6 +86,10 @@ class LearnerProcess:
     display: str
     case_time_limit: float = 2.0
     hidden_paths: tuple[Path, ...] = ()
+    isolation: sandboxing.Isolation = "process"
+    """``"process"``: a separate process with the learner-side guard (self-study); ``"os"``: that process
+    inside an operating-system sandbox that holds only the learner's files (see
+    :mod:`mcp_sim.grading.isolation`)."""
     printed: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     load_output: str = ""
@@ -117,11 +122,15 @@ class LearnerProcess:
                   "forbidden": list(self.exercise.forbidden), "hidden_modules": list(HIDDEN_MODULES),
                   "hidden_paths": [str(p) for p in hidden], "scratch": str(scratch), "reply_fd": reply_w,
                   "case_time_limit": self.case_time_limit, "observe": list(self.exercise.observe)}
+        argv = [sys.executable, "-I", str(SANDBOX_FILE)]
+        if self.isolation == "os":
+            argv = sandboxing.command(sandboxing.check_available(), program=argv[1:],
+                                      learner_dir=self.path.resolve().parent, writable=[scratch],
+                                      forbidden=self.exercise.forbidden, needs=self.exercise.needs)
         output = (self._root / "output.txt").open("ab")
         try:
-            self._proc = subprocess.Popen([sys.executable, "-I", str(SANDBOX_FILE)], stdin=subprocess.PIPE,
-                                          stdout=output, stderr=subprocess.STDOUT, pass_fds=(reply_w,),
-                                          cwd=scratch)
+            self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=output, stderr=subprocess.STDOUT,
+                                          pass_fds=(reply_w,), cwd=scratch, preexec_fn=sandboxing.preexec(self.isolation))
         finally:
             os.close(reply_w)
             output.close()
@@ -200,7 +209,8 @@ class LearnerProcess:
         """Another process for the same file, sharing nothing with this one but the file (another hash
         seed, no module state). It is started once per grade and closed with this one."""
         if self._sibling is None or self._sibling._proc is None:
-            other = LearnerProcess(self.exercise, self.path, self.display, self.case_time_limit, self.hidden_paths)
+            other = LearnerProcess(self.exercise, self.path, self.display, self.case_time_limit, self.hidden_paths,
+                                   self.isolation)
             try:
                 other.start()
             except LoadFailed as exc:

@@ -149,7 +149,8 @@ class Exercise:
     they already contain the answer — e.g. ``mcp_sim.protocol.lifecycle`` in the version-negotiation
     exercise. The learner's process refuses such an import when it happens (an import hook), so a
     comment or a docstring naming the module is harmless. ``observe`` names library functions whose
-    calls the learner's process records for the checks (e.g. ``hmac.compare_digest``).
+    calls the learner's process records for the checks (e.g. ``hmac.compare_digest``); ``needs`` is
+    explained at its field.
     """
 
     id: str
@@ -162,6 +163,11 @@ class Exercise:
     summary: str = ""
     forbidden: tuple[str, ...] = field(default=())
     observe: tuple[str, ...] = field(default=())
+    needs: tuple[str, ...] = field(default=())
+    """Public modules a solution may import although their own imports reach a forbidden module (the
+    capstone's ``Server`` needs ``mcp_sim.security.identity``). Under operating-system isolation every
+    forbidden module is *absent* from the learner's view except what these need
+    (:mod:`mcp_sim.grading.isolation`)."""
 
     @property
     def starter_name(self) -> str:

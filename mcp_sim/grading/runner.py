@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from mcp_sim.grading.exercises import get_exercise
+from mcp_sim.grading.isolation import Isolation, check_available
 from mcp_sim.grading.learner_code import LearnerError, LearnerProcess, LoadFailed
 from mcp_sim.grading.model import CheckContext, CheckFailed, Exercise, check_seeds
 from mcp_sim.grading.progress import ProgressStore, project_root
@@ -166,21 +167,25 @@ def _not_run(exercise: Exercise, head: dict[str, Any], reason: str, status: str,
 
 def grade_file(exercise: Exercise, path: Path, display: str | None = None, *, base_seed: int = 0,
                reference: bool = False, case_time_limit: float = DEFAULT_CASE_TIME_LIMIT,
-               time_limit: float = DEFAULT_TIME_LIMIT, progress: ProgressStore | None = None) -> GradeResult:
+               time_limit: float = DEFAULT_TIME_LIMIT, progress: ProgressStore | None = None,
+               isolation: Isolation = "process") -> GradeResult:
     """Grade ``path`` against ``exercise`` (one set of seeds). Never raises for learner mistakes."""
     return grade_seeds(exercise, path, display, [base_seed], reference=reference, case_time_limit=case_time_limit,
-                       time_limit=time_limit, progress=progress)[0]
+                       time_limit=time_limit, progress=progress, isolation=isolation)[0]
 
 
 def grade_seeds(exercise: Exercise, path: Path, display: str | None, base_seeds: Sequence[int], *,
                 reference: bool = False, case_time_limit: float = DEFAULT_CASE_TIME_LIMIT,
                 time_limit: float = DEFAULT_TIME_LIMIT, progress: ProgressStore | None = None,
-                only: Sequence[str] = (), stop_at_first_failure: bool = False) -> list[GradeResult]:
+                only: Sequence[str] = (), stop_at_first_failure: bool = False,
+                isolation: Isolation = "process") -> list[GradeResult]:
     """Grade ``path`` once per base seed, loading it once: the fast path for many sets of cases.
 
     ``only`` runs just the checks named (the others are reported as not run); with
     ``stop_at_first_failure`` a base seed's remaining checks are skipped once one has failed — both
-    for answering "is this file rejected?" quickly, never for a learner's verdict."""
+    for answering "is this file rejected?" quickly, never for a learner's verdict. ``isolation="os"`` runs
+    the learner's process in an operating-system sandbox (:mod:`mcp_sim.grading.isolation`); it raises
+    :class:`~mcp_sim.grading.isolation.IsolationUnavailable` where the machine cannot build one."""
     display = display or display_name(path)
     head = result_header(exercise, display, reference)
     if not path.is_file():
@@ -188,7 +193,10 @@ def grade_seeds(exercise: Exercise, path: Path, display: str | None, base_seeds:
                   f"deleted it, restore it (e.g. `git checkout -- {display}`).")
         return [_not_run(exercise, head, reason, "error") for _ in base_seeds]
     results = []
-    with LearnerProcess(exercise, path, display, case_time_limit, hidden_paths(reference, progress)) as learner:
+    if isolation == "os":
+        check_available()  # a clear error before anything starts
+    with LearnerProcess(exercise, path, display, case_time_limit, hidden_paths(reference, progress),
+                        isolation) as learner:
         try:
             learner.start()
         except LoadFailed as exc:
@@ -220,7 +228,8 @@ def grade_seeds(exercise: Exercise, path: Path, display: str | None, base_seeds:
 
 def grade(exercise_id: str, *, file: str | Path | None = None, reference: bool = False, seed: int = 0,
           record: bool = True, case_time_limit: float = DEFAULT_CASE_TIME_LIMIT,
-          time_limit: float = DEFAULT_TIME_LIMIT, progress: ProgressStore | None = None) -> GradeResult:
+          time_limit: float = DEFAULT_TIME_LIMIT, progress: ProgressStore | None = None,
+          isolation: Isolation = "process") -> GradeResult:
     """Grade one exercise and return its :class:`GradeResult` (shown as a panel in Jupyter).
 
     ``file`` grades another file instead of the starter; ``reference=True`` grades the reference
@@ -234,7 +243,7 @@ def grade(exercise_id: str, *, file: str | Path | None = None, reference: bool =
         path = reference_path(exercise_id) if reference else starter_path(exercise_id)
     store = progress or ProgressStore.default()
     result = grade_file(exercise, path, base_seed=seed, reference=reference, case_time_limit=case_time_limit,
-                        time_limit=time_limit, progress=store)
+                        time_limit=time_limit, progress=store, isolation=isolation)
     if record and not reference and file is None:
         store.record(result)
     return result

@@ -85,7 +85,8 @@ def launcher_config(learner: Any) -> dict[str, Any]:
                           R_PROCESS)
     return {"file": str(learner.path.resolve()), "display": learner.display,
             "forbidden": list(learner.exercise.forbidden), "hidden_modules": list(HIDDEN_MODULES),
-            "hidden_paths": [str(p) for p in (*learner.hidden_paths, SANDBOX_FILE.parent)]}
+            "hidden_paths": [str(p) for p in (*learner.hidden_paths, SANDBOX_FILE.parent)],
+            "isolation": learner.isolation, "needs": list(learner.exercise.needs)}
 
 
 def _fail(run: WireRun, text: str, rule: str) -> CheckFailed:
@@ -370,4 +371,5 @@ EXERCISE = Exercise(
              "everything else you want to allow.", R_CONFIRM),
     ),
     forbidden=("mcp_sim.security", "mcp_sim.scenarios"),
+    needs=("mcp_sim.capabilities.context", "mcp_sim.roles.server", "mcp_sim.grading.launcher"),
 )

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from mcp_sim.grading import isolation as sandboxing
 from mcp_sim.trace.jsonl import load_jsonl
 
 SESSION_TIMEOUT: Final = 20.0
@@ -151,9 +152,12 @@ def drive(config: dict[str, Any], plan: Plan, revision: str, *, timeout: float =
         settings = {**config, "scratch": str(scratch), "caller": plan.caller, "expenses": plan.expenses,
                     **{k: str(v) for k, v in files.items()}}
         (root / "config.json").write_text(json.dumps(settings), encoding="utf-8")
-        params = StdioServerParameters(command=sys.executable,
-                                       args=["-I", "-m", "mcp_sim.grading.launcher", str(root / "config.json")],
-                                       cwd=str(scratch))
+        argv = [sys.executable, "-I", "-m", "mcp_sim.grading.launcher", str(root / "config.json")]
+        if config.get("isolation") == "os":  # the learner's server inside the sandbox too
+            argv = sandboxing.with_limits(sandboxing.command(
+                sandboxing.check_available(), program=argv[1:], learner_dir=Path(config["file"]).parent,
+                writable=[scratch, root], forbidden=config["forbidden"], needs=config.get("needs", ())))
+        params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=str(scratch))
 
         async def session() -> None:
             with (root / "stderr.txt").open("w", encoding="utf-8") as errlog:
