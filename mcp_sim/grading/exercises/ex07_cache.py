@@ -21,6 +21,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from hypothesis import strategies as st
+
+from mcp_sim.grading.differential import Mismatch, differential
 from mcp_sim.grading.exercises.ex07_world import (
     MODERN,
     SUBJECTS,
@@ -42,18 +45,24 @@ R_ZERO = "caching.ttl-absent"
 R_PRIVATE = "caching.private-not-shared"
 R_PUBLIC = "caching.public-shared"
 R_KEY = "caching.key-is-method-and-params"
+R_SAME = "caching.private-same-context"
 
 TTLS = (1000, 1500, 5000, 30_000, 60_000, 90_000)
 """ttlMs values the cases use: whole eighths of a second, so the simulator's clock in seconds is exact."""
 STEP = 125
+
+STORING = 5
+"""Callers the server answered (the first five of :attr:`World.callers`)."""
 
 CLIENTS = ("desk-ide", "mail-agent", "cli-helper", "notes-app")
 """Client ids a caller's token may have been issued to."""
 
 @dataclass
 class World:
-    """Who asks and what the server answered. Five callers: 0 and 2 share a tenant; 3 is caller 0's user
-    through another client, 4 the same user and client as 0 with another set of scopes."""
+    """Who asks and what the server answered. Seven callers: 0 and 2 share a tenant; 3 is caller 0's user
+    through another client, 4 the same user and client as 0 with fewer scopes; 5 differs from 0 only by
+    tenant, 6 is caller 0 with the same scopes written in another order (the same grant). Callers 5
+    and 6 only look up: the server answered callers 0–4."""
 
     revision: str
     callers: list[dict[str, Any]]
@@ -85,12 +94,13 @@ def _world(seed: int, revision: str, ttl_ms: int | None, private: bool) -> World
 
     callers = [caller(subjects[0], tenants[0], ide, full), caller(subjects[1], tenants[1], ide, full),
                caller(subjects[2], tenants[0], ide, full), caller(subjects[0], tenants[0], app, full),
-               caller(subjects[0], tenants[0], ide, narrow)]
+               caller(subjects[0], tenants[0], ide, narrow), caller(subjects[0], tenants[1], ide, full),
+               caller(subjects[0], tenants[0], ide, full[::-1])]
     ttl = rng.choice(TTLS) if ttl_ms is None else ttl_ms
     server = catalog(rng, page_size=2, tenants=tuple(tenants) if private else (), ttl_ms=ttl)
 
     async def story(connect: Connect, srv: Server) -> None:
-        for caller in callers:
+        for caller in callers[:STORING]:
             client = await connect(_auth(caller))
             await list_everything(client, ("tools/list", "prompts/list"))
 
@@ -137,8 +147,16 @@ class Script:
     def _context(self, who: int) -> AuthorizationContext:
         return AuthorizationContext.of(_auth(self.world.callers[who]))
 
-    def store(self, at_ms: int, who: int, method: str, cursor: str | None = None) -> None:
-        result = self.world.results[(who, method, cursor)]
+    def store(self, at_ms: int, who: int, method: str, cursor: str | None = None, *,
+              hints: dict[str, Any] | None = None) -> None:
+        """``who``'s result for ``method``/``cursor`` arrives at ``at_ms``; ``hints`` overrides its
+        ``ttlMs``/``cacheScope`` (a value ``None`` removes the field)."""
+        result = copy.deepcopy(self.world.results[(who, method, cursor)])
+        for name, value in (hints or {}).items():
+            if value is None:
+                result.pop(name, None)
+            else:
+                result[name] = value
         self.now_ms = at_ms
         self.oracle.put("catalog", self._context(who), method, cursor, copy.deepcopy(result))
         got = self.ctx.function("cache_store")(self.cache, at_ms, dict(self.world.callers[who]), method, cursor,
@@ -187,18 +205,20 @@ def _start(ctx: CheckContext) -> int:
 
 
 def check_fresh(ctx: CheckContext, kind: str) -> None:
-    world = make_world(ctx, private=ctx.rng.random() < 0.5)
-    script, t0 = Script(ctx, world), _start(ctx)
-    ttl = world.results[(0, "tools/list", None)]["ttlMs"]
-    if kind == "second page on its own":
-        second = world.cursors["tools/list"][1]
+    """Each kind runs on a server whose tools are private and on one whose tools are public."""
+    for private in (True, False):
+        world = make_world(ctx, private=private)
+        script, t0 = Script(ctx, world), _start(ctx)
+        ttl = world.results[(0, "tools/list", None)]["ttlMs"]
+        if kind == "second page on its own":
+            second = world.cursors["tools/list"][1]
+            script.store(t0, 0, "tools/list")
+            script.store(t0 + STEP, 0, "tools/list", second)
+            script.lookup(t0 + 2 * STEP, 0, "tools/list", second, stale_rule=R_KEY)
+            script.lookup(t0 + 2 * STEP, 0, "tools/list", stale_rule=R_KEY)
+            continue
         script.store(t0, 0, "tools/list")
-        script.store(t0 + STEP, 0, "tools/list", second)
-        script.lookup(t0 + 2 * STEP, 0, "tools/list", second, stale_rule=R_KEY)
-        script.lookup(t0 + 2 * STEP, 0, "tools/list", stale_rule=R_KEY)
-        return
-    script.store(t0, 0, "tools/list")
-    script.lookup(t0 if kind == "just stored" else t0 + ttl - 1, 0, "tools/list", stale_rule=R_EXPIRY)
+        script.lookup(t0 if kind == "just stored" else t0 + ttl - 1, 0, "tools/list", stale_rule=R_EXPIRY)
 
 
 def check_expiry(ctx: CheckContext, kind: str) -> None:
@@ -210,6 +230,10 @@ def check_expiry(ctx: CheckContext, kind: str) -> None:
         script.lookup(t0 + ttl, 0, "tools/list", stale_rule=R_EXPIRY)
     elif kind == "long after expiry":
         script.lookup(t0 + ttl * ctx.rng.randint(2, 5) + ctx.rng.randint(1, 999), 0, "tools/list", stale_rule=R_EXPIRY)
+    elif kind == "a short ttlMs, at its expiry":  # 125 ms: a whole second would hide a ms/s mix-up
+        script.store(t0 + STEP, 0, "prompts/list", hints={"ttlMs": STEP})
+        script.lookup(t0 + STEP + STEP - 1, 0, "prompts/list", stale_rule=R_EXPIRY)
+        script.lookup(t0 + 2 * STEP, 0, "prompts/list", stale_rule=R_EXPIRY)
     else:  # a second answer to the same request, half a ttlMs later
         t1 = t0 + ttl // 2
         script.store(t1, 0, "tools/list")
@@ -221,24 +245,29 @@ def check_zero(ctx: CheckContext, kind: str) -> None:
     revision = kind.rpartition(" ")[2] if kind.startswith("no ttlMs") else MODERN
     world = make_world(ctx, revision=revision, ttl_ms=0 if kind == "ttlMs 0" else None)
     script, t0 = Script(ctx, world), _start(ctx)
-    method = ctx.rng.choice(("tools/list", "prompts/list"))
-    script.store(t0, 0, method)
-    script.lookup(t0, 0, method, stale_rule=R_ZERO)
-    script.lookup(t0 + ctx.rng.randint(1, 500), 0, method, stale_rule=R_ZERO)
+    hints = {"ttlMs": -ctx.rng.choice((1, 1000, 60_000))} if kind == "ttlMs negative" else None
+    for method in ("tools/list", "prompts/list"):
+        script.store(t0, 0, method, hints=hints)
+        script.lookup(t0, 0, method, stale_rule=R_ZERO)
+        script.lookup(t0 + ctx.rng.randint(1, 500), 0, method, stale_rule=R_ZERO)
+
+
+PRIVATE_LOOKUPS = {"another tenant": 1, "same tenant, another user": 2, "same user, another client": 3,
+                   "same user, fewer scopes": 4, "same user and client, another tenant": 5}
 
 
 def check_private(ctx: CheckContext, kind: str) -> None:
     world = make_world(ctx, private=True)
     script, t0 = Script(ctx, world), _start(ctx)
+    if kind == "same user, more scopes":  # a narrow token's entry is not the full-access IDE's either
+        script.store(t0, 4, "tools/list")
+        script.lookup(t0 + STEP, 0, "tools/list", stale_rule=R_PRIVATE)
+        return
     script.store(t0, 0, "tools/list")
-    if kind == "another tenant":
-        script.lookup(t0 + STEP, 1, "tools/list", stale_rule=R_PRIVATE)
-    elif kind == "same tenant, another user":
-        script.lookup(t0 + STEP, 2, "tools/list", stale_rule=R_PRIVATE)
-    elif kind == "same user, another client":
-        script.lookup(t0 + STEP, 3, "tools/list", stale_rule=R_PRIVATE)
-    elif kind == "same user, other scopes":
-        script.lookup(t0 + STEP, 4, "tools/list", stale_rule=R_PRIVATE)
+    if kind in PRIVATE_LOOKUPS:
+        script.lookup(t0 + STEP, PRIVATE_LOOKUPS[kind], "tools/list", stale_rule=R_PRIVATE)
+    elif kind == "the same grant, scopes in another order":
+        script.lookup(t0 + STEP, 6, "tools/list", stale_rule=R_PRIVATE, fresh_rule=R_SAME)
     else:
         script.store(t0 + STEP, 1, "tools/list")
         script.lookup(t0 + 2 * STEP, 0, "tools/list", stale_rule=R_PRIVATE)
@@ -254,26 +283,162 @@ def check_public(ctx: CheckContext, kind: str) -> None:
     if beside:
         script.store(t0, 0, "tools/list")
     script.store(t0, 0, method)
-    who = 2 if kind == "same tenant, another user" else 1
+    who = {"same tenant, another user": 2, "same user, fewer scopes": 4}.get(kind, 1)
     script.lookup(t0 + STEP, who, method, stale_rule=R_PUBLIC, fresh_rule=R_PUBLIC)
 
 
 def check_key(ctx: CheckContext, kind: str) -> None:
-    world = make_world(ctx, private=ctx.rng.random() < 0.5)
-    script, t0 = Script(ctx, world), _start(ctx)
-    second = world.cursors["tools/list"][1]
-    script.store(t0, 0, "tools/list")
-    if kind == "tools vs prompts":
-        script.lookup(t0 + STEP, 0, "prompts/list", stale_rule=R_KEY)
-        script.store(t0 + STEP, 0, "prompts/list")
-        script.lookup(t0 + 2 * STEP, 0, "tools/list", stale_rule=R_KEY)
-        script.lookup(t0 + 2 * STEP, 0, "prompts/list", stale_rule=R_KEY)
-    elif kind == "page 1 vs page 2":
-        script.store(t0 + STEP, 0, "tools/list", second)
-        script.lookup(t0 + 2 * STEP, 0, "tools/list", stale_rule=R_KEY)
-        script.lookup(t0 + 2 * STEP, 0, "tools/list", second, stale_rule=R_KEY)
-    else:
-        script.lookup(t0 + STEP, 0, "tools/list", second, stale_rule=R_KEY)
+    """Each kind runs on a server whose tools are private and on one whose tools are public."""
+    for private in (True, False):
+        world = make_world(ctx, private=private)
+        script, t0 = Script(ctx, world), _start(ctx)
+        second = world.cursors["tools/list"][1]
+        script.store(t0, 0, "tools/list")
+        if kind == "tools vs prompts":
+            script.lookup(t0 + STEP, 0, "prompts/list", stale_rule=R_KEY)
+            script.store(t0 + STEP, 0, "prompts/list")
+            script.lookup(t0 + 2 * STEP, 0, "tools/list", stale_rule=R_KEY)
+            script.lookup(t0 + 2 * STEP, 0, "prompts/list", stale_rule=R_KEY)
+        elif kind == "page 1 vs page 2":
+            script.store(t0 + STEP, 0, "tools/list", second)
+            script.lookup(t0 + 2 * STEP, 0, "tools/list", stale_rule=R_KEY)
+            script.lookup(t0 + 2 * STEP, 0, "tools/list", second, stale_rule=R_KEY)
+        else:
+            script.lookup(t0 + STEP, 0, "tools/list", second, stale_rule=R_KEY)
+
+
+# --- generated: any script of stores and lookups, against the simulator's ListCache ---------------------
+
+@dataclass(frozen=True)
+class Op:
+    """One step of a generated script: a result arrives (``store``) or a caller looks up (``lookup``)."""
+
+    store: bool
+    at_ms: int
+    who: int
+    method: str
+    page: int
+    ttl: int | None = None
+    """``ttlMs`` of a stored result (``None``: absent)."""
+    scope: str = "private"
+
+
+_TTLS = (None, 0, -STEP, STEP, 1000, 1500, 5000)
+_RADIX = (2, 16, 7, 2, 2, len(_TTLS), 2)
+"""A noise op as one integer (cheaper to draw and to shrink than a tuple): store?, time step, caller,
+method, page, ttlMs, scope."""
+_GAPS = ("0", "1", "ttl-1", "ttl", "ttl+1", "2ttl")
+"""How long after the probed store its lookup comes: the boundaries of freshness."""
+_OPS = st.tuples(st.lists(st.integers(0, 2 * 16 * 7 * 2 * 2 * len(_TTLS) * 2 - 1), max_size=3),
+                 st.integers(0, STORING - 1), st.sampled_from(_TTLS), st.sampled_from(("private", "public")),
+                 st.sampled_from(("tools/list", "prompts/list")), st.integers(0, 1), st.integers(0, 6),
+                 st.booleans(), st.sampled_from(_GAPS))
+
+
+def _script_of(raw: tuple[Any, ...]) -> list[Op]:
+    """A few ops of noise, then the probe: one store and one lookup by any caller, of the same request
+    or of another one, at a freshness boundary. Times never go back (steps of 125 ms, so expiry
+    instants are hit exactly, and a few odd ms); a store by a caller the server never answered is a
+    lookup; prompts have one page."""
+    noise, storer, ttl, scope, method, page, looker, same_request, gap = raw
+    ops, at = [], 0
+    for number in noise:
+        digits = []
+        for base in _RADIX:
+            number, digit = divmod(number, base)
+            digits.append(digit)
+        store, step, who, method_no, noise_page, ttl_no, scope_no = digits
+        noise_method = ("tools/list", "prompts/list")[method_no]
+        at += step * STEP if step < 12 else (step - 11)
+        ops.append(Op(bool(store) and who < STORING, at, who, noise_method,
+                      noise_page if noise_method == "tools/list" else 0, _TTLS[ttl_no], ("private", "public")[scope_no]))
+    page = page if method == "tools/list" else 0
+    ops.append(Op(True, at, storer, method, page, ttl, scope))
+    span = ttl if isinstance(ttl, int) and ttl > 0 else STEP
+    after = {"0": 0, "1": 1, "ttl-1": span - 1, "ttl": span, "ttl+1": span + 1, "2ttl": 2 * span}[gap]
+    asked = (method, page) if same_request else (("prompts/list", 0) if method == "tools/list" and page == 0
+                                                 else ("tools/list", 0 if page else 1))
+    ops.append(Op(False, at + after, looker, *asked))
+    return ops
+
+
+def _describe(ops: list[Op]) -> str:
+    lines = []
+    for op in ops:
+        what = f"{op.method} page {op.page + 1}"
+        if op.store:
+            ttl = "no ttlMs" if op.ttl is None else f"ttlMs {op.ttl}"
+            lines.append(f"at {op.at_ms} ms caller {op.who} receives {what} ({ttl}, cacheScope {op.scope!r})")
+        else:
+            lines.append(f"at {op.at_ms} ms caller {op.who} looks up {what}")
+    return "; ".join(lines)
+
+
+def _lookup_rule(world: World, ops: list[Op], i: int, got: Any, want: Any) -> str:
+    """The rule a wrong answer to lookup ``ops[i]`` breaks, from the stores before it."""
+    op = ops[i]
+    me = AuthorizationContext.of(_auth(world.callers[op.who]))
+    stores = [o for o in ops[:i] if o.store]
+    if want is not None and got is None:
+        source = next(o for o in reversed(stores) if (o.method, o.page) == (op.method, op.page)
+                      and (o.scope == "public" or AuthorizationContext.of(_auth(world.callers[o.who])) == me))
+        if source.scope == "public" and source.who != op.who:
+            return R_PUBLIC
+        return R_SAME if source.who != op.who else R_FRESH
+    same_key = [o for o in stores if (o.method, o.page) == (op.method, op.page)]
+    if not same_key:
+        return R_KEY
+    mine = [o for o in same_key if o.scope == "public"
+            or AuthorizationContext.of(_auth(world.callers[o.who])) == me]
+    if not mine:
+        return R_PRIVATE
+    last = mine[-1]
+    if last.ttl is None or last.ttl <= 0:
+        return R_ZERO
+    return R_EXPIRY
+
+
+class _Played:
+    """Plays a generated script on the learner's cache and the oracle; the first wrong lookup raises."""
+
+    def __init__(self, ctx: CheckContext, world: World) -> None:
+        self.ctx, self.world = ctx, world
+
+    @staticmethod
+    def _public(script: Script, op: Op, cursor: str | None) -> Any:
+        """The fresh public entry for this request, if any: when the caller also has a private one, either
+        may be served (which one first is the simulator's choice)."""
+        for key in script.oracle.keys():
+            if key.context is None and (key.method, key.key) == (op.method, cursor):
+                return script.oracle.get("catalog", AuthorizationContext(subject="\0public"), op.method, cursor)
+        return None
+
+    def __call__(self, ops: list[Op]) -> None:
+        world, script = self.world, Script(self.ctx, self.world)
+        for i, op in enumerate(ops):
+            cursor = world.cursors[op.method][op.page]
+            if op.store:
+                script.store(op.at_ms, op.who, op.method, cursor, hints={"ttlMs": op.ttl, "cacheScope": op.scope})
+                continue
+            script.now_ms = op.at_ms
+            want = script.oracle.get("catalog", script._context(op.who), op.method, cursor)
+            got = self.ctx.function("cache_lookup")(copy.deepcopy(script.cache), op.at_ms,
+                                                    dict(world.callers[op.who]), op.method, cursor)
+            if got != want and not (got is not None and want is not None and got == self._public(script, op, cursor)):
+                answer = "None" if got is None else "a cached result"
+                raise CheckFailed(f"Lookup {i + 1} of this script: your cache_lookup() returned {answer}{_whose(world, got) if got is not None else ''}.",
+                                  _lookup_rule(world, ops, i, got, want),
+                                  expected="None (ask the server)" if want is None else "the result stored for it")
+
+
+def _never_differs(case: Any, got: Any, want: Any) -> Mismatch | None:
+    return None  # the script raises at its first wrong lookup
+
+
+def check_generated(ctx: CheckContext, kind: str) -> None:
+    world = make_world(ctx, private=True)
+    differential(ctx, _OPS.map(_script_of), learner=_Played(ctx, world), oracle=lambda ops: None,
+                 compare=_never_differs, describe=_describe, raises_rule=R_KEY, examples=25)
 
 
 EXERCISE = Exercise(
@@ -282,29 +447,34 @@ EXERCISE = Exercise(
     chapter="07",
     summary="Keep list results while ttlMs says they are fresh, never serve ttlMs 0 or a 2025 result without "
             "one, share public entries, and never give one caller's private entry to another.",
-    rules=(R_FRESH, R_EXPIRY, R_ZERO, R_PRIVATE, R_PUBLIC, R_KEY),
+    rules=(R_FRESH, R_EXPIRY, R_ZERO, R_PRIVATE, R_SAME, R_PUBLIC, R_KEY),
     functions=("cache_store", "cache_lookup"),
     checks=(
         Check("A fresh result is served from the cache", R_FRESH, check_fresh,
               ("just stored", "one ms before expiry", "second page on its own"),
               hint="Store when the result arrived and its ttlMs; it is fresh while now_ms < arrival + ttlMs."),
         Check("Stale from received + ttlMs on", R_EXPIRY, check_expiry,
-              ("exactly at expiry", "long after expiry", "a newer result restarts the clock"),
+              ("exactly at expiry", "long after expiry", "a short ttlMs, at its expiry",
+               "a newer result restarts the clock"),
               hint="Compare with <, not <=: at arrival + ttlMs the entry is already stale."),
         Check("ttlMs 0 or absent: never served", R_ZERO, check_zero,
-              ("ttlMs 0", "no ttlMs 2025-11-25", "no ttlMs 2025-06-18"),
+              ("ttlMs 0", "ttlMs negative", "no ttlMs 2025-11-25", "no ttlMs 2025-06-18"),
               hint="Read a missing ttlMs as 0, and a ttlMs of 0 as 'do not keep this'."),
         Check("A private entry goes only to its own caller", R_PRIVATE, check_private,
-              ("another tenant", "same tenant, another user", "same user, another client", "same user, other scopes",
+              (*PRIVATE_LOOKUPS, "same user, more scopes", "the same grant, scopes in another order",
                "each caller their own"),
               hint="File a private entry under the caller's whole authorization context — subject, tenant, client "
                    "and scopes together; look it up the same way."),
         Check("A public entry serves every caller", R_PUBLIC, check_public,
-              ("another tenant", "same tenant, another user", "public prompts beside private tools"),
+              ("another tenant", "same tenant, another user", "same user, fewer scopes",
+               "public prompts beside private tools"),
               hint="The scope belongs to each result: a public result is filed where every caller finds it."),
         Check("Each method and page is its own entry", R_KEY, check_key,
               ("tools vs prompts", "page 1 vs page 2", "a page never stored"),
               hint="The key includes the method and the cursor (None for the first page)."),
+        Check("Any script of stores and lookups answers like the simulator's cache", R_KEY, check_generated,
+              ("generated",),
+              hint="Replay the script by hand: which entries exist, whose are they, and which are still fresh?"),
     ),
     hints=(
         Hint("Key each entry by (method, cursor) — plus, for a private result, everything in the caller's "

@@ -1,0 +1,185 @@
+"""Chapters 07–09: grading that generalizes (issue "Grading that generalizes").
+
+For each exercise of these chapters:
+
+* the reference agrees with the simulator (the oracle) on the generated inputs — its generated check
+  passes on several seeds;
+* correct answers written differently from the reference pass every check on several seeds (what
+  each README lists under "What is free");
+* plausible wrong answers — an axis the fixed cases once left still, a boundary, one input per rule,
+  a variation once drawn by the seed — are rejected on every one of 20 seeds by the check that names
+  their mistake, **and** with the rule that mistake breaks;
+* every semantic variation is an explicit case kind (the seed changes surface values only).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_exercises import SEEDS, _edit
+
+from mcp_sim.grading import get_exercise
+from mcp_sim.grading.runner import grade_seeds, reference_path
+
+ALT_SEEDS = [0, 1, 7]
+
+
+def _source(exercise_id: str, edits: Any) -> str:
+    reference = reference_path(exercise_id).read_text(encoding="utf-8")
+    return edits if isinstance(edits, str) else _edit(reference, *edits)
+
+
+def rejected(tmp_path: Path, exercise_id: str, edits: Any, check_name: str, rule: str) -> None:
+    """The wrong answer fails ``check_name`` on each of the 20 seeds, reporting ``rule``."""
+    ex = get_exercise(exercise_id)
+    assert check_name in {c.name for c in ex.checks}, f"unknown check {check_name!r}"
+    path = tmp_path / f"{exercise_id}_wrong.py"
+    path.write_text(_source(exercise_id, edits), encoding="utf-8")
+    for result in grade_seeds(ex, path, path.name, SEEDS, only=[check_name]):
+        assert not result.load_error, result.load_error
+        check = next(c for c in result.checks if c.name == check_name)
+        assert check.status in ("failed", "error"), f"passed {check_name!r} on a seed:\n{result}"
+        assert check.rule == rule, f"named {check.rule!r}, not {rule!r}: {check.explanation}"
+        assert check.explanation and check.kind
+
+
+def accepted(tmp_path: Path, exercise_id: str, edits: Any) -> None:
+    """A correct answer in another shape passes every check on several seeds."""
+    ex = get_exercise(exercise_id)
+    path = tmp_path / f"{exercise_id}_alt.py"
+    path.write_text(_source(exercise_id, edits), encoding="utf-8")
+    for result in grade_seeds(ex, path, path.name, ALT_SEEDS):
+        assert result.passed, str(result)
+
+
+def generated_check(exercise_id: str) -> str:
+    names = [c.name for c in get_exercise(exercise_id).checks if "generated" in c.kinds]
+    assert names, f"{exercise_id} has no generated check"
+    return names[0]
+
+
+GENERATED = ("ex07_cache",)
+
+
+@pytest.mark.parametrize("exercise_id", GENERATED)
+def test_the_reference_equals_the_oracle_on_generated_inputs(exercise_id: str) -> None:
+    ex = get_exercise(exercise_id)
+    name = generated_check(exercise_id)
+    path = reference_path(exercise_id)
+    for result in grade_seeds(ex, path, path.name, [0, 1, 2, 3, 4], only=[name], reference=True):
+        check = next(c for c in result.checks if c.name == name)
+        assert check.status == "passed", check.explanation
+
+
+# --- ex07_cache ---------------------------------------------------------------------------------------
+
+CACHE_ALT_TUPLE_KEYS = '''
+def _key(method, cursor, caller):
+    if caller is None:
+        return method + "|" + (cursor or "") + "|*"
+    scopes = ",".join(sorted(caller["scopes"]))
+    return "|".join([method, cursor or "", caller["tenant"], caller["subject"], caller["client_id"], scopes])
+
+
+def cache_store(cache, now_ms, caller, method, cursor, result):
+    ttl = result.get("ttlMs")
+    new = {k: v for k, v in cache.items()}
+    if not isinstance(ttl, int) or ttl <= 0:
+        return new
+    who = None if result.get("cacheScope") == "public" else caller
+    new[_key(method, cursor, who)] = [now_ms + ttl, result]
+    return new
+
+
+def cache_lookup(cache, now_ms, caller, method, cursor):
+    for key in (_key(method, cursor, caller), _key(method, cursor, None)):
+        if key in cache and cache[key][0] > now_ms:
+            return cache[key][1]
+    return None
+'''
+
+CACHE_ALT_LIST = '''
+def _who(caller):
+    return [caller["subject"], caller["tenant"], caller["client_id"], sorted(set(caller["scopes"]))]
+
+
+def cache_store(cache, now_ms, caller, method, cursor, result):
+    entries = list(cache.get("entries", [])) if isinstance(cache, dict) else []
+    ttl = result.get("ttlMs")
+    if ttl is None or ttl <= 0:      # keeps nothing it may not serve
+        return {"entries": entries}
+    owner = "everyone" if result.get("cacheScope") == "public" else _who(caller)
+    entries = [e for e in entries if not (e["method"] == method and e["cursor"] == cursor and e["owner"] == owner)]
+    entries = [e for e in entries if e["until"] > now_ms]      # drops stale entries as it goes
+    entries.append({"method": method, "cursor": cursor, "owner": owner, "until": now_ms + ttl, "result": result})
+    return {"entries": entries}
+
+
+def cache_lookup(cache, now_ms, caller, method, cursor):
+    mine = _who(caller)
+    found = [e for e in cache.get("entries", []) if e["method"] == method and e["cursor"] == cursor
+             and e["owner"] in ("everyone", mine) and now_ms < e["until"]]
+    return found[-1]["result"] if found else None
+'''
+
+CACHE_PRIVATE = "A private entry goes only to its own caller"
+CACHE_EXPIRY = "Stale from received + ttlMs on"
+CACHE_ZERO = "ttlMs 0 or absent: never served"
+CACHE_WHO = ('    who = None if caller is None else [caller.get("subject"), caller.get("tenant"), caller.get("client_id"),\n'
+             '                                       sorted(set(caller.get("scopes") or ()))]')
+
+CACHE_WRONG: list[tuple[str, Any, str, str]] = [
+    ("the key forgets the tenant",
+     [(CACHE_WHO, '    who = None if caller is None else [caller.get("subject"), caller.get("client_id"),\n'
+                  '                                       sorted(set(caller.get("scopes") or ()))]')],
+     CACHE_PRIVATE, "caching.private-not-shared"),
+    ("scopes kept in the order given",
+     [(CACHE_WHO, '    who = None if caller is None else [caller.get("subject"), caller.get("tenant"), caller.get("client_id"),\n'
+                  '                                       caller.get("scopes")]')],
+     CACHE_PRIVATE, "caching.private-same-context"),
+    ("a token with more scopes may read a narrower token's entry", '''
+import json
+
+
+def cache_store(cache, now_ms, caller, method, cursor, result):
+    ttl = result.get("ttlMs")
+    if not isinstance(ttl, int) or ttl <= 0:
+        return cache
+    cache = dict(cache)
+    who = None if result.get("cacheScope") == "public" else [caller["subject"], caller["tenant"], caller["client_id"]]
+    cache.setdefault(json.dumps([method, cursor, who]), [])
+    cache[json.dumps([method, cursor, who])] = [[sorted(caller["scopes"]), now_ms + ttl, result]]
+    return cache
+
+
+def cache_lookup(cache, now_ms, caller, method, cursor):
+    for who in ([caller["subject"], caller["tenant"], caller["client_id"]], None):
+        for scopes, until, result in cache.get(json.dumps([method, cursor, who]), []):
+            if now_ms < until and (who is None or set(scopes) <= set(caller["scopes"])):
+                return result
+    return None
+''', CACHE_PRIVATE, "caching.private-not-shared"),
+    ("ttlMs read in whole seconds",
+     [('"expires": now_ms + ttl}', '"expires": now_ms + ttl // 1000 * 1000}')],
+     CACHE_EXPIRY, "caching.ttl-fresh"),
+    ("a negative ttlMs read as its size",
+     [("    ttl = result.get(\"ttlMs\")\n", "    ttl = result.get(\"ttlMs\")\n    ttl = abs(ttl) if isinstance(ttl, int) else ttl\n")],
+     CACHE_ZERO, "caching.ttl-absent"),
+    ("a newer answer does not replace the entry",
+     [("    cache[_key(method, cursor, None if public else caller)] = ",
+       "    if _key(method, cursor, None if public else caller) in cache:\n        return cache\n"
+       "    cache[_key(method, cursor, None if public else caller)] = ")],
+     CACHE_EXPIRY, "caching.refetch-when-stale"),
+]
+
+
+@pytest.mark.parametrize("name,edits,check,rule", CACHE_WRONG, ids=[w[0] for w in CACHE_WRONG])
+def test_ex07_cache_wrong_answers(tmp_path: Path, name: str, edits: Any, check: str, rule: str) -> None:
+    rejected(tmp_path, "ex07_cache", edits, check, rule)
+
+
+@pytest.mark.parametrize("source", [CACHE_ALT_TUPLE_KEYS, CACHE_ALT_LIST], ids=["text keys", "list of entries"])
+def test_ex07_cache_alternatives_pass(tmp_path: Path, source: str) -> None:
+    accepted(tmp_path, "ex07_cache", source)
