@@ -195,6 +195,10 @@ def _statement_edits(node: ast.AST) -> Iterator[tuple[int, str]]:
                 continue
             if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
                 continue  # a docstring
+            if (isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and name == "body" and i == len(body) - 1
+                    and isinstance(stmt, ast.Return) and (stmt.value is None or (
+                        isinstance(stmt.value, ast.Constant) and stmt.value.value is None))):
+                continue  # a function's last `return None` and `pass` are the same program
             yield i, name
 
 

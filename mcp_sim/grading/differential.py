@@ -12,6 +12,10 @@ Generation and shrinking are Hypothesis's (``hypothesis.find``): the strategy sa
 the check's seeded generator drives it, so the same seed gives the same cases and the same smallest
 failure on every machine. Nothing of Hypothesis's example database is used.
 
+Where the input space is small and finite (a status code × a body shape, the subsets of four versions),
+:func:`exhaustive` tries every input on every seed instead and reports the one with the shortest
+description: nothing then depends on the seed but the surface values.
+
 A differential check is an ordinary :class:`~mcp_sim.grading.model.Check` whose run function calls
 :func:`differential`; it follows the readable fixed kinds in the exercise's list of checks::
 
@@ -30,7 +34,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
@@ -120,6 +124,38 @@ def differential(ctx: CheckContext, inputs: st.SearchStrategy[T], *, learner: Ca
     assert mismatch is not None
     raise CheckFailed(f"{mismatch.explanation}\nThe smallest input found that shows it: {text}", mismatch.rule,
                       case=text, expected=mismatch.expected)
+
+
+def exhaustive(ctx: CheckContext, cases: Iterable[T], *, learner: Callable[[T], Any], oracle: Callable[[T], Any],
+               compare: Callable[[T, Any, Any], Mismatch | None], describe: Callable[[T], str] = repr,
+               raises_rule: str = "") -> None:
+    """:func:`differential` for an input space small enough to try whole: every case in ``cases`` is
+    asked on every seed (so no variation depends on the seed), and the failure reported is the one with
+    the shortest description — the smallest input that tells the learner's answer from the oracle's.
+
+    Use it where the axes are few and finite (a status code × a body shape, subsets of four versions):
+    the seed still picks the surface values inside each case (ids, names), but never which cases run."""
+    best: tuple[str, Mismatch] | None = None
+    for case in cases:
+        want = oracle(case)
+        try:
+            got = learner(case)
+        except LearnerError as exc:
+            if exc.status == "timeout":
+                raise
+            mismatch: Mismatch | None = Mismatch(f"Your function raised an exception: {exc.description}", raises_rule)
+        except CheckFailed as exc:
+            mismatch = Mismatch(str(exc), exc.rule, exc.expected)
+        else:
+            mismatch = compare(case, got, want)
+        if mismatch is not None:
+            text = describe(case)
+            if best is None or len(text) < len(best[0]):
+                best = (text, mismatch)
+    if best is not None:
+        text, mismatch = best
+        raise CheckFailed(f"{mismatch.explanation}\nThe smallest input found that shows it: {text}", mismatch.rule,
+                          case=text, expected=mismatch.expected)
 
 
 # --- comparing by meaning ------------------------------------------------------------------------------

@@ -5,8 +5,11 @@ from the reply — a JSON-RPC response, or ``None`` for a timeout — (``detect_
 from the status code and body together (``detect_era_http``). Every seed tries every case kind —
 each modern code, each legacy answer (errors with and without data, odd results, a timeout), each
 HTTP status with a modern-looking and a legacy body — and the seed picks only ids, names and versions.
-Each case is generated together with its era, so the expectation comes from how the case was built,
-not from the project's lifecycle module.
+Each fixed case is generated together with its era, so the expectation comes from how the case was
+built. The two generated checks that follow try every reply shape (:data:`REPLIES`, and a timeout)
+and every status × body pair (:data:`STATUSES`) on every seed against the simulator's own detection
+(``mcp_sim.protocol.lifecycle``, which the learner's file may not import), and report the smallest
+pair on which the learner's answer differs.
 """
 
 from __future__ import annotations
@@ -14,7 +17,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from mcp_sim.grading.differential import Mismatch, exhaustive
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
+from mcp_sim.protocol.lifecycle import era_from_discover_reply, era_from_http_probe
 
 R_RESULT = "versioning.stdio-dual-era-probe"
 R_MODERN_ERR = "versioning.unsupported-version-error"
@@ -137,6 +142,84 @@ def check_http(ctx: CheckContext, kind: str) -> None:
                case=f"HTTP {status} with body {body!r}", expected=f"{want!r}: {why}")
 
 
+# --- generated: every reply shape and every status, against the simulator's own era detection ----------
+
+def _error(rng: Any, code: int, data: dict[str, Any] | None = None, with_id: bool = True) -> dict[str, Any]:
+    reply: dict[str, Any] = {"jsonrpc": "2.0", "error": {"code": code, "message": "error"}}
+    if data is not None:
+        reply["error"]["data"] = data
+    return {"id": _rid(rng), **reply} if with_id else reply
+
+
+REPLIES: tuple[str, ...] = (
+    "a DiscoverResult", "a DiscoverResult with instructions", "-32020", "-32021", "-32022", "-32022 without data",
+    "-32601", "-32600", "-32602 with -32022-like data", "-32603", "-32000 with requiredCapabilities", "-32001",
+    "-32002", "-32042", "-32700", "-32601 without id", "an empty result", "a result without supportedVersions",
+    "a null result", "neither result nor error")
+"""Every reply shape the generated checks try (the seed picks ids, names and versions inside each)."""
+
+
+def make_reply(rng: Any, shape: str) -> dict[str, Any]:
+    """The reply of ``shape`` (see :data:`REPLIES`)."""
+    if shape.startswith("a DiscoverResult"):
+        return discover_result(rng, "with instructions and serverInfo" if "instructions" in shape else "")
+    if shape in ("-32020", "-32021", "-32022"):
+        return modern_error(rng, int(shape))
+    if shape == "-32022 without data":
+        return _error(rng, -32022)
+    if shape == "-32602 with -32022-like data":
+        return _error(rng, -32602, {"requested": "2026-07-28", "supported": ["2025-06-18", "2025-11-25"]})
+    if shape == "-32000 with requiredCapabilities":
+        return _error(rng, -32000, {"requiredCapabilities": {rng.choice(("sampling", "elicitation")): {}}})
+    if shape == "-32601 without id":
+        return _error(rng, -32601, with_id=False)
+    if shape[0] == "-":
+        return _error(rng, int(shape))
+    result: Any = {"an empty result": {}, "a result without supportedVersions": {"tools": [], "ok": True},
+                   "a null result": None}.get(shape, "none")
+    return {"jsonrpc": "2.0", "id": _rid(rng)} if result == "none" else {"jsonrpc": "2.0", "id": _rid(rng),
+                                                                          "result": result}
+
+
+STATUSES: tuple[int, ...] = (200, 202, 400, 401, 403, 404, 405, 406, 500)
+
+
+def _rule_for(reply: dict[str, Any] | None, want: str) -> str:
+    if want == "legacy":
+        return R_FALLBACK
+    return R_RESULT if isinstance((reply or {}).get("result"), dict) else R_MODERN_ERR
+
+
+def _same_era(fn: str) -> Any:
+    def compare(case: Any, got: Any, want: str) -> Mismatch | None:
+        if got not in ("modern", "legacy"):
+            return Mismatch(f'{fn}() must return "modern" or "legacy"; got {got!r}.', R_FALLBACK)
+        if got == want:
+            return None
+        if fn == "detect_era":
+            return Mismatch(f"Your function said {got!r}, which this reply does not show.", _rule_for(case[1], want),
+                            expected=repr(want))
+        status = case[0]
+        return Mismatch(f"Your function said {got!r} for HTTP {status}, which this answer does not show.",
+                        R_HTTP if status in (200, 400) else R_HTTP_OTHER, expected=repr(want))
+    return compare
+
+
+def check_generated_replies(ctx: CheckContext, kind: str) -> None:
+    cases = [("timeout", None)] + [(shape, make_reply(ctx.rng, shape)) for shape in REPLIES]
+    exhaustive(ctx, cases, learner=lambda c: ctx.function("detect_era")(copy.deepcopy(c[1])),
+               oracle=lambda c: era_from_discover_reply(c[1]), compare=_same_era("detect_era"),
+               describe=lambda c: f"reply ({c[0]}): {c[1]!r}")
+
+
+def check_generated_http(ctx: CheckContext, kind: str) -> None:
+    bodies = [("no body", None)] + [(shape, make_reply(ctx.rng, shape)) for shape in REPLIES]
+    cases = [(status, body, shape) for status in STATUSES for shape, body in bodies]
+    exhaustive(ctx, cases, learner=lambda c: ctx.function("detect_era_http")(c[0], copy.deepcopy(c[1])),
+               oracle=lambda c: era_from_http_probe(c[0], c[1]), compare=_same_era("detect_era_http"),
+               describe=lambda c: f"HTTP {c[0]} with body ({c[2]}) {c[1]!r}")
+
+
 EXERCISE = Exercise(
     id="ex03_era_detection",
     title="Modern or legacy? Detect the era",
@@ -155,6 +238,12 @@ EXERCISE = Exercise(
                                  "legacy errors can carry data too."),
         Check("HTTP: read the status and the body together", R_HTTP, check_http, HTTP_KINDS,
               hint="Which statuses can a modern answer come with? Look at the body only for those."),
+        Check("Every reply shape is classified like the simulator's", R_FALLBACK, check_generated_replies,
+              ("every reply shape",), hint="Modern only on positive evidence: a DiscoverResult or a modern-only "
+                                           "error code; everything else is legacy."),
+        Check("Every status and body are classified like the simulator's", R_HTTP, check_generated_http,
+              ("every status × every body",),
+              hint="Only 200 and 400 can carry a modern answer; under them, read the body as detect_era does."),
     ),
     hints=(
         Hint("Ask: what proves a server is modern? Only a modern server can answer server/discover with a "

@@ -5,8 +5,9 @@ The learner writes the server's choice (``choose_version``), the client's verdic
 requested version supported or not, newer or older than the server's, a list whose latest version is
 neither first nor last, more than one version in common, a supported-but-different answer — and the
 seed only picks which versions play each part. Lists are always shuffled, so "take the last element"
-never works. Expected answers are computed here from the rule, not from the project's lifecycle
-module (which the learner's file may not import).
+never works. The fixed cases' expected answers are computed here from the rule; the two generated checks
+that follow try every pair of version sets on every seed against the project's lifecycle module (which
+the learner's file may not import) and report the smallest pair that differs.
 
 A server that does not speak the requested version may counter-offer any version it supports (the
 newest is only recommended), so every supported answer passes, in ``choose_version`` and in the
@@ -15,9 +16,12 @@ handshake. The client's offer of its latest version is this exercise's own start
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
+from mcp_sim.grading.differential import Mismatch, exhaustive
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
+from mcp_sim.protocol import lifecycle
 
 LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 
@@ -153,6 +157,79 @@ def check_handshake(ctx: CheckContext, kind: str) -> None:
                           expected=story)
 
 
+# --- generated: every pair of version sets, against the simulator's own negotiation ---------------------
+
+def version_sets() -> list[tuple[str, ...]]:
+    """Every non-empty set of legacy versions (15 of them), smallest first."""
+    return [c for n in range(1, len(LEGACY_VERSIONS) + 1) for c in itertools.combinations(LEGACY_VERSIONS, n)]
+
+
+_OUTSIDE = ("2024-10-07", "2026-01-01")
+"""Requested versions no server of these cases speaks: older than all, and between the last legacy
+revision and the modern one."""
+
+
+def check_generated_server(ctx: CheckContext, kind: str) -> None:
+    """Every requested version (known or not) against every supported set, in an order the seed picks."""
+    cases = [(req, _shuffled(ctx.rng, list(sup))) for sup in version_sets() for req in LEGACY_VERSIONS + _OUTSIDE]
+
+    def compare(case: tuple[str, list[str]], got: Any, want: str) -> Mismatch | None:
+        requested, supported = case
+        if requested in supported:
+            if got == requested:
+                return None
+            return Mismatch(f"Your choose_version() answered {got!r}, not the version asked for, which the server "
+                            f"speaks.", R_SERVER, expected=repr(requested))
+        if isinstance(got, str) and got in supported:
+            return None
+        return Mismatch(f"Your choose_version() answered {got!r}, which the server does not speak.", R_COUNTER,
+                        expected=f"any of {sorted(supported)!r}; the simulator answers its newest, {want!r}")
+
+    exhaustive(ctx, cases, learner=lambda c: ctx.function("choose_version")(c[0], list(c[1])),
+               oracle=lambda c: lifecycle.negotiate_version(*c), compare=compare,
+               describe=lambda c: f"the client asks for {c[0]!r}; the server supports {c[1]!r}")
+
+
+def check_generated_handshake(ctx: CheckContext, kind: str) -> None:
+    """Every client set against every server set (225 pairs), and the client's verdict on each answer."""
+    cases = [(_shuffled(ctx.rng, list(c)), _shuffled(ctx.rng, list(s))) for c in version_sets()
+             for s in version_sets()]
+
+    def oracle(case: tuple[list[str], list[str]]) -> set[str | None]:
+        client, server = case
+        offered = max(client)
+        answers = [lifecycle.negotiate_version(offered, server)] if offered in server else list(server)
+        return {a if lifecycle.client_accepts(a, client) else None for a in answers}
+
+    def compare(case: tuple[list[str], list[str]], got: Any, accepted: set[str | None]) -> Mismatch | None:
+        client, server = case
+        if got in accepted:
+            return None
+        if got is None:
+            rule = R_SERVER if max(client) in server else R_CLIENT
+        elif got not in client:
+            rule = R_CLIENT
+        elif got not in server:
+            rule = R_COUNTER
+        else:
+            rule = R_CLIENT_OFFER
+        return Mismatch(f"Your handshake() returned {got!r}.", rule,
+                        expected=f"one of {sorted(accepted, key=str)!r}")
+
+    exhaustive(ctx, cases, learner=lambda c: ctx.function("handshake")(list(c[0]), list(c[1])), oracle=oracle,
+               compare=compare, describe=lambda c: f"client supports {c[0]!r}, server supports {c[1]!r}")
+    verdicts = [(v, _shuffled(ctx.rng, list(c))) for c in version_sets() for v in LEGACY_VERSIONS]
+
+    def same_verdict(case: tuple[str, list[str]], got: Any, want: bool) -> Mismatch | None:
+        if got is want:
+            return None
+        return Mismatch(f"Your client_accepts() returned {got!r}.", R_CLIENT, expected=repr(want))
+
+    exhaustive(ctx, verdicts, learner=lambda c: ctx.function("client_accepts")(c[0], list(c[1])),
+               oracle=lambda c: lifecycle.client_accepts(*c), compare=same_verdict,
+               describe=lambda c: f"the server answered {c[0]!r}; the client supports {c[1]!r}")
+
+
 EXERCISE = Exercise(
     id="ex03_version_negotiation",
     title="Legacy version negotiation",
@@ -174,6 +251,13 @@ EXERCISE = Exercise(
         Check("The whole handshake: agree or disconnect", R_CLIENT_OFFER, check_handshake, HANDSHAKE_KINDS,
               hint="Follow the exchange in order: what the client offers, what the server answers to that, "
                    "whether the client can live with the answer."),
+        Check("Any requested version and supported set: the server answers like the simulator's", R_SERVER,
+              check_generated_server, ("every requested version × every supported set",),
+              hint="The requested version if the server speaks it; otherwise one of the server's own."),
+        Check("Any two version sets: the handshake ends like the simulator's", R_CLIENT_OFFER,
+              check_generated_handshake, ("every client set × every server set",),
+              hint="Offer the client's latest, let the server answer, and keep the answer only if the client "
+                   "speaks it."),
     ),
     hints=(
         Hint("There are two decisions, made by two sides: the server picks a version, then the client decides "
