@@ -33,7 +33,10 @@ def answer(request: dict[str, Any], server: dict[str, Any]) -> dict[str, Any]:
             code = -32602 if server["revision"] == "2026-07-28" else -32002
             return _error(request, code, f"Resource not found: {uri}")
         contents = [{"uri": uri, "mimeType": "text/plain", "text": server["resources"][uri]}]
-        return _result(request, server, {"contents": contents})
+        body: dict[str, Any] = {"contents": contents}
+        if server["revision"] == "2026-07-28":  # a read result is cacheable: it must say for how long, and by whom
+            body.update(ttlMs=30_000, cacheScope="public")  # the same notes for every caller
+        return _result(request, server, body)
     name = params["name"]
     if name not in server["tools"]:  # nothing ran: a protocol error
         return _error(request, -32602, f"Unknown tool: {name}")

@@ -11,8 +11,14 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 from typing import Any
 
+from hypothesis import strategies as st
+
+from mcp_sim.capabilities import caching, tools
+from mcp_sim.capabilities.resources import not_found, resource_contents
+from mcp_sim.grading.differential import Mismatch, canonical, differential, same_json
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 
 R_TOOL_ERROR = "tools.execution-error-is-result"
@@ -22,6 +28,7 @@ R_TEXT_COPY = "tools.structured-content-text-copy"
 R_NOT_FOUND = "resources.not-found-modern"
 R_NOT_FOUND_LEGACY = "resources.not-found-legacy"
 R_RESULT_TYPE = "jsonrpc.result-type-required"
+R_CACHE = "caching.hints-required"
 
 ERAS = ("2025-11-25", "2026-07-28")
 _CITIES = ("Lisbon", "Oslo", "Quito", "Nairobi", "Perth", "Lima")
@@ -80,21 +87,49 @@ def _expect_result(got: dict[str, Any], request: dict[str, Any], want: dict[str,
                    rule: str, content_rule: str = "") -> None:
     if "result" not in got:
         raise CheckFailed(f"Request: {json.dumps(request)}\n{why} You sent a JSON-RPC error: "
-                          f"{json.dumps(got['error'])}.", rule)
-    result = got["result"]
+                          f"{json.dumps(got['error'])}.", rule, case=json.dumps(request), expected="a result")
+    mismatch = result_mismatch(got["result"], want, why, rule, content_rule)
+    if mismatch is not None:
+        raise CheckFailed(f"Request: {json.dumps(request)}\n{mismatch.explanation}", mismatch.rule,
+                          case=json.dumps(request), expected=mismatch.expected)
+
+
+def result_mismatch(result: Any, want: dict[str, Any], why: str, rule: str, content_rule: str = "") -> Mismatch | None:
+    """What is wrong with ``result`` where the simulated server answers ``want`` — compared by meaning:
+    ``isError: false`` is an absent ``isError``, a JSON text is compared as JSON, the cache lifetime is the
+    server's to choose."""
+    if not isinstance(result, dict):
+        return Mismatch(f"{why} Your result is not an object.", rule, expected=json.dumps(want))
+    if "isError" in result and not isinstance(result["isError"], bool):
+        return Mismatch(f"{why} Your result's isError is {result['isError']!r}, not a boolean.", rule,
+                        expected=f"isError {bool(want.get('isError'))}")
     for key in ("resultType", "isError", "structuredContent", "contents"):
         mine, wanted = result.get(key), want.get(key)
         if key == "isError":  # absent and false mean the same: the call worked
             mine, wanted = bool(mine), bool(wanted)
-        if mine != wanted:
+        if not same_json(canonical(mine), canonical(wanted)) or ((key in want) != (key in result) and key != "isError"):
             extra = R_RESULT_TYPE if key == "resultType" else rule
-            raise CheckFailed(f"Request: {json.dumps(request)}\n{why} Your result has {key} = {mine!r}, which "
-                              f"is not what the simulated server answers.", extra,
-                              case=json.dumps(request), expected=f"{key} = {wanted!r}")
-    if "content" in want and result.get("content") != want["content"]:
-        raise CheckFailed(f"Request: {json.dumps(request)}\n{why} Your result has content "
-                          f"{json.dumps(result.get('content'))}, which is not what the simulated server answers.",
-                          content_rule or rule, case=json.dumps(request), expected=json.dumps(want["content"]))
+            return Mismatch(f"{why} Your result's {key} is not what the simulated server answers"
+                            f"{' (absent)' if key not in result else ''}.", extra, expected=f"{key} = {wanted!r}")
+    if "ttlMs" in want:  # a cacheable 2026-07-28 result: any lifetime of 0 or more, either scope
+        ttl, scope = result.get("ttlMs"), result.get("cacheScope")
+        if type(ttl) is not int or ttl < 0 or scope not in ("public", "private"):
+            return Mismatch(f"{why} In 2026-07-28 a resources/read result is cacheable: your result's ttlMs is "
+                            f"{ttl!r} and its cacheScope {scope!r}.", R_CACHE,
+                            expected='ttlMs: an integer >= 0, cacheScope: "public" or "private"')
+    if "content" in want:
+        if want.get("isError"):  # the failure's text is the server's own words: any text block that says it
+            blocks = result.get("content")
+            texts = [b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text"] \
+                if isinstance(blocks, list) else []
+            needed = want["content"][0]["text"] if want.get("exact") else ""
+            if not texts or not any(t.strip() for t in texts) or (needed and not any(needed in t for t in texts)):
+                return Mismatch(f"{why} An isError result carries text content that tells the model what failed; "
+                                f"yours has {json.dumps(blocks)}.", rule, expected=json.dumps(want["content"]))
+        elif not same_json(canonical(result.get("content")), canonical(want["content"])):
+            return Mismatch(f"{why} Your result's content {json.dumps(result.get('content'))} is not what the "
+                            f"simulated server answers.", content_rule or rule, expected=json.dumps(want["content"]))
+    return None
 
 
 def _expect_error(got: dict[str, Any], request: dict[str, Any], code: int, why: str, rule: str) -> None:
@@ -117,7 +152,7 @@ def _case(ctx: CheckContext, kind: str) -> None:
         request = _req(ctx.rng, "tools/call", {"name": name, "arguments": {"city": city}})
         outcome = run_tool(server, name, city)
         if isinstance(outcome, str):
-            want = {"content": [{"type": "text", "text": outcome}], "isError": True}
+            want = {"content": [{"type": "text", "text": outcome}], "isError": True, "exact": True}
             why, rule = "The tool ran and failed: that is a result with isError true, text saying why.", R_TOOL_ERROR
         elif name == "temperature":
             want = {"content": [{"type": "text", "text": json.dumps(outcome)}], "structuredContent": outcome}
@@ -153,6 +188,8 @@ def _case(ctx: CheckContext, kind: str) -> None:
         uri, text = next(iter(server["resources"].items()))
         request = _req(ctx.rng, "resources/read", {"uri": uri})
         want = {"contents": [{"uri": uri, "mimeType": "text/plain", "text": text}]}
+        if revision == "2026-07-28":
+            want.update(caching.cache_fields(30_000, False))
         _expect_result(_ask(ctx, server, request), request, _expected_result(server, want),
                        "The resource exists: a ReadResourceResult with its contents.", R_NOT_FOUND)
     else:
@@ -164,6 +201,108 @@ def _case(ctx: CheckContext, kind: str) -> None:
 
 def _kinds(*whats: str) -> tuple[str, ...]:
     return tuple(f"{w} in {era}" for w in whats for era in ERAS)
+
+
+# --- generated: any request over every axis, against the simulator's own result builders ----------------
+
+_CALLS = st.tuples(
+    st.sampled_from(ERAS), st.sampled_from(("tools/call", "resources/read")),
+    st.sampled_from(("forecast", "temperature", "forcast", "Forecast")),
+    st.sampled_from(("a known city", "an unknown city", "absent", "{}", "town instead of city", "a number",
+                     "an extra argument")),
+    st.sampled_from((7, "req-7", 0)), st.sampled_from(("known", "unknown", "known with a slash")),
+    st.integers(0, 1 << 16))
+
+
+def _generated_case(t: tuple[Any, ...]) -> tuple[dict[str, Any], dict[str, Any]]:
+    revision, method, name, args, rid, uri_kind, salt = t
+    rng = random.Random(salt)  # surface values only: cities, the resource
+    server = _server(rng, revision)
+    known = server["tools"]["forecast"]["known"]
+    unknown = next(c for c in _CITIES if c not in known)
+    if method == "resources/read":
+        uri = next(iter(server["resources"]))
+        uri = {"known": uri, "unknown": "notes://elsewhere", "known with a slash": uri + "/"}[uri_kind]
+        return {"jsonrpc": "2.0", "id": rid, "method": method, "params": {"uri": uri}}, server
+    arguments = {"a known city": {"city": known[0]}, "an unknown city": {"city": unknown}, "{}": {},
+                 "town instead of city": {"town": known[0]}, "a number": {"city": 7},
+                 "an extra argument": {"city": known[1], "units": "C"}}.get(args)
+    params: dict[str, Any] = {"name": name}
+    if arguments is not None:
+        params["arguments"] = arguments
+    return {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}, server
+
+
+def oracle(request: dict[str, Any], server: dict[str, Any]) -> dict[str, Any]:
+    """The simulated server's answer, built with its own pieces: ``tool_error_result``, ``text_content``,
+    the structured-content text copy, ``resource_contents``, ``not_found``'s code, the cache fields."""
+    revision, params = server["revision"], request["params"]
+    modern = revision == "2026-07-28"
+
+    def result(body: dict[str, Any]) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": request["id"], "result": {"resultType": "complete", **body} if modern else body}
+
+    def error(code: int) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": request["id"], "error": {"code": code, "message": "..."}}
+
+    if request["method"] == "resources/read":
+        uri = params["uri"]
+        if uri not in server["resources"]:
+            return error(not_found(uri, revision).code)
+        body = {"contents": resource_contents(server["resources"][uri], uri, "text/plain")}
+        return result({**body, **(caching.cache_fields(30_000, False) if modern else {})})
+    tool = server["tools"].get(params["name"])
+    if tool is None:
+        return error(-32602)
+    arguments = params.get("arguments") or {}
+    if not tools.plain_checker(tool["inputSchema"])(arguments):
+        return result(tools.tool_error_result("Invalid arguments"))
+    outcome = run_tool(server, params["name"], arguments["city"])
+    if isinstance(outcome, str):
+        return result({**tools.tool_error_result(outcome), "exact": True})
+    if tool["outputSchema"] is not None:
+        return result({"content": [tools.text_content(json.dumps(outcome))], "structuredContent": outcome})
+    return result({"content": [tools.text_content(outcome["text"])]})
+
+
+def _rule_for(request: dict[str, Any], want: dict[str, Any], server: dict[str, Any]) -> tuple[str, str]:
+    if request["method"] == "resources/read":
+        return (R_NOT_FOUND if server["revision"] == "2026-07-28" else R_NOT_FOUND_LEGACY), ""
+    if "error" in want:
+        return R_PROTOCOL_ERROR, ""
+    if "structuredContent" in want["result"]:
+        return R_STRUCTURED, R_TEXT_COPY
+    return R_TOOL_ERROR, ""
+
+
+def check_generated(ctx: CheckContext, kind: str) -> None:
+    def learner(t: tuple[Any, ...]) -> Any:
+        request, server = _generated_case(t)
+        return ctx.function("answer")(copy.deepcopy(request), copy.deepcopy(server))
+
+    def compare(t: tuple[Any, ...], got: Any, want: dict[str, Any]) -> Mismatch | None:
+        request, server = _generated_case(t)
+        rule, content_rule = _rule_for(request, want, server)
+        where = f"Request: {json.dumps(request)} ({server['revision']})\n"
+        if not isinstance(got, dict) or got.get("jsonrpc") != "2.0" or got.get("id") != request["id"] \
+                or ("result" in got) == ("error" in got):
+            return Mismatch(f"{where}A response carries the request's id and exactly one of result or error; you "
+                            f"sent {json.dumps(got)[:200]}.", rule)
+        if "error" in want:
+            code = got["error"].get("code") if "error" in got and isinstance(got["error"], dict) else None
+            if code != want["error"]["code"] or not isinstance(got.get("error", {}).get("message"), str):
+                return Mismatch(f"{where}Nothing can answer this with a result, and yours is not the error this "
+                                f"case needs.", rule, expected=f"a JSON-RPC error with code {want['error']['code']}")
+            return None
+        if "result" not in got:
+            return Mismatch(f"{where}This request is answered with a result; you sent a JSON-RPC error.", rule,
+                            expected="a result")
+        mismatch = result_mismatch(got["result"], want["result"], "", rule, content_rule)
+        return None if mismatch is None else Mismatch(where + mismatch.explanation.strip(), mismatch.rule,
+                                                      mismatch.expected)
+
+    differential(ctx, _CALLS, learner=learner, oracle=lambda t: oracle(*_generated_case(t)), compare=compare,
+                 describe=lambda t: json.dumps(_generated_case(t)[0]) + f" in {t[0]}")
 
 
 EXERCISE = Exercise(
@@ -186,7 +325,10 @@ EXERCISE = Exercise(
               hint="When no tool has this name nothing ran; compare the name with the server's tools first."),
         Check("Resources: contents, or the era's not-found code", R_NOT_FOUND, _case,
               _kinds("resource found", "resource missing"),
-              hint="Which code means 'resource not found' depends on the revision."),
+              hint="Which code means 'resource not found' depends on the revision; a 2026-07-28 read result is "
+                   "cacheable."),
+        Check("Any request answers like the simulated server", R_TOOL_ERROR, check_generated, ("generated",),
+              hint="Find the tool first, then check the arguments, then run it; resources/read by URI, exactly."),
     ),
     hints=(
         Hint("Two kinds of failure: the request could not be handled at all (protocol error, JSON-RPC error "
