@@ -188,7 +188,11 @@ def test_a_fork_that_drops_a_poll_answer_polls_again() -> None:
     forked = list(state.fork(Change.drop(state.trace, lost)).forked)
     text = timeline(forked)
     assert "tasks/get → task-1 working  (dropped on the way)" in text
-    assert at(forked, "tasks/result") == [45.0]  # the poll timed out at 40 s; the next one, 5 s later, saw the end
+    # The lost poll (sent at 10 s) has its own deadline of two intervals: it is sent again at 20 s, when the
+    # next poll was due anyway, and the one after saw the end: as early as without the loss (rule
+    # tasks.sim-client-poll-deadline; before it, the poll waited the client's 30 s timeout).
+    assert at(forked, "tasks/get") == [5.0, 10.0, 20.0, 25.0]
+    assert at(forked, "tasks/result") == [25.0] == at(list(trace), "tasks/result")
 
 
 def test_a_tool_error_fails_a_2025_task_but_completes_an_extension_task() -> None:

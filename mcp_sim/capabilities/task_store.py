@@ -9,6 +9,7 @@ and answer ``tasks/*`` requests is :mod:`mcp_sim.capabilities.tasks`.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -16,6 +17,8 @@ import anyio
 
 from mcp_sim.capabilities.mrtr import InputRequest
 from mcp_sim.protocol.errors import invalid_params
+
+logger = logging.getLogger(__name__)
 
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
 TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
@@ -97,6 +100,25 @@ class TaskStore:
                 if record.scope is not None:
                     record.scope.cancel()
                 del self.tasks[task_id]
+
+    def forget(self, record: TaskRecord, why: str) -> None:
+        """Drop ``record`` because its work can never finish (see ``tasks.sim-crash-forgets-tasks``):
+        its waiters are woken, and the next ``tasks/*`` for it is ``-32602``, as on a server that
+        restarted empty."""
+        if self.tasks.get(record.task_id) is record:
+            del self.tasks[record.task_id]
+            logger.info("task %s forgotten: %s", record.task_id, why)
+        if record.scope is not None:
+            record.scope.cancel()
+        record.done.set()
+
+    def forget_owner(self, owner: str, why: str) -> int:
+        """Forget every task of ``owner`` (a legacy session that ended: nobody can ask for them again);
+        how many there were."""
+        doomed = [r for r in self.tasks.values() if r.owner == owner]
+        for record in doomed:
+            self.forget(record, why)
+        return len(doomed)
 
     def find(self, task_id: Any, owner: str, now: float) -> TaskRecord:
         """The caller's task ``task_id``, or ``-32602`` (unknown, expired, or someone else's)."""

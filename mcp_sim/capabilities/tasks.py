@@ -17,6 +17,14 @@ A long-running ``tools/call`` can answer at once with a *task* and keep working;
 
 Tasks live on the server, not the connection, so a client may poll from a new connection (as every
 2026 HTTP request is). Each task belongs to the caller that created it.
+
+They live in the server's *memory*, though (rule ``tasks.sim-crash-forgets-tasks``): when the process
+running a task's work dies — a crash, a killed stdio process — the work stops and the task is
+forgotten, so a restarted server answers ``-32602`` for it, as a server restarted empty would, rather
+than showing it ``working`` for ever. A task whose owner can never ask again (a legacy session that
+ended) is forgotten with its session. The extension calls tasks durable: a server that keeps them in
+durable storage would survive the crash and is just as compliant. Either way the client learns the
+task's fate: see :class:`~mcp_sim.roles.client.tasks.TaskLost`.
 """
 
 from __future__ import annotations
@@ -182,22 +190,28 @@ def _create(ctx: Context, tool: TaskTool, run: RunTool, flavor: Literal["core", 
     arguments = dict(ctx.params.get("arguments") or {})
 
     async def work() -> None:
-        with anyio.CancelScope() as scope:
-            record.scope = scope
-            try:
-                result = await run(task_ctx, tool, arguments, (McpError,), ClientInputUnavailable)
-            except McpError as exc:
-                record.error = exc.to_error_object().to_dict()
-                set_status(task_ctx, record, "failed", exc.message)
-                return
-            if record.flavor == "extension":
-                result = {"resultType": "complete", **result}
-            record.result = result
-            # 2025-11-25 counts a tool result with isError: true as a failed task (tasks/result still
-            # returns that result); the extension keeps "failed" for JSON-RPC errors only.
-            failed = record.flavor == "core" and result.get("isError") is True
-            set_status(task_ctx, record, "failed" if failed else "completed")
-        record.scope = None
+        try:
+            with anyio.CancelScope() as scope:
+                record.scope = scope
+                try:
+                    result = await run(task_ctx, tool, arguments, (McpError,), ClientInputUnavailable)
+                except McpError as exc:
+                    record.error = exc.to_error_object().to_dict()
+                    set_status(task_ctx, record, "failed", exc.message)
+                    return
+                if record.flavor == "extension":
+                    result = {"resultType": "complete", **result}
+                record.result = result
+                # 2025-11-25 counts a tool result with isError: true as a failed task (tasks/result still
+                # returns that result); the extension keeps "failed" for JSON-RPC errors only.
+                failed = record.flavor == "core" and result.get("isError") is True
+                set_status(task_ctx, record, "failed" if failed else "completed")
+        finally:
+            record.scope = None
+            if not record.is_terminal:
+                # Not finished, not cancelled by tasks/cancel: what ran the work is gone (the server
+                # process died, its connection broke). A restarted server does not know this task.
+                server.task_store.forget(record, "the server process running it ended")
 
     ctx.session.spawn(work)
     return record

@@ -30,6 +30,7 @@ import anyio
 from mcp_sim.protocol.errors import McpError
 from mcp_sim.protocol.revisions import LATEST, TASKS_EXTENSION
 from mcp_sim.roles.client import Client, ConnectionLost, RequestTimeout
+from mcp_sim.roles.client.tasks import task_request_seconds
 from mcp_sim.roles.context import Context
 from mcp_sim.roles.host import HOST, Host
 from mcp_sim.roles.model import ScriptedModel
@@ -121,8 +122,8 @@ class TaskClient:
     async def request(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
         return await self.client.request(method, params, capabilities=self.caps)
 
-    async def get(self, task_id: str) -> dict[str, Any]:
-        return await self.request("tasks/get", {"taskId": task_id})
+    async def get(self, task_id: str, *, timeout: float | None = None) -> dict[str, Any]:
+        return await self.client.request("tasks/get", {"taskId": task_id}, capabilities=self.caps, timeout=timeout)
 
     async def try_request(self, method: str, params: Mapping[str, Any]) -> dict[str, Any] | McpError:
         """The result, or the error the server answered (it is in the trace either way)."""
@@ -140,13 +141,19 @@ class TaskClient:
     async def poll(self, task: Mapping[str, Any]) -> dict[str, Any]:
         """``tasks/get`` every ``pollInterval`` until the task is in a terminal status."""
         current = dict(task)
+        answered = True
         while current["status"] not in TERMINAL and current["status"] != "input_required":
-            await anyio.sleep(self.poll_seconds(current))
+            if answered:
+                await anyio.sleep(self.poll_seconds(current))
             try:
-                current = await self.get(current["taskId"])
+                # A poll has its own short deadline (two intervals) and, when lost, is sent again at
+                # once: the next poll was due one interval later anyway, so a lost poll costs one interval.
+                current = await self.get(current["taskId"], timeout=task_request_seconds(current, self.client.timeout))
+                answered = True
             except RequestTimeout:
-                # The task lives on the server, not in this request: a lost poll costs one interval.
+                # The task lives on the server, not in this request.
                 self.say("a poll got no answer; the task is still on the server, so poll again")
+                answered = False
         return current
 
     async def outcome(self, task: Mapping[str, Any]) -> dict[str, Any] | McpError:

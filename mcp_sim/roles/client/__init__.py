@@ -59,7 +59,7 @@ from mcp_sim.roles.client.errors import (
 from mcp_sim.roles.client.opening import CLIENT_VERSIONS, PROBE_TIMEOUT, ClientEra
 from mcp_sim.roles.client.restart import MAX_RESTARTS_PER_REQUEST
 from mcp_sim.roles.client.subscriptions import Subscription
-from mcp_sim.roles.client.tasks import TASK_TIMEOUT, TaskTimeout
+from mcp_sim.roles.client.tasks import TASK_TIMEOUT, TaskLost, TaskTimeout
 from mcp_sim.roles.client.verbs import AcceleratedClient, Client
 from mcp_sim.transports.base import RequestRefused
 
@@ -86,6 +86,7 @@ __all__ = [
     "RootsHandler",
     "SamplingHandler",
     "Subscription",
+    "TaskLost",
     "TaskTimeout",
     "capabilities_for",
     "method_not_declared",

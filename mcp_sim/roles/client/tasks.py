@@ -22,6 +22,24 @@ with ``tasks/cancel`` (``notifications/cancelled`` is never used for tasks) and 
 :class:`TaskTimeout`. Every loop here is bounded: by that deadline on the clock, and by
 :data:`MAX_TASK_POLLS`.
 
+**Only the task's deadline ends the task** (rule ``tasks.sim-client-poll-deadline``). The task lives
+on the server, not in any one request, so each ``tasks/get``, ``tasks/update`` and (once the task has
+ended) ``tasks/result`` has its own short deadline (:func:`task_request_seconds`: two poll
+intervals, at least :data:`MIN_TASK_REQUEST_TIMEOUT`) and is simply sent again, with a new id, when
+its answer is lost. A lost poll therefore costs one interval, not the task: the next poll would have
+gone out one interval later anyway. These requests only read, or deliver answers keyed by the
+task's unique ``inputRequests`` keys (``tasks.ext.input-keys-unique``), so sending one again is
+harmless. The creating ``tools/call`` is the exception: sending it again could start the work twice,
+so it gets the client's ordinary request timeout and is never repeated.
+
+**A task the server no longer knows is lost, and the caller is told so.** A server may forget a
+task: its ttl ran out (``tasks.sim-expiry-deletes``), or its process died and came back empty
+(``tasks.sim-crash-forgets-tasks``). Its next ``tasks/*`` answer is ``-32602`` (unknown task); the
+client turns that into :class:`TaskLost`, an
+:class:`~mcp_sim.roles.client.errors.OutcomeUnknown` that says which task, and why it is probably gone
+(ttl passed, the stdio server was restarted, the HTTP session renewed, or none of those the client
+could see) — never a bare ``Unknown task`` and never a task waited on for ever.
+
 :meth:`TaskCalls.call_tool` uses a task by itself for a 2025-11-25 tool whose listing said
 ``taskSupport: "required"``; in 2026-07-28 the caller asks for one (``task=True``) — a server whose
 tool runs only as a task says so with ``-32021``, naming the extension.
@@ -30,15 +48,16 @@ tool runs only as a task says so with ``-32021``, naming the extension.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 import anyio
 
-from mcp_sim.protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
+from mcp_sim.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from mcp_sim.protocol.revisions import TASKS_EXTENSION, revision_at
 from mcp_sim.roles.client.callbacks import ClientCallbacks
 from mcp_sim.roles.client.connection import ProgressCallback
-from mcp_sim.roles.client.errors import RequestTimeout
+from mcp_sim.roles.client.errors import OutcomeUnknown, RequestTimeout
 from mcp_sim.roles.client.opening import ClientEra
 from mcp_sim.roles.client.restart import RestartingClient
 from mcp_sim.sim.world import Simulation
@@ -58,6 +77,10 @@ request storm."""
 MAX_TASK_POLLS: Final = 10_000
 """How many ``tasks/get`` one call sends at most (the deadline usually ends the wait long before)."""
 
+MIN_TASK_REQUEST_TIMEOUT: Final = 2.0
+"""The shortest deadline of one ``tasks/get``, ``tasks/update`` or ``tasks/result`` of an ended task
+(seconds): a lost answer is noticed this soon and the request sent again (see :func:`task_request_seconds`)."""
+
 ENDED: Final = frozenset({"completed", "failed", "cancelled"})
 """The terminal task statuses: nothing changes after them."""
 
@@ -75,12 +98,32 @@ class TaskTimeout(RequestTimeout):
         self.task_id = task_id
 
 
+class TaskLost(OutcomeUnknown):
+    """The server answered ``-32602`` (unknown task) for a task this client created and had not yet
+    seen end: the server forgot it — its ttl ran out, or it restarted empty after a crash. Whether the
+    tool ran, and what it returned, is unknown; the client does not start it again on its own."""
+
+    def __init__(self, server: str, task_id: str, why: str) -> None:
+        super().__init__(server, "tools/call", task_id, f"no longer knows task {task_id} ({why})")
+        self.task_id = task_id
+        self.why = why
+
+
 def _poll_seconds(task: Mapping[str, Any], field: str) -> float:
     """The wait before the next poll: the task's own interval (milliseconds), never below the minimum."""
     interval = task.get(field)
     if isinstance(interval, (int, float)) and not isinstance(interval, bool):
         return max(interval / 1000, MIN_POLL_INTERVAL)
     return DEFAULT_POLL_INTERVAL
+
+
+def task_request_seconds(task: Mapping[str, Any], request_timeout: float) -> float:
+    """The deadline of one ``tasks/get`` (or ``tasks/update``, or ``tasks/result`` of an ended task):
+    two of the task's poll intervals, at least :data:`MIN_TASK_REQUEST_TIMEOUT`, at most the client's
+    ordinary ``request_timeout``. Sent again at once when it passes, a lost poll costs one interval
+    more than an answered one (``tasks.sim-client-poll-deadline``)."""
+    field = "pollIntervalMs" if "pollIntervalMs" in task else "pollInterval"
+    return min(max(2 * _poll_seconds(task, field), MIN_TASK_REQUEST_TIMEOUT), request_timeout)
 
 
 class TaskCalls(RestartingClient):
@@ -151,16 +194,62 @@ class TaskCalls(RestartingClient):
     def _left(self, deadline: float) -> float:
         return max(deadline - anyio.current_time(), 0.0)
 
+    def _watch(self, task: Mapping[str, Any], deadline: float, seconds: float,
+               declared: Mapping[str, Any] | None) -> _TaskWatch:
+        """What the client remembers about a task it just created, to poll it and explain its loss."""
+        ttl = task.get("ttlMs", task.get("ttl"))
+        return _TaskWatch(str(task.get("taskId")), deadline, seconds, declared, anyio.current_time(),
+                          ttl if isinstance(ttl, int) and not isinstance(ttl, bool) else None,
+                          self.restarts, self.sessions_opened)
+
     async def _give_up(self, task_id: str, seconds: float) -> TaskTimeout:
         """The deadline passed: ask the server to stop the task (if it can be asked), then report."""
         self._note("timeout", f"task {task_id} did not end within {seconds:g} s; the client cancels it",
                    marks=("timeout", "task"))
         try:
             self.check_can_send("tasks/cancel")
-            await self.request("tasks/cancel", {"taskId": task_id}, capabilities=self._task_capabilities())
+            await self.request("tasks/cancel", {"taskId": task_id}, capabilities=self._task_capabilities(),
+                               timeout=task_request_seconds({}, self.timeout))
         except (McpError, RequestTimeout, TransportClosed):
             pass  # already ended, or the server cannot cancel: the client has stopped waiting either way
         return TaskTimeout(self.server_name, task_id, seconds)
+
+    def _lost(self, watch: _TaskWatch) -> TaskLost:
+        """``-32602`` for a task this client created: say why the server has probably forgotten it."""
+        now = anyio.current_time()
+        if watch.ttl_ms is not None and (now - watch.created_at) * 1000 >= watch.ttl_ms:
+            why = f"its ttl of {watch.ttl_ms} ms has passed"
+        elif self.restarts != watch.restarts:
+            why = (f"the server process was restarted since the task was created (restart {self.restarts}); "
+                   f"a new process starts with no tasks")
+        elif self.sessions_opened != watch.sessions:
+            why = "the legacy session was renewed since the task was created; the server forgot the old one"
+        else:
+            why = "its ttl has not passed: the server forgot it, e.g. it crashed and restarted empty"
+        self._note("app", f"{self.participant} learns that task {watch.task_id} is lost: {why}",
+                   marks=("task", "lost", "outcome-unknown"))
+        return TaskLost(self.server_name, watch.task_id, why)
+
+    async def _task_request(self, method: str, params: Mapping[str, Any], watch: _TaskWatch,
+                            task: Mapping[str, Any], *, unknown_means_lost: bool = True) -> dict[str, Any]:
+        """One ``tasks/get``, ``tasks/update`` or ``tasks/result`` of an ended task, with its own short
+        deadline (:func:`task_request_seconds`), sent again with a new id whenever its answer is lost,
+        until the task's own deadline. ``-32602`` for the task becomes :class:`TaskLost`."""
+        for _ in range(MAX_TASK_POLLS):
+            left = self._left(watch.deadline)
+            if left <= 0:
+                break
+            try:
+                return await self.request(method, params, timeout=min(task_request_seconds(task, self.timeout), left),
+                                          capabilities=watch.declared)
+            except RequestTimeout:
+                self._note("app", f"{method} for task {watch.task_id} got no answer; the task lives on the "
+                           f"server, not in that request, so the client asks again", marks=("retry", "task"))
+            except McpError as exc:
+                if exc.code == INVALID_PARAMS and unknown_means_lost:
+                    raise self._lost(watch) from exc
+                raise
+        raise await self._give_up(watch.task_id, watch.seconds)
 
     # -- 2025-11-25: params.task, tasks/get, tasks/result --------------------------------------------
     async def _legacy_task(self, params: dict[str, Any], ttl_ms: int | None, deadline: float, seconds: float,
@@ -175,28 +264,41 @@ class TaskCalls(RestartingClient):
                            rule="A requestor only augments a request with a task when the receiver declared task "
                                 "support for that request type.", revision=version)
         params["task"] = {"ttl": ttl_ms} if ttl_ms is not None else {}
-        created = await self.request("tools/call", params, timeout=self._left(deadline), on_progress=on_progress)
+        # Never sent twice (it would start the work twice): the ordinary request timeout, no retry.
+        created = await self.request("tools/call", params, timeout=min(self.timeout, self._left(deadline)),
+                                     on_progress=on_progress)
         task = created.get("task")
         if not isinstance(task, Mapping):
             return created  # the server ran it at once
-        task_id = str(task.get("taskId"))
+        watch = self._watch(task, deadline, seconds, None)
+        task_id = watch.task_id
+        ref = {"taskId": task_id}
         try:
             for _ in range(MAX_TASK_POLLS):
-                if task.get("status") in ENDED or task.get("status") == "input_required":
-                    break
+                status = task.get("status")
+                if status == "cancelled":
+                    raise McpError(INTERNAL_ERROR, f"task {task_id} was cancelled", {"taskId": task_id},
+                                   revision=self.protocol_version)
+                if status in ENDED:
+                    # tasks/result of an ended task answers at once: a short deadline, sent again if lost.
+                    # A failed task's own error may be -32602 too, so only a completed one's means "lost".
+                    return await self._task_request("tasks/result", ref, watch, task,
+                                                    unknown_means_lost=status != "failed")
+                if status == "input_required":
+                    # Waiting for input (asked for with ordinary requests, answered as usual): tasks/result
+                    # waits for the end and returns the tool's own result, or its error.
+                    try:
+                        return await self.request("tasks/result", ref, timeout=self._left(deadline))
+                    except McpError as exc:
+                        if exc.code == INVALID_PARAMS:
+                            raise self._lost(watch) from exc
+                        raise
                 wait = _poll_seconds(task, "pollInterval")
                 if wait >= self._left(deadline):
                     raise await self._give_up(task_id, seconds)
                 await anyio.sleep(wait)
-                task = await self.request("tasks/get", {"taskId": task_id}, timeout=self._left(deadline))
-            else:
-                raise await self._give_up(task_id, seconds)
-            if task.get("status") == "cancelled":
-                raise McpError(INTERNAL_ERROR, f"task {task_id} was cancelled", {"taskId": task_id},
-                               revision=self.protocol_version)
-            # Ended, or waiting for input (asked for with ordinary requests, answered as usual):
-            # tasks/result waits for the end and returns the tool's own result, or its error.
-            return await self.request("tasks/result", {"taskId": task_id}, timeout=self._left(deadline))
+                task = await self._task_request("tasks/get", ref, watch, task)
+            raise await self._give_up(task_id, seconds)
         except TaskTimeout:
             raise
         except RequestTimeout:
@@ -220,22 +322,23 @@ class TaskCalls(RestartingClient):
                            capabilities: Mapping[str, Any] | None) -> dict[str, Any]:
         declared = self._task_capabilities(capabilities)
         assert declared is not None
-        task = await self.request("tools/call", params, timeout=self._left(deadline), on_progress=on_progress,
-                                  capabilities=declared)
+        # Never sent twice (it would start the work twice): the ordinary request timeout, no retry.
+        task = await self.request("tools/call", params, timeout=min(self.timeout, self._left(deadline)),
+                                  on_progress=on_progress, capabilities=declared)
         if task.get("resultType") != "task":
             return task  # the server decided to answer at once
-        task_id = str(task.get("taskId"))
+        watch = self._watch(task, deadline, seconds, declared)
         try:
-            return await self._poll_modern(task, task_id, deadline, seconds, declared)
+            return await self._poll_modern(task, watch)
         except TaskTimeout:
             raise
         except RequestTimeout:
-            raise await self._give_up(task_id, seconds) from None
+            raise await self._give_up(watch.task_id, seconds) from None
 
-    async def _poll_modern(self, task: Mapping[str, Any], task_id: str, deadline: float, seconds: float,
-                           declared: Mapping[str, Any]) -> dict[str, Any]:
+    async def _poll_modern(self, task: Mapping[str, Any], watch: _TaskWatch) -> dict[str, Any]:
         """Poll ``tasks/get`` until the task ends, answering its ``inputRequests`` on the way."""
-        answered: set[str] = set()
+        task_id = watch.task_id
+        answered: dict[str, Any] = {}
         for _ in range(MAX_TASK_POLLS):
             status = task.get("status")
             if status == "completed" and isinstance(task.get("result"), Mapping):
@@ -249,29 +352,47 @@ class TaskCalls(RestartingClient):
                 raise McpError(INTERNAL_ERROR, f"task {task_id} was cancelled", {"taskId": task_id},
                                revision=self.protocol_version)
             if status == "input_required":
-                await self._answer_task_input(task_id, task.get("inputRequests") or {}, answered, declared)
+                await self._answer_task_input(task, answered, watch)
             wait = _poll_seconds(task, "pollIntervalMs")
-            if wait >= self._left(deadline):
-                raise await self._give_up(task_id, seconds)
+            if wait >= self._left(watch.deadline):
+                raise await self._give_up(task_id, watch.seconds)
             await anyio.sleep(wait)
-            task = await self.request("tasks/get", {"taskId": task_id}, timeout=self._left(deadline),
-                                      capabilities=declared)
-        raise await self._give_up(task_id, seconds)
+            task = await self._task_request("tasks/get", {"taskId": task_id}, watch, task)
+        raise await self._give_up(task_id, watch.seconds)
 
-    async def _answer_task_input(self, task_id: str, requests: Mapping[str, Any], answered: set[str],
-                                 declared: Mapping[str, Any]) -> None:
+    async def _answer_task_input(self, task: Mapping[str, Any], answered: dict[str, Any], watch: _TaskWatch) -> None:
         """Fulfil the task's open ``inputRequests`` through the Host and send them with ``tasks/update``.
-        Keys are unique over a task's life, so a key answered once is never answered again."""
+        Keys are unique over a task's life, so a key answered once is never asked of the user again; if
+        the task still lists it (the update's answer was lost, or the update itself), the answer already
+        given is sent again — harmless, since the server ignores answers to requests no longer open."""
+        requests: Mapping[str, Any] = task.get("inputRequests") or {}
+        declared = watch.declared or {}
         responses: dict[str, Any] = {}
         for key, asked in requests.items():
-            if key in answered or not isinstance(asked, Mapping):
+            if not isinstance(asked, Mapping):
                 continue
-            responses[key] = await self.fulfil_input(str(asked.get("method")), dict(asked.get("params") or {}),
-                                                     declared)
+            if key not in answered:
+                answered[key] = await self.fulfil_input(str(asked.get("method")), dict(asked.get("params") or {}),
+                                                        declared)
+            responses[key] = answered[key]
         if responses:
-            answered.update(responses)
-            await self.request("tasks/update", {"taskId": task_id, "inputResponses": responses},
-                               capabilities=declared)
+            await self._task_request("tasks/update", {"taskId": watch.task_id, "inputResponses": responses},
+                                     watch, task)
+
+
+@dataclass(frozen=True)
+class _TaskWatch:
+    """One task a call is waiting for: its deadline, and what the client saw when it was created (to
+    tell, if the server forgets it, why that probably happened)."""
+
+    task_id: str
+    deadline: float
+    seconds: float
+    declared: Mapping[str, Any] | None
+    created_at: float
+    ttl_ms: int | None
+    restarts: int
+    sessions: int
 
 
 def _declares_task_calls(capabilities: Mapping[str, Any] | None) -> bool:
