@@ -44,6 +44,12 @@ def _page(ctx: CheckContext, items: list[dict[str, Any]], cursor: str | None, si
     if not isinstance(got, dict) or not ("items" in got or "error" in got):
         raise CheckFailed(f'list_page() must return {{"items": [...], "nextCursor"?: "..."}} or {{"error": {{...}}}}; '
                           f"got {got!r}.")
+    if "nextCursor" in got and got["nextCursor"] is None:
+        raise CheckFailed(f"list_page() answered {len(items)} items, page size {size}, cursor {cursor!r} with "
+                          f'"nextCursor": null. The last page has no nextCursor member at all; a client reads any '
+                          f"value there as a cursor to send back.", R_LAST,
+                          case=f"{len(items)} items, page size {size}, cursor {cursor!r}",
+                          expected="no nextCursor member on the last page")
     if "nextCursor" in got and not isinstance(got["nextCursor"], str):
         raise CheckFailed(f"nextCursor must be a string (an opaque token); got {got['nextCursor']!r}.", R_OPAQUE)
     return got

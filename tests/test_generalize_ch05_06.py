@@ -1,0 +1,292 @@
+"""Chapters 05–06: the grading generalizes (issue "Grading that generalizes").
+
+For each exercise of the two chapters: correct solutions written differently from the reference pass
+on several seeds (what the README calls free is free); plausible wrong answers from each class the
+issue names — an axis that never varied, a boundary, one input per rule, a variation that depended on
+the seed — are rejected on 20 seeds by the check naming the right rule; and the reference equals the
+simulator (the oracle) on the generated inputs, checked by grading it through the generated checks,
+which compare with the oracle, on many seeds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_exercises import assert_wrong_answer_rejected
+
+from mcp_sim.grading import get_exercise
+from mcp_sim.grading.runner import grade_seeds, reference_path
+
+
+def _reference(exercise_id: str) -> str:
+    return reference_path(exercise_id).read_text(encoding="utf-8")
+
+
+def _edit(exercise_id: str, old: str, new: str) -> str:
+    source = _reference(exercise_id)
+    assert old in source, f"fixture out of date: {old!r} not in the reference of {exercise_id}"
+    return source.replace(old, new)
+
+
+def _passes(tmp_path: Path, exercise_id: str, source: str, seeds: list[int], only: list[str] | None = None) -> None:
+    path = tmp_path / f"{exercise_id}_alternative.py"
+    path.write_text(source, encoding="utf-8")
+    for result in grade_seeds(get_exercise(exercise_id), path, path.name, seeds, only=only):
+        assert not result.load_error, result.load_error
+        failed = [c for c in result.checks if c.status != "passed"]
+        assert not failed, f"{exercise_id}: a correct alternative failed:\n{result}"
+
+
+# --- alternatives: correct, written differently -----------------------------------------------------------
+
+PLAIN_JSON_PAGER = '''
+import json
+
+
+def list_page(items, cursor, page_size):
+    start = 0
+    if cursor is not None:
+        try:
+            body = json.loads(cursor)
+        except ValueError:
+            return {"error": {"code": -32602, "message": "not a cursor of mine"}}
+        start = body.get("offset") if isinstance(body, dict) else None
+        if type(start) is not int or start < 0 or start >= len(items) and start != len(items):
+            return {"error": {"code": -32602, "message": "no such position"}}
+    end = start + page_size
+    out = {"items": list(items[start:end])}
+    if end < len(items):
+        out["nextCursor"] = json.dumps({"offset": end}, separators=(",", ":"))
+    return out
+'''
+
+DECIMAL_PAGER_REFUSING_THE_END = '''
+def list_page(items, cursor, page_size):
+    if cursor is None:
+        start = 0
+    elif cursor.isdigit() and 0 < int(cursor) < len(items):   # the end is refused: that complies too
+        start = int(cursor)
+    else:
+        return {"error": {"code": -32602, "message": "invalid cursor"}}
+    page = items[start:start + page_size]
+    more = start + len(page) < len(items)
+    return {"items": page, **({"nextCursor": str(start + len(page))} if more else {})}
+'''
+
+HMAC_PAGER = '''
+import base64, hashlib, hmac
+
+_KEY = b"fixed server key shared by every replica"
+
+
+def _sign(offset):
+    tag = hmac.new(_KEY, str(offset).encode(), hashlib.sha256).hexdigest()[:16]
+    return base64.b32encode(f"{offset}.{tag}".encode()).decode()
+
+
+def list_page(items, cursor, page_size):
+    start = 0
+    if cursor is not None:
+        try:
+            offset, tag = base64.b32decode(cursor.encode()).decode().split(".")
+            start = int(offset)
+        except Exception:
+            return {"error": {"code": -32602, "message": "bad cursor"}}
+        if not hmac.compare_digest(_sign(start), cursor) or start > len(items):
+            return {"error": {"code": -32602, "message": "bad cursor"}}
+    end = min(start + page_size, len(items))
+    result = {"items": items[start:end]}
+    if end < len(items):
+        result["nextCursor"] = _sign(end)
+    return result
+'''
+
+HTTP_TABLE = '''
+import json
+
+ORDER_OF_CHECKS = "method, body, shape, headers, version, method name, _meta"
+SUPPORTED = ("2026-07-28",)
+KNOWN = ("server/discover", "tools/list", "tools/call", "resources/list", "resources/templates/list",
+         "resources/read", "prompts/list", "prompts/get", "completion/complete", "subscriptions/listen")
+
+
+def answer(method, headers, body):
+    if method.upper() != "POST":
+        return {"status": 405, "error": None}
+    try:
+        msg = json.loads(body)
+    except json.JSONDecodeError:
+        return {"status": 400, "error": -32700}
+    if type(msg) is not dict or msg.get("jsonrpc") != "2.0" or type(msg.get("method")) is not str:
+        return {"status": 400, "error": -32600}
+    if "id" in msg and (msg["id"] is None or type(msg["id"]) not in (int, str)):
+        return {"status": 400, "error": -32600}
+    h = {}
+    for k, v in headers.items():
+        h[k.casefold()] = v
+    params = msg.get("params") if type(msg.get("params")) is dict else {}
+    meta = params.get("_meta") if type(params.get("_meta")) is dict else {}
+    v = meta.get("io.modelcontextprotocol/protocolVersion")
+    hv = h.get("mcp-protocol-version")
+    name_key = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}.get(msg["method"])
+    bad_headers = (hv is None or (v is not None and hv != v) or h.get("mcp-method") != msg["method"]
+                   or (name_key and h.get("mcp-name") != params.get(name_key)))
+    if bad_headers:
+        return {"status": 400, "error": -32020}
+    if "id" not in msg:
+        return {"status": 400, "error": None}   # refusing a client notification complies too
+    if msg["method"] == "initialize":
+        return {"status": 404, "error": -32601}  # the other accepted refusal
+    if isinstance(v, str) and v not in SUPPORTED:
+        return {"status": 400, "error": -32022}
+    if msg["method"] not in KNOWN:
+        return {"status": 404, "error": -32601}
+    if v is None or "io.modelcontextprotocol/clientCapabilities" not in meta:
+        return {"status": 400, "error": -32602}
+    return {"status": 200, "error": None}
+'''
+
+TOOL_RESULTS_OTHER = '''
+import json
+
+
+def run_tool(server, name, city):
+    if city not in server["tools"][name]["known"]:
+        return f"no station in {city}"
+    celsius = 10 + sum(map(ord, city)) % 20
+    return {"city": city, "celsius": celsius} if name == "temperature" else {"text": f"{city}: sunny, {celsius} C"}
+
+
+def answer(request, server):
+    modern = server["revision"] == "2026-07-28"
+    reply = {"jsonrpc": "2.0", "id": request["id"]}
+
+    def ok(**body):
+        reply["result"] = ({"resultType": "complete"} if modern else {}) | body
+        return reply
+
+    def fail(code):
+        reply["error"] = {"code": code, "message": "refused"}
+        return reply
+
+    p = request.get("params") or {}
+    if request["method"] == "resources/read":
+        if p.get("uri") not in server["resources"]:
+            return fail(-32602 if modern else -32002)
+        extra = {"ttlMs": 0, "cacheScope": "private"} if modern else {}   # a lifetime of our own choosing
+        return ok(contents=[{"text": server["resources"][p["uri"]], "mimeType": "text/plain", "uri": p["uri"]}],
+                  **extra)
+    if p.get("name") not in server["tools"]:
+        return fail(-32602)
+    args = p.get("arguments") or {}
+    if not isinstance(args.get("city"), str):
+        return ok(content=[{"type": "text", "text": "Please give a city."}], isError=True)
+    out = run_tool(server, p["name"], args["city"])
+    if isinstance(out, str):
+        return ok(content=[{"type": "text", "text": "Tool failed: " + out}], isError=True)
+    if server["tools"][p["name"]]["outputSchema"]:
+        copy = json.dumps(out, sort_keys=True, separators=(",", ":"))   # the same JSON, other formatting
+        return ok(content=[{"type": "text", "text": copy}], structuredContent=out, isError=False)
+    return ok(content=[{"type": "text", "text": out["text"]}], isError=False)
+'''
+
+ALTERNATIVES: list[tuple[str, str, str]] = [
+    ("ex05_pagination", "a plain JSON cursor", PLAIN_JSON_PAGER),
+    ("ex05_pagination", "a decimal cursor that refuses the end", DECIMAL_PAGER_REFUSING_THE_END),
+    ("ex05_pagination", "an HMAC-signed cursor (opaque to the checks)", HMAC_PAGER),
+    ("ex06_http_answers", "a table-driven front door that refuses notifications", HTTP_TABLE),
+    ("ex05_tool_results", "sorted-key text copies, explicit isError false, a private zero ttl", TOOL_RESULTS_OTHER),
+]
+
+
+@pytest.mark.parametrize(("exercise_id", "name", "source"), ALTERNATIVES, ids=[f"{a[0]}:{a[1]}" for a in ALTERNATIVES])
+def test_a_correct_alternative_passes(tmp_path: Path, exercise_id: str, name: str, source: str) -> None:
+    _passes(tmp_path, exercise_id, source, [0, 1, 7])
+
+
+# --- wrong answers: each rejected on 20 seeds by the check naming its rule ---------------------------------
+
+SEEDS20 = list(range(20))
+
+
+def assert_rejected(tmp_path: Path, exercise_id: str, source: str, check: str, rule: str) -> None:
+    """``source`` fails ``check`` on each of 20 seeds, and the failure names ``rule``."""
+    path = tmp_path / f"{exercise_id}_wrong.py"
+    path.write_text(source, encoding="utf-8")
+    for result in grade_seeds(get_exercise(exercise_id), path, path.name, SEEDS20, only=[check]):
+        assert not result.load_error, result.load_error
+        found = next(c for c in result.checks if c.name == check)
+        assert found.status in ("failed", "error"), f"passed {check!r} on a seed:\n{result}"
+        assert found.rule == rule and found.explanation and found.kind, f"wrong rule {found.rule!r}:\n{result}"
+
+
+P = "ex05_pagination"
+H = "ex06_http_answers"
+T = "ex05_tool_results"
+
+WRONG: list[tuple[str, str, Any, str, str]] = [
+    # pagination: boundaries (negative, the end), odd offsets, a null nextCursor
+    (P, "a plain JSON cursor without a lower bound",
+     PLAIN_JSON_PAGER.replace("start < 0 or ", ""), "A cursor the server never issued is -32602",
+     "pagination.invalid-cursor-32602"),
+    (P, "a cursor at the end answered with a nextCursor",
+     _edit(P, "    if end < len(items):", "    if end < len(items) or start == len(items):"),
+     "A cursor at exactly the end gets an empty last page (or -32602)", "pagination.missing-cursor-ends"),
+    (P, "nextCursor null on the last page",
+     _edit(P, '        page["nextCursor"] = _encode(end)', '        page["nextCursor"] = _encode(end)\n    else:\n'
+              '        page["nextCursor"] = None'),
+     "Only the last page has no nextCursor", "pagination.missing-cursor-ends"),
+    (P, "the start rounded down to an even position",
+     _edit(P, "        start = offset\n", "        start = offset - offset % 2\n"),
+     "Any list and page size pages like the simulator's", "pagination.stable-cursors"),
+    (P, "a position past the end served as an empty page",
+     _edit(P, "not 0 <= offset <= len(items)", "offset < 0"),
+     "A cursor at any position answers like the simulator's", "pagination.invalid-cursor-32602"),
+    # http answers: the truths the reference used to get wrong, a header spelling, a batch
+    (H, "a null id served", _edit(H, "        return isinstance(rid, (str, int)) and not isinstance(rid, bool)",
+                                  "        return rid is None or isinstance(rid, (str, int))"),
+     "A body that is no MCP request is refused before anything else", "jsonrpc.request-id-not-null"),
+    (H, "the method looked up before the version",
+     _edit(H, '''    if isinstance(meta.get(META_VERSION), str) and meta[META_VERSION] != VERSION:
+        return {"status": 400, "error": -32022}  # the version first: which methods exist depends on it
+    if message["method"] not in METHODS:
+        return {"status": 404, "error": -32601}''', '''    if message["method"] not in METHODS:
+        return {"status": 404, "error": -32601}
+    if isinstance(meta.get(META_VERSION), str) and meta[META_VERSION] != VERSION:
+        return {"status": 400, "error": -32022}'''),
+     "The status follows the JSON-RPC error", "http.modern.unsupported-version-400"),
+    (H, "a batch answered by its first request",
+     _edit(H, "    if not _is_message(message):", "    if isinstance(message, list) and message:\n"
+              "        message = message[0]\n    if not _is_message(message):"),
+     "A body that is no MCP request is refused before anything else", "jsonrpc.batches-only-2025-03-26"),
+    (H, "header names known in two spellings only",
+     _edit(H, "    head = {name.lower(): value for name, value in headers.items()}",
+           "    spellings = ('MCP-Protocol-Version', 'Mcp-Method', 'Mcp-Name', 'Mcp-Session-Id')\n"
+           "    head = {(name.lower() if name in spellings or name.islower() else name): value\n"
+           "            for name, value in headers.items()}"),
+     "A POST whose headers repeat its body is served", "http.modern.header-names-case-insensitive"),
+    (H, "a missing _meta version served", _edit(H, "    if any(key not in meta for key in REQUIRED_META):",
+                                                 "    if False:"),
+     "A body that is no MCP request is refused before anything else", "meta.missing-field-invalid-params"),
+    # tool results: the cache fields, a text copy that is no JSON, a tool name without its case
+    (T, "a 2026-07-28 read without its cache fields",
+     _edit(T, "            body.update(ttlMs=30_000, cacheScope=\"public\")", "            pass"),
+     "Resources: contents, or the era's not-found code", "caching.hints-required"),
+    (T, "the text copy written with str()",
+     _edit(T, '"text": json.dumps(outcome)}],\n', '"text": str(outcome)}],\n'),
+     "Structured output matches the outputSchema", "tools.structured-content-text-copy"),
+    (T, "tool names matched without their case",
+     _edit(T, "    name = params[\"name\"]\n", "    name = params[\"name\"].lower()\n"),
+     "Any request answers like the simulated server", "tools.unknown-tool-protocol-error"),
+    (T, "an extra argument refused",
+     _edit(T, "    if not isinstance(city, str):", "    if not isinstance(city, str) or len(params[\"arguments\"]) > 1:"),
+     "Any request answers like the simulated server", "tools.execution-error-is-result"),
+]
+
+
+@pytest.mark.parametrize(("exercise_id", "name", "source", "check", "rule"), WRONG, ids=[f"{w[0]}:{w[1]}" for w in WRONG])
+def test_a_plausible_wrong_answer_is_rejected_by_the_right_rule(tmp_path: Path, exercise_id: str, name: str,
+                                                                source: str, check: str, rule: str) -> None:
+    assert_rejected(tmp_path, exercise_id, source, check, rule)
