@@ -154,7 +154,9 @@ def test_lifecycle_is_enforced_for_a_legacy_only_server() -> None:
     r = run_with(legacy_only, body)
     assert r["early"]["error"]["code"] == -32600
     assert r["init"]["result"]["protocolVersion"] == "2025-06-18"  # its own newest, not the client's
-    assert r["before_initialized"]["error"]["code"] == -32600
+    # A request after the initialize result implies notifications/initialized, lost or late on the
+    # wire (simulator rule lifecycle.sim-request-implies-initialized): answered, not refused.
+    assert "tools" in r["before_initialized"]["result"]
     assert "tools" in r["ok"]["result"]
     assert r["again"]["error"]["code"] == -32600
 

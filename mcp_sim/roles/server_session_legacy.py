@@ -107,11 +107,31 @@ class LegacyConnection:
         if info is None or info.direction == "server→client":
             raise method_not_found(method, revision=version)
         handler = self._own_handlers.get(method) or capability_handlers.get(method)
+        self._imply_initialized(method)
         (self.lifecycle or LegacyLifecycle("server")).check_send(method, "client")
         self._require_server_capability(info, version)
         if handler is None:
             raise method_not_found(method, revision=version)
         return Context(self, request.id, method, params, version), handler  # type: ignore[arg-type]
+
+    def _imply_initialized(self, method: str) -> None:
+        """A client request after the server answered ``initialize`` but before
+        ``notifications/initialized`` arrived: the notification was lost or overtaken on the wire.
+
+        The client may send requests once the server has responded to ``initialize``
+        (``lifecycle.client-waits-for-initialize-result``), and it sends ``notifications/initialized``
+        right after the response (``lifecycle.initialized-notification``); nothing in the lifecycle
+        asks the server to refuse such a request. Refusing it would refuse every later request too,
+        for ever, when the notification was dropped. So this server takes the request as the sign
+        that the client finished initialization and enters normal operation (simulator rule
+        ``lifecycle.sim-request-implies-initialized``); the late notification, if it comes, changes
+        nothing. ``ping`` implies nothing: it is allowed before initialization is complete."""
+        lifecycle = self.lifecycle
+        if lifecycle is None or lifecycle.state is not LegacyState.INITIALIZED or method == "ping":
+            return
+        logger.info("%s arrived before notifications/initialized: taken as implying it "
+                    "(lifecycle.sim-request-implies-initialized)", method)
+        lifecycle.on_event("notifications/initialized")
 
     def _refuse_initialize(self, params: Mapping[str, Any]) -> McpError:
         """A modern-only server's answer to ``initialize``: the method is unknown to it, and the error

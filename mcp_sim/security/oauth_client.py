@@ -72,8 +72,11 @@ import json
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from types import EllipsisType
 from typing import Any, TypeVar
 from urllib.parse import quote, urlencode, urlsplit
+
+import anyio
 
 from mcp_sim.protocol.revisions import LATEST
 from mcp_sim.security.oauth import AS_METADATA_PATH, FORM, OIDC_METADATA_PATH, PRM_PATH, read_form, s256
@@ -226,15 +229,36 @@ class OAuthClient:
     as_metadata: dict[str, Any] | None = None
     steps: list[str] = field(default_factory=list)
     """What the flow did, one line a step (for tests and notebooks)."""
+    _flow: anyio.Lock | None = field(default=None, init=False, repr=False, compare=False)
+    """One flow at a time (made on first use, inside the event loop)."""
 
     # -- entry points ------------------------------------------------------------------------------
-    async def on_challenge(self, response: HttpResponse) -> str:
+    async def on_challenge(self, response: HttpResponse, carried: str | EllipsisType | None = ...) -> str:
         """React to a Server's ``401``/``403``: refresh, step up or authorize from scratch. Returns the
-        access token to retry with; raises :class:`OAuthFailed` when no token can be had."""
+        access token to retry with; raises :class:`OAuthFailed` when no token can be had.
+
+        ``carried`` is the access token the refused request carried (``None``: none). A refusal is
+        judged against *that* token, not against the one the client holds now: with several calls in
+        flight, another caller's flow may have replaced it meanwhile — with a token that has the
+        scope, so this request only needs to be retried with it, or without it, so a step-up is still
+        due. Concurrent challenges run one flow at a time, so the user is asked once. Without
+        ``carried`` (``...``) the request is taken to have carried the current token."""
+        if self._flow is None:
+            self._flow = anyio.Lock()
+        async with self._flow:
+            return await self._answer_challenge(response, carried)
+
+    async def _answer_challenge(self, response: HttpResponse, carried: str | EllipsisType | None) -> str:
         challenge = parse_www_authenticate(response.headers.get("WWW-Authenticate") or "")
         scope = challenge.get("scope")
+        current = self.tokens
+        replaced = current is not None and carried is not ... and carried != current.access_token
         if response.status == 403 and challenge.get("error") == "insufficient_scope":
             needed = set((scope or "").split())
+            if replaced and current is not None and needed <= set(current.scopes):
+                self.steps.append(f"step-up: another request already got a token with scope {scope!r}; "
+                                  "retry with it")
+                return current.access_token
             held = set(self.tokens.scopes) if self.tokens else set()
             if needed and needed <= held:
                 raise OAuthFailed(f"the Server refuses scope {scope!r} although the token carries it: asking "
@@ -245,6 +269,9 @@ class OAuthClient:
             return await self.authorize(challenge, " ".join(sorted(wanted)))
         if response.status != 401:
             raise OAuthFailed(f"HTTP {response.status} is not an authorization challenge")
+        if replaced and current is not None and current.expires_at_ms > self.clock_ms():
+            self.steps.append("another request already got a new token: retry with it")
+            return current.access_token
         if self.tokens is not None and self.tokens.refresh_token is not None:
             try:
                 return await self.refresh()
@@ -564,5 +591,5 @@ async def with_authorization(oauth: OAuthClient, action: Callable[[str | None], 
         except HttpStatusError as refused:
             if refused.status not in (401, 403):
                 raise
-            token = await oauth.on_challenge(refused.response)
+            token = await oauth.on_challenge(refused.response, token)  # judged against the token it carried
     return await action(token)

@@ -214,6 +214,8 @@ class Wire:
         self._heap: list[tuple[float, int, Callable[[str], None], str]] = []
         self._seq = 0
         self._last_due = 0.0
+        self._latest_due = 0.0
+        """When the last frame now in flight arrives, held-back (reordered) ones included."""
         self._timer: asyncio.TimerHandle | None = None
         self._timer_due = 0.0
 
@@ -273,14 +275,26 @@ class Wire:
         if shipment.fifo:
             due = max(due, self._last_due)
             self._last_due = due
+        self._latest_due = max(self._latest_due, due)
         self._seq += 1
         heapq.heappush(self._heap, (due, self._seq, deliver, shipment.frame))
         self._arm()
 
     def ship_control(self, deliver: Callable[[], None]) -> None:
-        """Deliver a control signal (end-of-file, end of an HTTP response) after every frame already in
-        flight, with no fault and no frame number: a closed pipe is seen after the bytes written before."""
-        self.ship(Shipment(""), lambda _frame: deliver())
+        """Deliver a control signal (end-of-file, the end of an HTTP response or SSE stream) after every
+        frame already in flight, with no fault and no frame number: a closed pipe is seen after the
+        bytes written before. *Every* frame — also one held back by ``reorder``: the end of a stream
+        must not overtake an event it carries, or the reader would be released and the late event
+        dropped although the trace shows it sent."""
+        if not self._heap:
+            deliver()
+            return
+        now = self.sim.now()
+        due = max(now, self._last_due, self._latest_due)
+        self._last_due = due
+        self._seq += 1
+        heapq.heappush(self._heap, (due, self._seq, lambda _frame: deliver(), ""))
+        self._arm()
 
     def _arm(self) -> None:
         # Frames in flight are not tasks: like packets in a network they are timed deliveries, one
@@ -307,6 +321,7 @@ class Wire:
         """Forget every frame still in flight (the connection broke); returns how many were lost."""
         lost = len(self._heap)
         self._heap.clear()
+        self._latest_due = self._last_due
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None

@@ -32,6 +32,7 @@ and tests about status codes and headers.
 from __future__ import annotations
 
 import json
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeGuard
 
@@ -40,7 +41,7 @@ from anyio.abc import TaskGroup
 
 from mcp_sim.protocol.revisions import revision_at
 from mcp_sim.security.identity import AuthInfo
-from mcp_sim.transports.base import LinkInfo, SessionExpired, TransportClosed
+from mcp_sim.transports.base import LinkInfo, SessionExpired, StreamLost, TransportClosed
 from mcp_sim.transports.faults import Faults, LinkFaults, Shipment, Wire, decode_frame
 from mcp_sim.transports.http import (
     ACCEPT_BOTH,
@@ -84,6 +85,7 @@ that breaks every resumed stream at once must not keep the client reconnecting f
 
 DEFAULT_RECONNECT_MS = 1000
 """How long a legacy client waits before resuming a broken stream when the server sent no ``retry``."""
+_STREAM_LOST = "\x00stream lost"  # this object (``is``) in the inbox: a StreamLost, after what came before it
 
 
 class HttpClientStream:
@@ -125,6 +127,8 @@ class HttpClientStream:
         self._scopes: dict[anyio.CancelScope, None] = {}
         """Open exchanges' cancel scopes, in the order they opened (closing cancels them in that order)."""
         self._listening = False
+        self.report_lost_streams = False  # a Client sets it: receive() raises StreamLost (else only recorded)
+        self._lost_streams: deque[StreamLost] = deque()
 
     # -- MessageStream --------------------------------------------------------------------------
     async def send(self, message: JSONRPCMessage, *, related_request_id: RequestId | None = None) -> None:
@@ -147,7 +151,14 @@ class HttpClientStream:
 
     async def receive(self) -> JSONRPCMessage | InvalidMessage:
         text = await self._inbox.get()  # anyio.EndOfStream once the link is closed
+        if text is _STREAM_LOST:
+            raise self._lost_streams.popleft()
         return decode_frame(text, self.revision or self.protocol_version)
+
+    def _report_lost(self, why: str, request_id: RequestId | None) -> None:
+        if self.report_lost_streams and not self.closed:
+            self._lost_streams.append(StreamLost(why, request_id))
+            self._inbox.put(_STREAM_LOST)
 
     async def aclose(self) -> None:
         """Close the link. Legacy: ``DELETE`` the session (the spec's SHOULD). Modern: close every
@@ -243,7 +254,7 @@ class HttpClientStream:
 
     # -- the wire out -----------------------------------------------------------------------------
     async def _transmit(self, exchange: HttpExchange, *,
-                        duplicate: Callable[[HttpExchange], Awaitable[None]] | None = None) -> bool:
+                        duplicate: Callable[[HttpExchange, float], Awaitable[None]] | None = None) -> bool:
         """Put a request on the wire (recorded, with faults). ``False`` if it never reaches the server."""
         request = exchange.request
         if request.body:
@@ -265,8 +276,10 @@ class HttpClientStream:
             if first is None:
                 first = shipment
             elif duplicate is not None:
+                # The copy travels as long as the original and waits until the original was handed
+                # to the server (see _post): a copy never overtakes the frame it copies.
                 copy = HttpExchange(self, HttpRequest(request.method, request.path, request.headers, shipment.frame))
-                self._spawn(duplicate, copy)
+                self._spawn(duplicate, copy, shipment.delay)
         if first is None:
             return False
         if first.delay > 0:
@@ -303,8 +316,12 @@ class HttpClientStream:
 
     async def _post(self, request: HttpRequest, message: JSONRPCMessage, modern: bool) -> None:
         exchange = HttpExchange(self, request)
+        handed = anyio.Event()
+        """Set once the original is in the server's hands (or lost): only then may its copy arrive."""
 
-        async def duplicate(copy: HttpExchange) -> None:
+        async def duplicate(copy: HttpExchange, delay: float) -> None:
+            await anyio.sleep(delay)  # the copy's own time on the wire, as the fault model drew it
+            await handed.wait()
             if await self.server.handle(copy) == "accepted":
                 await self._read_answer(copy, message)
             else:
@@ -318,11 +335,17 @@ class HttpClientStream:
         # requests alone (legacy copies share the session, which drops them; answers may still be
         # duplicated).
         can_copy = not (modern and isinstance(message, JSONRPCRequest))
-        if not await self._transmit(exchange, duplicate=duplicate if can_copy else None):
-            return  # lost on the way: the caller will learn it from its timeout
-        if isinstance(message, JSONRPCRequest):
-            self._open[message.id] = exchange
-        verdict = await self.server.handle(exchange)
+        try:
+            if not await self._transmit(exchange, duplicate=duplicate if can_copy else None):
+                # Lost on the way: a caller learns it from its timeout. A lost initialized notification
+                # still ends the client's initialization: its GET stream opens all the same.
+                self._listen_after(message, modern)
+                return
+            if isinstance(message, JSONRPCRequest):
+                self._open[message.id] = exchange
+            verdict = await self.server.handle(exchange)
+        finally:
+            handed.set()
         if verdict == "accepted":
             if isinstance(message, JSONRPCRequest):
                 exchange.handle_frames(_AnswerReader(self, exchange, message.id))
@@ -334,6 +357,10 @@ class HttpClientStream:
         if response is None:
             raise TransportClosed(f"{request.line()}: the connection broke before a response")
         self._refused_or_accepted(request, response, message)
+        self._listen_after(message, modern)
+
+    def _listen_after(self, message: JSONRPCMessage, modern: bool) -> None:
+        """Legacy: open the GET stream once ``notifications/initialized`` has been sent."""
         if (not modern and isinstance(message, JSONRPCNotification) and message.method == "notifications/initialized"
                 and self.open_get_stream and not self._listening):
             self._listening = True
@@ -377,6 +404,7 @@ class HttpClientStream:
         self.sim.recorder.record_event(kind="transport", link=self.info.name, sender=self.info.client,
                                        receiver=self.info.client, text=why, transport="http",
                                        marks=("session-expired",))
+        self._report_lost(why, None)
 
     def _cancel_by_closing(self, notification: JSONRPCNotification) -> None:
         request_id = (notification.params or {}).get("requestId")
@@ -490,6 +518,8 @@ class HttpClientStream:
             kind="transport", link=self.info.name, sender=self.info.client, receiver=self.info.client,
             text=f"the response stream broke and cannot be resumed: {what} is lost (re-issue it with a new id)",
             transport="http", marks=("lost",), request_id=request_id)
+        if request_id is not None:
+            self._report_lost(f"the response stream of request {request_id!r} broke for good", request_id)
 
     async def _resume(self, last_event_id: str) -> HttpExchange | None:
         """Legacy resumption: wait ``retry`` ms, then ``GET`` with ``Last-Event-ID``."""

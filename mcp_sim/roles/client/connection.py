@@ -23,6 +23,7 @@ This is the bottom layer of the Client, and it knows nothing of MCP's methods. I
 
 from __future__ import annotations
 
+import json
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
@@ -127,6 +128,9 @@ class ClientConnection(ABC):
         """(why, id) of every response the client ignored: ``late``, ``duplicate`` or ``unknown``."""
         self._invalid_replies = 0
         """How many unreadable frames this connection answered (at most :data:`MAX_INVALID_REPLIES`)."""
+        self._server_requests: dict[RequestId, str] = {}
+        """Legacy: every request the server sent in this session, by id, with what it said (see
+        :meth:`_server_request_copy`). A new session starts it afresh (:mod:`.opening`)."""
 
     # ---------------------------------------------------------------------------------------------
     # naming and recording
@@ -303,7 +307,8 @@ class ClientConnection(ABC):
         elif isinstance(message, JSONRPCNotification):
             self._on_notification(message)
         elif isinstance(message, JSONRPCRequest):
-            tg.start_soon(self._on_server_request, message)
+            if not self._server_request_copy(message):
+                tg.start_soon(self._on_server_request, message)
         else:
             self._note("transport", f"{self.participant} could not read a frame: {message.reason}", marks=("invalid",))
             if message.is_answerable and self.era == "legacy" and (
@@ -316,6 +321,30 @@ class ClientConnection(ABC):
                 elif self._invalid_replies == MAX_INVALID_REPLIES + 1:
                     self._note("transport", f"{self.participant} stops answering unreadable frames: "
                                f"{MAX_INVALID_REPLIES} answered on this connection already", marks=("invalid",))
+
+    def _server_request_copy(self, request: JSONRPCRequest) -> bool:
+        """Is ``request`` one the server already sent in this session? The client's copy check, the
+        twin of the server's (:mod:`mcp_sim.roles.server_session`): the same id and the same method
+        and params is a copy the link made (a duplicated frame), and the Host must not ask its user the
+        same question twice — a scripted user's next answer would go to the wrong question. The copy
+        is dropped: the first arrival gets the one answer. A *different* request reusing an id is the
+        server's bug (rule ``jsonrpc.legacy.request-id-unused-in-session``); it is not answered either, since
+        a second response with that id would be taken as the first request's answer."""
+        if self.era != "legacy":
+            return False  # a modern server sends no requests at all (see client_input)
+        said = json.dumps([request.method, request.params], sort_keys=True, separators=(",", ":"), default=str)
+        before = self._server_requests.get(request.id)
+        if before is None:
+            self._server_requests[request.id] = said
+            return False
+        copy = before == said
+        self._note("transport", f"{self.participant} ignores "
+                   + (f"a copy of the server's {request.method} (id {request.id!r}): it answers the first one only"
+                      if copy else f"a {request.method} reusing the id {request.id!r} of another server request "
+                      "in this session"),
+                   marks=("duplicate" if copy else "reused-id", "ignored"), request_id=request.id,
+                   method=request.method)
+        return True
 
     def _on_response(self, response: JSONRPCResultResponse | JSONRPCErrorResponse) -> None:
         rid = response.id

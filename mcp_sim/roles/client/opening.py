@@ -211,6 +211,7 @@ class SessionOpening(ClientConnection):
     async def _initialize_once(self) -> None:
         self.era = "legacy"
         self.lifecycle = LegacyLifecycle("client")
+        self._server_requests = {}  # a new session: the server's request ids start afresh
         offered = self._newest("legacy")
         self._set_version(offered)
         params = {"protocolVersion": offered, "capabilities": self.capabilities(offered),
