@@ -8,12 +8,13 @@
 
 (``as-mix-up`` lives in :mod:`mcp_sim.scenarios.security.mixup_lab` and reuses this module's helpers.)
 
-This module also holds what these labs share: the user's :class:`Browser` (it follows redirects, keeps
-cookies and asks its person on a consent page), a :class:`LoggingSite` (a web server that remembers
-what it was sent: where an attacker reads a stolen code), and the MCP Server whose data the attacker is
-after. Every OAuth step is a real exchange on the simulated web, recorded in the trace with tokens
-redacted; the third party and the authorization servers are
-:class:`~mcp_sim.security.oauth.OAuthAuthorizationServer`.
+What these labs share — the user's :class:`Browser`, a :class:`LoggingSite` and the MCP Server whose
+data the attacker is after — lives in :mod:`mcp_sim.scenarios.security.oauth_world` (and is
+re-exported here). Every OAuth step is a real exchange on the simulated web, recorded in the trace with
+tokens redacted; the third party and the authorization servers are
+:class:`~mcp_sim.security.oauth.OAuthAuthorizationServer`, the third party with browser sessions and
+its own consent per client (:class:`~mcp_sim.security.oauth_front.FrontChannel`), so whose code it
+issues follows from which browser arrives, signed in as whom.
 """
 
 from __future__ import annotations
@@ -22,10 +23,16 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
-from urllib.parse import urlencode, urljoin, urlsplit, urlunsplit
+from urllib.parse import urlencode, urlsplit
 
-from mcp_sim.capabilities.context import Context
-from mcp_sim.roles.server import Server
+from mcp_sim.scenarios.security.oauth_world import (
+    Browser,
+    LoggingSite,
+    files_seen,
+    origin,
+    private_files,
+    redeem,
+)
 from mcp_sim.security.identity import User, pick_distinct, pick_name
 from mcp_sim.security.lab import Lab, LabContext, LabFacts, Outcome
 from mcp_sim.security.oauth import (
@@ -34,124 +41,27 @@ from mcp_sim.security.oauth import (
     RedirectMatch,
     RegisteredClient,
     ScriptedUser,
-    exact_redirect_match,
     form_body,
     json_response,
+    loopback_any_port_match,
     protected_resource_metadata,
     read_form,
     s256,
 )
-from mcp_sim.security.oauth_client import OAuthClient
+from mcp_sim.security.oauth_client import OAuthClient, OAuthFailed
+from mcp_sim.security.oauth_front import (
+    FrontChannel,
+    document_on_own_host,
+    native_only_registration,
+    redirect_host,
+)
 from mcp_sim.security.oauth_web import DocumentSite, SimulatedWeb
-from mcp_sim.security.tokens import AuthorizationServer, TokenRejected
+from mcp_sim.security.tokens import AuthorizationServer
 from mcp_sim.transports.http import Headers, HttpRequest, HttpResponse
 
-__all__ = ["LABS", "Browser", "LoggingSite", "McpProxy", "ProxyRules", "RedirectMatching", "files_seen", "origin_prefix_match",
-           "private_files", "redeem"]
+__all__ = ["LABS", "Browser", "LoggingSite", "McpProxy", "ProxyRules", "RedirectMatching", "files_seen", "origin",
+           "origin_prefix_match", "private_files", "redeem"]
 
-
-def origin(url: str) -> str:
-    """``scheme://host[:port]`` of ``url``, without any user information."""
-    parts = urlsplit(url)
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{parts.hostname}{port}"
-
-
-@dataclass
-class Browser:
-    """A person's browser. It follows redirects, sends each site the cookie that site set, drops the
-    ``user@`` part of a URL (the host is what follows the ``@``), and on a consent page asks its person
-    (``decide(page)``) and posts the answer."""
-
-    web: SimulatedWeb
-    name: str
-    decide: Callable[[dict[str, Any]], bool] = lambda page: False
-    cookies: dict[str, str] = field(default_factory=dict)
-    answers: list[str] = field(default_factory=list)
-    """What its person answered on consent pages, one line each."""
-
-    async def open(self, url: str, *, hops: int = 8, stop_at: str | None = None) -> HttpResponse:
-        """Open ``url`` and follow where it leads; the last response. With ``stop_at`` (an origin) the
-        browser stops before a redirect to that site (its ``Location`` is in the returned response)."""
-        method, body = "GET", ""
-        response = HttpResponse(404)
-        for _ in range(hops):
-            site, parts = origin(url), urlsplit(url)
-            url = urlunsplit((parts.scheme, site.split("//", 1)[1], parts.path or "/", parts.query, ""))
-            headers = {"Cookie": self.cookies[site]} if site in self.cookies else {}
-            if body:
-                headers["Content-Type"] = FORM
-            response = await self.web.fetch(self.name, method, url, headers=headers, body=body)
-            cookie = response.headers.get("Set-Cookie")
-            if cookie:
-                self.cookies[site] = cookie.split(";")[0]
-            location = response.headers.get("Location")
-            if response.status in (302, 303) and location:
-                url, method, body = urljoin(url, location), "GET", ""
-                if stop_at is not None and origin(url) == stop_at:
-                    return response
-                continue
-            page = response.json() if response.status == 200 and response.content_type == "application/json" else {}
-            consent = page.get("consent") if isinstance(page, dict) else None
-            if not isinstance(consent, dict):
-                return response
-            answer = "yes" if self.decide(consent) else "no"
-            self.answers.append(f"{'approved' if answer == 'yes' else 'declined'} {consent.get('client_name')!r} "
-                                f"(redirecting to {consent.get('redirect_uri')})")
-            url, method, body = urljoin(url, consent["form"]), "POST", form_body({"ticket": consent["ticket"],
-                                                                                  "approve": answer})
-        return response
-
-
-@dataclass
-class LoggingSite:
-    """A web server that answers every request with a plain page and remembers what it was sent —
-    including any ``code`` a redirect delivered in the query."""
-
-    participant: str
-    received: list[str] = field(default_factory=list)
-
-    def serve(self, request: HttpRequest) -> HttpResponse:
-        self.received.append(request.path)
-        return HttpResponse(200, Headers({"Content-Type": "text/plain"}), "thanks")
-
-    def codes(self, under: str = "/") -> list[str]:
-        """The authorization codes delivered to paths under ``under``."""
-        found = [read_form(path.partition("?")[2]).get("code") for path in self.received if path.startswith(under)]
-        return [code for code in found if code]
-
-
-def private_files(ctx: LabContext, owner: User, name: str = "files") -> tuple[Server, list[str]]:
-    """The MCP Server the attacker is after: its one tool lists the caller's private files (only the
-    owner's token shows them)."""
-    rng = ctx.rng
-    files = [f"{word}-{rng.randint(2019, 2026)}.pdf" for word in pick_distinct(rng, "server", rng.randint(2, 4))]
-    server = Server(name, version="1.0.0", per_caller=True)
-
-    @server.tool(annotations={"readOnlyHint": True})
-    def list_files(call: Context) -> str:
-        """Your private files."""
-        return "\n".join(files) if call.auth is not None and call.auth.subject == owner.subject else "(none)"
-
-    return server, files
-
-
-async def files_seen(ctx: LabContext, link: str, server: Server, table: AuthorizationServer, token: str | None,
-                     audience: str, client_name: str) -> list[str]:
-    """Call ``list_files`` on ``server`` with ``token`` (validated for ``audience``): the lines seen."""
-    try:
-        auth = table.validate(token, audience=audience)
-    except TokenRejected:
-        return []
-    async with ctx.client(link, server, auth=auth, client_name=client_name) as client:
-        text = (await client.call_tool("list_files", {}))["content"][0]["text"]
-    return [line for line in str(text).splitlines() if line != "(none)"]
-
-
-async def redeem(web: SimulatedWeb, sender: str, token_endpoint: str, fields: dict[str, str]) -> str | None:
-    """POST an ``authorization_code`` grant; the access token, or ``None`` when refused."""
-    answer = await web.fetch(sender, "POST", token_endpoint, headers={"Content-Type": FORM}, body=form_body(fields))
-    return str(answer.json()["access_token"]) if answer.status == 200 else None
 
 
 # --------------------------------------------------------------------------------------------------
@@ -183,11 +93,14 @@ REDIRECT = LabFacts(
              "PKCE challenge, so PKCE did not help"),
     boundary="exact redirect URI matching at the authorization server",
     fix=("the authorization server compares the redirect_uri with the registered ones character for character "
-         "and, on a mismatch, shows an error instead of redirecting anywhere"),
+         "(only the port of a loopback IP literal is free, as RFC 8252 requires for native apps) and, on a "
+         "mismatch, shows an error instead of redirecting anywhere"),
     rule=("an authorization server compares redirect URIs exactly with the registered ones; PKCE does not help "
           "when the attacker started the flow."),
-    rules=("auth.exact-redirect-match",),
-    not_covered=("an open redirect or a page the attacker controls at the exact registered URI itself, and a "
+    rules=("auth.exact-redirect-match", "auth.sim-loopback-any-port"),
+    not_covered=("an open redirect or a page the attacker controls at the exact registered URI itself, a "
+                 "program on the user's own machine listening on another loopback port (the port is free by "
+                 "design: see the localhost-redirect-impersonation lab and auth.cimd-warn-localhost), and a "
                  "user who signs in at a phishing copy of the authorization server"),
     roles=("The authorization server is OAuthAuthorizationServer (its redirect_match is the defence), the "
            "client's own flow is OAuthClient, the user's browser follows the redirects on the simulated web, "
@@ -221,6 +134,17 @@ async def redirect_story(ctx: LabContext, defence: RedirectMatching) -> Outcome:
                         lambda: sim.token(16), sim.now_ms, preregistered={issuer: app.client_id})
     token = await oauth.authorize({"resource_metadata": prm_url}, "files:read")
     mine = await files_seen(ctx, "files-app", server, table, token, resource, "Files app")
+    # ... and a native app, registered as http://127.0.0.1/callback, listens on whatever port the operating
+    # system gave it this time (RFC 8252 section 7.3: the port of a loopback literal is free).
+    native = login.preregister("Files desktop", ["http://127.0.0.1/callback"])
+    port = rng.randint(49152, 65535)
+    desktop = OAuthClient(web, "client/desktop", resource, "Files desktop", f"http://127.0.0.1:{port}/callback",
+                          lambda: sim.token(16), sim.now_ms, preregistered={issuer: native.client_id})
+    try:
+        desktop_token: str | None = await desktop.authorize({"resource_metadata": prm_url}, "files:read")
+    except OAuthFailed:  # a comparison that ignores RFC 8252 refuses the native app: the legitimate work fails
+        desktop_token = None
+    mine_native = await files_seen(ctx, "files-desktop", server, table, desktop_token, resource, "Files desktop")
 
     # The attack: an authorization link for the Files app, with a redirect URI of the attacker's choice
     # and the attacker's own PKCE challenge.
@@ -246,7 +170,7 @@ async def redirect_story(ctx: LabContext, defence: RedirectMatching) -> Outcome:
         succeeded=bool(got),
         evidence={"redirect_uri": landing, "registered": list(app.redirect_uris), "codes_captured": len(codes),
                   "files_obtained": got, "variant": ctx.variant},
-        legitimate=set(mine) == set(files),
+        legitimate=set(mine) == set(files) == set(mine_native),
         obtained=f"received a code at {landing}, redeemed it with its own PKCE verifier and listed {len(got)} "
                  f"of {victim.subject}'s files",
         stopped_by=f"the authorization server answered {refused.status}: {refused.body}",
@@ -429,37 +353,50 @@ DEPUTY = LabFacts(
     summary="An MCP proxy with one static client id lets an attacker ride the user's consent upstream.",
     title="Confused deputy (MCP proxy without per-client consent)",
     attacker="an attacker who registered their own client at an MCP proxy server",
-    controls=("their client's registration (its redirect URI), the authorization links they get the user to "
-              "open, and their own browser session at the proxy"),
+    controls=("their client's registration (its name and redirect URI), the authorization links they get the user "
+              "to open, their own browser and their own account at the third party, and a client of their own "
+              "there"),
     goal="a proxy token for the user's account at the third party, and the user's private repositories through it",
     mistake=("the proxy is one client (one static client id) at the third-party authorization server, where the "
              "user had consented once; it forwarded any client's request without asking the user, so the third "
-             "party's remembered consent let the flow through and the proxy sent the code to the attacker's "
-             "redirect URI"),
+             "party's remembered consent let the flow through the user's signed-in browser and the proxy sent "
+             "the code to the attacker's redirect URI"),
     boundary="the MCP proxy's own per-client consent, exact redirect URI matching and session-bound state",
-    fix=("the proxy shows its own consent screen for each client and redirect URI the user has not approved in "
-         "this browser, compares redirect URIs exactly, and accepts the third party's callback only in the "
-         "browser session whose request it forwarded"),
+    fix=("the proxy shows its own consent screen, naming the client and where it redirects, for each client and "
+         "redirect URI the user has not approved in this browser, compares redirect URIs exactly (the loopback "
+         "port free), and accepts the third party's callback only in the browser session whose request it "
+         "forwarded"),
     rule=("an MCP proxy with one static client id upstream asks the user's consent per client, matches "
           "redirect URIs exactly and sets its state only after consent."),
     rules=("auth.proxy-consent-per-client", "security.bp.proxy-redirect-exact",
            "security.bp.proxy-state-after-consent"),
-    not_covered=("a user who approves the attacker's client on the proxy's consent screen, and flaws of the "
-                 "third-party authorization server itself"),
-    roles=("The third party is OAuthAuthorizationServer; the proxy is written in the lab as a sans-IO site on the "
-           "simulated web (its upstream code exchange is a recorded HTTP exchange); browsers follow real "
-           "redirects; the repositories are a real Server called by a real Client with the proxy's token."),
+    not_covered=("a user who approves the attacker's client on the proxy's consent screen (the screen shows the "
+                 "client's name, which the attacker chooses, and the redirect host, which it cannot fake), a "
+                 "program on the user's machine listening on the approved client's loopback redirect, and flaws "
+                 "of the third-party authorization server itself. The third party is modelled with browser "
+                 "sessions and its own consent per client (a simulator choice, auth.sim-registration-policy): "
+                 "a third party that issues codes for its user to any browser, or consents silently to any "
+                 "client, is outside what the proxy can fix"),
+    roles=("The third party is OAuthAuthorizationServer with browser sessions and consent pages (FrontChannel); "
+           "the proxy is written in the lab as a sans-IO site on the simulated web (its upstream code exchange "
+           "is a recorded HTTP exchange); each person has their own browser, signed in as themselves; the "
+           "repositories are a real Server called by a real Client with the proxy's token."),
 )
 
 
 async def deputy_story(ctx: LabContext, defence: ProxyRules) -> Outcome:
     sim, rng = ctx.sim, ctx.rng
     web = SimulatedWeb(sim)
-    victim = User(pick_name(rng, "user"), pick_name(rng, "tenant"))
+    victim, mallory = (User(name, pick_name(rng, "tenant")) for name in pick_distinct(rng, "user", 2))
     upstream, api, proxy_url = "https://code-host.example", "https://api.code-host.example", "https://proxy.example"
     third_table = AuthorizationServer(upstream, lambda: sim.token(16), sim.now_ms)
-    third = OAuthAuthorizationServer(upstream, third_table, ScriptedUser(victim), resources=(api,))
+    front = FrontChannel({victim.subject: (sim.token(8), victim), mallory.subject: (sim.token(8), mallory)},
+                         lambda: sim.token(16))
+    third = OAuthAuthorizationServer(upstream, third_table, ScriptedUser(victim), resources=(api,), front=front,
+                                     registration=native_only_registration, document_policy=document_on_own_host,
+                                     client_documents=lambda url: web.fetch_json_now(third.participant, url))
     static = third.preregister("MCP proxy", [f"{proxy_url}/callback"])
+    front.approved.add((victim.subject, static.client_id, f"{proxy_url}/callback"))  # the user consented once
 
     def identify(token: str) -> User:
         issued = third_table.introspect(token)
@@ -482,48 +419,75 @@ async def deputy_story(ctx: LabContext, defence: ProxyRules) -> Outcome:
                                  body=json.dumps({"client_name": name, "redirect_uris": [redirect]}))
         return str(answer.json()["client_id"])
 
-    def link(client_id: str, redirect: str, verifier: str) -> str:
-        return f"{proxy_url}/authorize?" + urlencode({
+    def link(client_id: str, redirect: str, verifier: str, at: str = proxy_url, **extra: str) -> str:
+        return f"{at}/authorize?" + urlencode({
             "response_type": "code", "client_id": client_id, "redirect_uri": redirect, "code_challenge": s256(verifier),
-            "code_challenge_method": "S256", "state": sim.token(8)})
+            "code_challenge_method": "S256", "state": sim.token(8), **extra})
 
-    async def token_from(site: LoggingSite, sender: str, client_id: str, redirect: str, verifier: str) -> str | None:
-        codes = site.codes(urlsplit(redirect).path)
-        return await redeem(web, sender, f"{proxy_url}/token", {
-            "grant_type": "authorization_code", "code": codes[-1], "redirect_uri": redirect, "client_id": client_id,
-            "code_verifier": verifier}) if codes else None
+    async def tokens_from(site: LoggingSite, sender: str, client_id: str, redirect: str, verifier: str,
+                          token_endpoint: str = f"{proxy_url}/token", **extra: str) -> list[str]:
+        found = [await redeem(web, sender, token_endpoint, {
+            "grant_type": "authorization_code", "code": code, "redirect_uri": redirect, "client_id": client_id,
+            "code_verifier": verifier, **extra}) for code in site.codes(urlsplit(redirect).path)]
+        return [token for token in found if token]
+
+    # The user's browser is signed in at the third party; the user approves what they recognise by name
+    # and by where it redirects: their IDE (on this computer) and the proxy itself.
+    expected = {("Victim's IDE", "127.0.0.1"), ("MCP proxy", "proxy.example")}
+    browser = Browser(web, "browser (victim)", lambda page: (page.get("client_name"), redirect_host(
+        str(page.get("redirect_uri")))) in expected, {upstream: front.signed_in(victim)})
 
     # The legitimate work: the user's IDE registers at the proxy and the user signs in through it.
     ide = await register("victim's IDE", "Victim's IDE", ide_redirect)
-    browser = Browser(web, "browser (victim)", lambda page: (page["client_id"], page["redirect_uri"]) == (ide, ide_redirect))
     ide_verifier = sim.token(32)
     await browser.open(link(ide, ide_redirect, ide_verifier))
-    ide_token = await token_from(ide_site, "victim's IDE", ide, ide_redirect, ide_verifier)
-    mine = await files_seen(ctx, "proxy-ide", server, proxy.tokens, ide_token, proxy.resource, "Victim's IDE")
+    ide_tokens = await tokens_from(ide_site, "victim's IDE", ide, ide_redirect, ide_verifier)
+    mine = await files_seen(ctx, "proxy-ide", server, proxy.tokens, (ide_tokens or [None])[-1], proxy.resource,
+                            "Victim's IDE")
 
     # The attack: a client of the attacker's, a link for the user to open, and the code at the attacker's site.
     evil_redirect, verifier = f"https://{evil_host}/callback", sim.token(32)
     got: list[str] = []
     with ctx.attack():
-        client = await register("attacker", "Repo Stats", evil_redirect)
+        name = "Victim's IDE" if ctx.variant == "lookalike-name" else "Repo Stats"
+        client = await register("attacker", name, evil_redirect)
         client = ide if ctx.variant == "approved-client-other-redirect" else client
         bait = link(client, evil_redirect, verifier)
         if ctx.variant == "consented-by-attacker":  # the attacker goes through the proxy's screen themselves
             own = await Browser(web, "browser (attacker)", lambda page: True).open(bait, stop_at=upstream)
             bait = own.headers.get("Location") or bait
+        if ctx.variant == "own-browser-all-the-way":  # ... and on to the third party, signed in as itself
+            await Browser(web, "browser (attacker)", lambda page: True,
+                          sign_in=lambda page: {"username": mallory.subject,
+                                                "password": front.accounts[mallory.subject][0]}).open(bait)
+            bait = link(client, evil_redirect, verifier)  # then, with nothing of the victim's, the user's turn
+        direct_verifier = sim.token(32)
+        if ctx.variant == "direct-to-third-party":  # a client of its own at the third party, tried first
+            evil_site.documents["/oauth/client.json"] = {
+                "client_id": f"https://{evil_host}/oauth/client.json", "client_name": "Repo Stats",
+                "redirect_uris": [f"https://{evil_host}/upstream"], "token_endpoint_auth_method": "none"}
+            evil_site.next_hops.append(bait)  # a refusal lands here, and the browser goes on to the proxy link
+            bait = link(f"https://{evil_host}/oauth/client.json", f"https://{evil_host}/upstream", direct_verifier,
+                        at=upstream, resource=api)
         ctx.note("attacker", "user", f"sends a link: {bait}", attack=True)
         seen = await browser.open(bait)
-        stolen = await token_from(evil_site, "attacker", client, evil_redirect, verifier)
-        got = await files_seen(ctx, "proxy-attacker", server, proxy.tokens, stolen, proxy.resource, "Repo Stats")
+        stolen = await tokens_from(evil_site, "attacker", client, evil_redirect, verifier)
+        for token in stolen:
+            got += await files_seen(ctx, "proxy-attacker", server, proxy.tokens, token, proxy.resource, "Repo Stats")
+        for token in await tokens_from(evil_site, "attacker", f"https://{evil_host}/oauth/client.json",
+                                       f"https://{evil_host}/upstream", direct_verifier, f"{upstream}/token",
+                                       resource=api):
+            got += await files_seen(ctx, "api-attacker", server, third_table, token, api, "Repo Stats")
     return Outcome(
         succeeded=bool(got),
         evidence={"victim": victim.subject, "attacker_client": client, "redirect": evil_redirect,
-                  "token_issued": stolen is not None, "repos_obtained": got,
+                  "tokens_issued": len(stolen), "repos_obtained": got,
+                  "third_party_tokens_for": sorted({t.subject for t in third_table.issued.values()}),
                   "consents": len(proxy.consents), "variant": ctx.variant},
         legitimate=set(mine) == set(repos),
-        obtained=f"obtained a proxy token for {victim.subject} without their consent and listed {len(got)} private "
+        obtained=f"obtained a token for {victim.subject} without their consent and listed {len(got)} private "
                  "repositories",
-        stopped_by="; ".join([f"on the proxy's consent screen the user {line}" for line in browser.answers[1:]]
+        stopped_by="; ".join([f"on a consent screen the user {line}" for line in browser.answers[1:]]
                              + [f"the user's browser ended at {seen.status}: {seen.body}"]),
     )
 
@@ -531,12 +495,18 @@ async def deputy_story(ctx: LabContext, defence: ProxyRules) -> Outcome:
 LABS: Final = (
     Lab("confused-deputy", DEPUTY, deputy_story,
         {"vulnerable": ProxyRules(no_proxy_consent, any_redirect, bind_state=False),
-         "fixed": ProxyRules(consent_per_client_and_redirect, exact_redirect_match, bind_state=True)},
+         "fixed": ProxyRules(consent_per_client_and_redirect, loopback_any_port_match, bind_state=True)},
         {"approved-client-other-redirect": "the attacker uses the user's approved client id with its own redirect URI",
          "consented-by-attacker": "the attacker approves its client on the proxy's screen in its own browser and "
-                                  "sends the user the third party's link, with the proxy's state for that request"}),
+                                  "sends the user the third party's link, with the proxy's state for that request",
+         "lookalike-name": "the attacker's client is registered under the name of the user's own IDE",
+         "own-browser-all-the-way": "the attacker first runs the whole flow in its own browser, through the proxy "
+                                    "and the third party (signed in as itself), then sends the user the link",
+         "direct-to-third-party": "the attacker first sends the user to the third party with a client of its own "
+                                  "there (a metadata document on its host); refused, the browser goes on to the "
+                                  "proxy link"}),
     Lab("redirect-uri-manipulation", REDIRECT, redirect_story,
-        {"vulnerable": RedirectMatching(origin_prefix_match), "fixed": RedirectMatching(exact_redirect_match)},
+        {"vulnerable": RedirectMatching(origin_prefix_match), "fixed": RedirectMatching(loopback_any_port_match)},
         {"lookalike-host": "the redirect URI's host starts with the client's host name and ends in the attacker's",
          "same-host-page": "the redirect URI is a user page on the client's own host that the attacker writes"}),
 )
