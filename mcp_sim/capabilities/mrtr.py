@@ -233,7 +233,7 @@ class SealedStateCodec:
             raise _rejected("it was issued to another caller")
         if envelope.get("req") != ctx.request_digest:
             raise _rejected("it was issued for a different request")
-        if ctx.now() > envelope.get("exp", 0):
+        if ctx.now() >= envelope.get("exp", 0):  # valid for ttl seconds: no longer at the end of them
             raise _rejected("it has expired")
         nonce = envelope.get("nonce")
         ctx.request_state_nonce = nonce if isinstance(nonce, str) else None

@@ -259,12 +259,24 @@ def case_internal(rng: Any, kind: str) -> Case:
     return _line(_request(rng, server, method), rng), server, -32603, f"the server's {method} handler crashes"
 
 
-NO_ERROR_KINDS = ("call", "failing tool", "read", "list", "notification", "another supported version")
+NO_ERROR_KINDS = ("call", "call in 2026-07-28", "call needing a capability the request declares", "failing tool",
+                  "failing tool in 2026-07-28", "read", "read in 2026-07-28", "list", "list in 2026-07-28",
+                  "notification", "another supported version")
+"""Each era is a kind of its own (not a draw of the seed), so every seed tries a modern call, a modern
+read and a modern call whose needed capability is declared."""
 
 
 def case_no_error(rng: Any, kind: str) -> Case:
-    server = make_server(rng, MODERN if kind == "another supported version" else None)
-    if kind == "another supported version":
+    modern = kind.endswith("2026-07-28") or kind in ("another supported version",
+                                                      "call needing a capability the request declares")
+    server = make_server(rng, MODERN if modern else rng.choice(LEGACY))
+    kind = kind.removesuffix(" in 2026-07-28")
+    if kind == "call needing a capability the request declares":
+        name = rng.choice(list(server["tools"]))
+        server["tools"][name]["needs"] = rng.choice(_NEEDS)
+        server["failing_tools"] = [n for n in server["failing_tools"] if n != name]
+        msg = _good_call(rng, {**server, "tools": {name: server["tools"][name]}})
+    elif kind == "another supported version":
         server["supported_versions"] = [MODERN, rng.choice(("2027-03-01", "2027-09-15"))]
         msg = _good_call(rng, server)
         msg["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = server["supported_versions"][1]

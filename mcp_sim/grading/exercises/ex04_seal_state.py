@@ -24,10 +24,16 @@ import copy
 import hashlib
 import json
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
+from hypothesis import strategies as st
+
+from mcp_sim.capabilities.mrtr import SealedStateCodec, request_digest
+from mcp_sim.grading.differential import Mismatch, differential, same_json, show
 from mcp_sim.grading.learner_code import LearnerError
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
+from mcp_sim.protocol.errors import McpError
 
 R_INTEGRITY = "mrtr.state-integrity"
 R_BIND = "mrtr.state-bound"
@@ -339,6 +345,117 @@ def check_mac_strength(ctx: CheckContext, kind: str) -> None:
                            f"server that answers fast.")
 
 
+# --- generated: any state, caller, arguments and time, against the simulator's SealedStateCodec ----------
+
+@dataclass
+class _Subject:
+    subject: str
+
+
+@dataclass
+class _Round:
+    """What the simulator's codec reads of one round trip (a ``RoundTripCaller``)."""
+
+    auth: _Subject
+    request_digest: str
+    at: float
+    request_state_nonce: str | None = None
+
+    def now(self) -> float:
+        return self.at
+
+
+CALLER_CHANGES = ("same", "another caller", "upper case", "longer", "prefix")
+ARGUMENT_CHANGES = ("same", "reordered", "a value changed", "one added", "one removed", "an int as a string")
+TIME_OFFSETS = (0.0, 1.0, -1.0, -0.5, -0.001, 0.001, 0.5, 30.0)
+"""When the token is presented, relative to its expiry (whole-second sealing times and ttls, so the
+expiry itself is exact: a difference at the boundary is the learner's, not a float's)."""
+
+_VALUES = st.one_of(st.integers(-3, 10**6), st.sampled_from(("", "naïve café", "☃", "line1\nline2", "o-17")),
+                    st.booleans(), st.none(), st.lists(st.integers(0, 9), max_size=3))
+_STATES = st.dictionaries(st.sampled_from(("step", "cart", "note", "amount", "choice")), _VALUES, max_size=4)
+_ARGUMENTS = st.dictionaries(st.sampled_from(("order_id", "limit", "notify", "filters", "city")), _VALUES,
+                             max_size=4)
+SEALINGS = st.fixed_dictionaries({
+    "state": _STATES, "caller": st.sampled_from(_CALLERS), "arguments": _ARGUMENTS,
+    "now": st.integers(0, 2_000_000_000), "ttl": st.sampled_from((1, 30, 300, 2.5, 0.5)),
+    "caller_change": st.sampled_from(CALLER_CHANGES), "argument_change": st.sampled_from(ARGUMENT_CHANGES),
+    "offset": st.sampled_from(TIME_OFFSETS)})
+
+
+def presented(case: dict[str, Any]) -> tuple[str, dict[str, Any], float]:
+    """Who presents the token, with which arguments, when."""
+    caller, change = case["caller"], case["caller_change"]
+    caller = {"same": caller, "another caller": "mallory@evil.example", "upper case": caller.upper(),
+              "longer": caller + "x", "prefix": caller[:-1]}[change]
+    args = dict(case["arguments"])
+    change = case["argument_change"]
+    if change == "reordered":
+        args = dict(reversed(list(args.items())))
+    elif change == "a value changed" and args:
+        first = next(iter(args))
+        args[first] = [args[first]]
+    elif change == "one added":
+        args["force"] = True
+    elif change == "one removed" and args:
+        args.pop(next(iter(args)))
+    elif change == "an int as a string":
+        ints = [k for k, v in args.items() if isinstance(v, int) and not isinstance(v, bool)]
+        if ints:
+            args[ints[0]] = str(args[ints[0]])
+    return caller, args, case["now"] + case["ttl"] + case["offset"]
+
+
+def _oracle_round_trip(key: bytes, case: dict[str, Any]) -> tuple[bool, Any]:
+    codec = SealedStateCodec(key, ttl_seconds=case["ttl"])
+    sealed = _Round(_Subject(case["caller"]), request_digest("tools/call", {"arguments": case["arguments"]}),
+                    case["now"])
+    token = codec.seal(case["state"], sealed)  # type: ignore[arg-type]
+    caller, args, at = presented(case)
+    try:
+        return True, codec.open(token, _Round(_Subject(caller), request_digest("tools/call", {"arguments": args}),
+                                              at))  # type: ignore[arg-type]
+    except McpError:
+        return False, None
+
+
+def _learner_round_trip(ctx: CheckContext, key: bytes, case: dict[str, Any]) -> tuple[bool, Any]:
+    token = _seal(ctx, {"key": key, **case})
+    caller, args, at = presented(case)
+    return _open(ctx, key, token, caller, args, at)
+
+
+def _describe(case: dict[str, Any]) -> str:
+    caller, args, at = presented(case)
+    return (f"sealed for {case['caller']!r} with arguments {show(case['arguments'])} at now={case['now']}, "
+            f"ttl={case['ttl']}, state {show(case['state'])}; presented by {caller!r} with arguments {show(args)} "
+            f"at now={at!r}")
+
+
+def _compare_round_trip(case: dict[str, Any], got: tuple[bool, Any], want: tuple[bool, Any]) -> Mismatch | None:
+    accepted, state = got
+    if accepted == want[0] and (not accepted or same_json(state, want[1])):
+        return None
+    if not want[0]:
+        what = ("another caller" if case["caller_change"] != "same" else
+                "other arguments" if presented(case)[1] != case["arguments"] else "a time at or after its expiry")
+        return Mismatch(f"open_state() accepted a token presented by {what}.", R_BIND,
+                        expected="a ValueError: the simulator's sealed state refuses it")
+    if not accepted:
+        return Mismatch(f"open_state() refused a token it should open ({state}).", R_INTEGRITY if case[
+            "caller_change"] == "same" and case["argument_change"] in ("same", "reordered") and case["offset"] < 0
+            else R_BIND, expected=f"the state {show(want[1])}")
+    return Mismatch(f"open_state() gave back {show(state)}, not the state that was sealed.", R_INTEGRITY,
+                    expected=f"the state {show(want[1])}")
+
+
+def check_generated(ctx: CheckContext, kind: str) -> None:
+    key = ctx.rng.randbytes(32)
+    differential(ctx, SEALINGS, learner=lambda case: _learner_round_trip(ctx, key, case),
+                 oracle=lambda case: _oracle_round_trip(key, case), compare=_compare_round_trip, describe=_describe,
+                 examples=20)
+
+
 EXERCISE = Exercise(
     id="ex04_seal_state",
     title="Seal requestState: integrity, binding, expiry",
@@ -364,6 +481,10 @@ EXERCISE = Exercise(
         Check("A real HMAC, full-length tags, constant-time comparison", R_CONST, check_mac_strength,
               ("HMAC with the server's key", "constant-time comparison", "full-length tag"),
               hint="Look at how the tag is made and how it is compared, not only whether it matches."),
+        Check("Any state, caller, arguments and time: accepted or refused like the simulator's", R_BIND,
+              check_generated, ("generated",),
+              hint="A token opens only for the caller it was sealed for, the same arguments in any key order, "
+                   "strictly before its expiry, and gives back exactly the state sealed."),
     ),
     hints=(
         Hint("A client can change any byte of requestState. The only thing it cannot do without the server's "
