@@ -209,10 +209,11 @@ def test_progress_file_round_trips_and_is_written_atomically(tmp_path: Path, mon
     assert grade(EX).passed
     grade(EX)
     progress = store.load()[EX]
-    assert progress.attempts == 3 and progress.passed and progress.passed_on_attempt == 2 and progress.verified
+    assert progress.attempts == 3 and progress.passed and progress.passed_on_attempt == 2
     assert progress.best_checks_passed == progress.total_checks == len(get_exercise(EX).checks)
     raw = json.loads(_progress_in_tmp.read_text(encoding="utf-8"))
-    assert raw["version"] == 2 and EX in raw["exercises"] and raw["exercises"][EX]["tag"]
+    assert raw["version"] == 3 and EX in raw["exercises"] and "tag" not in raw["exercises"][EX]
+    assert not any(p.suffix == ".key" for p in _progress_in_tmp.parent.iterdir())  # no key beside it
     assert [p.name for p in _progress_in_tmp.parent.iterdir() if p.name.startswith(".progress")] == []
     # reference runs and other files are not recorded as the learner's progress
     grade(EX, reference=True)
@@ -220,17 +221,21 @@ def test_progress_file_round_trips_and_is_written_atomically(tmp_path: Path, mon
     assert store.load()[EX].attempts == 3
 
 
-def test_a_hand_edited_progress_entry_is_not_trusted(tmp_path: Path, _progress_in_tmp: Path) -> None:
+def test_self_study_progress_keeps_no_secret(tmp_path: Path, _progress_in_tmp: Path) -> None:
+    """Nothing the learner's own process could read is a secret: no key file, no tag — so a hand edit
+    is simply the record (self-study grading checks understanding, not honesty), and the command says so."""
+    from mcp_sim.grading.commands import progress_table
+
     store = ProgressStore.default()
     store.record(grade(EX, file=_learner(tmp_path, "    return requested"), record=False))
+    assert store.private_paths() == (_progress_in_tmp,)
     raw = json.loads(_progress_in_tmp.read_text(encoding="utf-8"))
-    raw["exercises"][EX]["passed"] = True
-    raw["exercises"]["ex01_topology"] = {**raw["exercises"][EX], "passed": True}
+    assert set(raw["exercises"][EX]) == {"attempts", "best_checks_passed", "total_checks", "passed",
+                                         "passed_on_attempt", "last_status"}
+    raw["exercises"][EX]["tag"] = "from an older version"  # read, and ignored
     _progress_in_tmp.write_text(json.dumps(raw), encoding="utf-8")
-    loaded = store.load()
-    assert not loaded[EX].passed and not loaded[EX].verified
-    assert not loaded["ex01_topology"].passed
-    assert "not verified" in loaded[EX].last_status
+    assert store.load()[EX].attempts == 1 and not store.load()[EX].passed
+    assert "not honesty" in progress_table(store)
 
 
 def test_one_progress_file_per_project_whatever_the_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

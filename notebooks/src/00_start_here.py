@@ -114,7 +114,10 @@ ask("00-run-above-revision-2026")
 #
 # (`grade` from `mcp_sim.grading` returns the same verdict as data, its hints folded one inside the
 # next.) Or grade from a terminal: `mcp-sim grade ex02_error_codes` (all exercises: `mcp-sim grade`;
-# your progress: `mcp-sim progress`). The checks run your code on many generated cases, not on one
+# your progress: `mcp-sim progress`). Self-study grading checks your understanding, not your honesty:
+# your code runs as you and could read the reference solutions one folder away, and the record it
+# keeps proves nothing to anyone else (a class grades with `mcp-sim grade --isolation os`, in a sandbox
+# that holds only your files). The checks run your code on many generated cases, not on one
 # example, so an answer that only works for one example will not pass. The cases are seeded, not
 # random: the same seed always gives the same cases, so a failure can be reproduced, and `mcp-sim
 # grade --seed 7` draws another set. A failed check cites the rule you broke, shows the case that
