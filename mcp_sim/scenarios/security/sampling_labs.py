@@ -145,6 +145,19 @@ def review_text(server: str, text: str) -> tuple[str, list[str]]:
     return " ".join(kept), removed
 
 
+def _review_content(server: str, content: Any) -> tuple[Any, list[str]]:
+    """A message's content with its text blocks reviewed. Since 2025-11-25 ``content`` is one block *or an
+    array of blocks* (text, image, audio, tool use, tool result); every text block is reviewed, other
+    blocks pass unchanged, and the shape (block or array) is kept."""
+    if isinstance(content, list):
+        reviewed = [_review_content(server, block) for block in content]
+        return [block for block, _ in reviewed], [cut for _, cuts in reviewed for cut in cuts]
+    if isinstance(content, Mapping) and content.get("type") == "text":
+        text, cut = review_text(server, str(content.get("text", "")))
+        return {**content, "text": text}, cut
+    return content, []
+
+
 class ReviewedSampling(SamplingMediator):
     """The fix: the user is shown the whole request — system prompt and every message, hidden
     characters revealed — and the sentences that give the model orders are edited out; the answer goes
@@ -154,10 +167,8 @@ class ReviewedSampling(SamplingMediator):
         removed: list[str] = []
         messages = []
         for message in params.get("messages") or []:
-            content = dict(message.get("content") or {})
-            if content.get("type") == "text":
-                content["text"], cut = review_text(server, str(content.get("text", "")))
-                removed += cut
+            content, cut = _review_content(server, message.get("content"))
+            removed += cut
             messages.append({**message, "content": content})
         edited = {**params, "messages": messages}
         if params.get("systemPrompt"):
@@ -248,7 +259,11 @@ async def injection_story(ctx: LabContext, defence: Mediation) -> Outcome:
     @writer.tool()
     async def polish(text: str, call: Context) -> str:
         """Polish a short text."""
-        answer = await call.sample([prompt], 200, system_prompt=system)
+        # One user message whose content is an array of text blocks (2025-11-25): the instruction, the text.
+        instruction, _, body = prompt.partition(": ")
+        message = {"role": "user", "content": [{"type": "text", "text": f"{instruction}:"},
+                                               {"type": "text", "text": body}]}
+        answer = await call.sample([message], 200, system_prompt=system)
         got.append(_sampled_text(answer))
         return "polished"
 
