@@ -116,13 +116,13 @@ def _items_named(count: int) -> list[dict[str, Any]]:
     return [{"name": n, "description": f"{n.capitalize()} things."} for n in names]
 
 
-def forge(cursor: str, offset: int, new: int) -> str | None:
+def forge(cursor: str, offset: int, new: Any) -> str | None:
     """``cursor`` (which names ``offset``) rewritten to name ``new``, for the common formats a learner picks —
     a decimal number, JSON with the offset in a member, base64 of either — or ``None`` if the format is not
     one of those (an opaque cursor stays opaque: the checks then cannot forge one)."""
     def rewrite(text: str) -> str | None:
         if text.strip() == str(offset):
-            return str(new)
+            return str(new) if type(new) is int else None  # a number has no other types to forge
         try:
             body = json.loads(text)
         except ValueError:
@@ -148,7 +148,8 @@ def forge(cursor: str, offset: int, new: int) -> str | None:
     return None
 
 
-_NEVER = {"random text": ("abc", "zzzz", "next", "%not-a-cursor%"), "empty string": ("",)}
+_NEVER = {"random text": ("abc", "zzzz", "next", "%not-a-cursor%"), "empty string": ("",),
+          "base64 of JSON that is no object": ("WzJd", "bnVsbA", "IjIi")}  # [2], null, "2"
 
 
 def _expect_invalid(ctx: CheckContext, items: list[dict[str, Any]], cursor: str, size: int, why: str) -> None:
@@ -168,7 +169,8 @@ def check_bad_cursor(ctx: CheckContext, kind: str) -> None:
         cursor = walk(ctx, longer, 3)[-2]["nextCursor"]  # names item 15: not in this list
         _expect_invalid(ctx, items, cursor, size, "names a position past the end of this list")
     elif kind in _NEVER:
-        _expect_invalid(ctx, items, ctx.rng.choice(_NEVER[kind]), size, "was never issued by any server")
+        for cursor in _NEVER[kind]:
+            _expect_invalid(ctx, items, cursor, size, "was never issued by any server")
     elif kind == "json naming a position outside the list":
         for offset in (-1, len(items) + ctx.rng.randint(1, 3)):  # outside the list in every cursor design
             _expect_invalid(ctx, items, json.dumps({"offset": offset}), size, "names a position outside the list")
@@ -176,10 +178,13 @@ def check_bad_cursor(ctx: CheckContext, kind: str) -> None:
         own = _own_cursor(ctx, 2)
         if own is None:
             raise CheckFailed("A list of 5 items served 2 per page needs a nextCursor on its first page.", R_LAST)
-        offset = -ctx.rng.randint(1, 2) if kind == "your own cursor, negative" else len(items) + ctx.rng.randint(1, 2)
-        forged = forge(own, 2, offset)
-        if forged is not None:  # a format the check cannot read is opaque: nothing to forge
-            _expect_invalid(ctx, items, forged, size, f"is your own cursor format naming position {offset}")
+        offsets: tuple[Any, ...] = {"your own cursor, negative": (-1, -2),
+                                    "your own cursor, past the end": (len(items) + 1, len(items) + 2),
+                                    "your own cursor, offset not an integer": (True, "1", 1.5)}[kind]
+        for offset in offsets:
+            forged = forge(own, 2, offset)
+            if forged is not None:  # a format the check cannot read is opaque: nothing to forge
+                _expect_invalid(ctx, items, forged, size, f"is your own cursor format naming position {offset!r}")
 
 
 def check_at_the_end(ctx: CheckContext, kind: str) -> None:
@@ -336,8 +341,9 @@ EXERCISE = Exercise(
         Check("Only the last page has no nextCursor", R_LAST, check_last, ("exact multiple", "empty list", "one page"),
               hint="Is anything left after this page? Only then is there a next cursor."),
         Check("A cursor the server never issued is -32602", R_BAD, check_bad_cursor,
-              ("random text", "empty string", "json naming a position outside the list", "cursor from a longer list",
-               "your own cursor, negative", "your own cursor, past the end"),
+              ("random text", "empty string", "base64 of JSON that is no object",
+               "json naming a position outside the list", "cursor from a longer list", "your own cursor, negative",
+               "your own cursor, past the end", "your own cursor, offset not an integer"),
               hint="Decode the cursor defensively, and check the position it names exists in this list."),
         Check("A cursor at exactly the end gets an empty last page (or -32602)", R_LAST, check_at_the_end,
               ("cursor at the end", "a longer list's cursor for an empty list"),
