@@ -360,7 +360,8 @@ class SimulatedHttpServer:
         return self._reply(exchange, 202, None)
 
     def _new_session(self, exchange: HttpExchange, auth: AuthInfo | None) -> LegacySession:
-        # By default visible ASCII, unguessable, from the seeded generator (never os.urandom).
+        # Visible ASCII. By default from the seeded generator, so traces replay: predictable to whoever knows
+        # the seed, so a real server mints from a CSPRNG instead (sessions.csprng_ids: the secrets module).
         session_id = self.session_policy.mint(self.sim)
         link = exchange.link.info
         info = LinkInfo(name=link.name, transport="http", client=link.client, server=link.server)

@@ -52,8 +52,9 @@ ResponseMode = Literal["auto", "json", "sse"]
 class SessionPolicy:
     """How a legacy endpoint mints ``Mcp-Session-Id`` values and what a session id is allowed to prove.
 
-    The default is what the spec asks for: ids that are random (from the simulation's seeded generator)
-    and therefore globally unique, a bearer token checked on *every* request, and each session bound
+    The default is what the spec asks for: ids that are random and therefore globally unique (drawn from
+    the simulation's seeded generator so traces replay; a real server mints from a CSPRNG, the
+    :mod:`secrets` module, since a seeded generator is predictable to whoever knows the seed), a bearer token checked on *every* request, and each session bound
     to the user who opened it, so another user's request naming it is answered ``404``. The security
     lab ``session-hijacking`` swaps in the mistakes: counting ids, a known id accepted in place of a
     token (``id_authenticates``), no binding (``bind_to_user=False``)."""

@@ -18,6 +18,7 @@ JSON-RPC bodies the simulator encodes.
 from __future__ import annotations
 
 import json
+import secrets
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -53,8 +54,17 @@ def counting_ids(sim: Simulation) -> str:
     return f"session-{sim.next_number('mcp-session')}"
 
 
+def csprng_ids(sim: Simulation | None = None) -> str:
+    """What a real server mints: 128 bits from the operating system's CSPRNG (:mod:`secrets`), which no
+    one can predict. The simulation never uses it (a trace must replay byte for byte); it is here so the
+    lesson's "random" has real code behind it: ``SessionPolicy(mint=csprng_ids)`` on a real wire."""
+    return secrets.token_hex(16)
+
+
 def random_ids(sim: Simulation) -> str:
-    """128 bits from the seeded generator: unique and not guessable (a real server uses a CSPRNG)."""
+    """The simulation's stand-in for :func:`csprng_ids`: 128 bits from the *seeded* generator, so the same
+    seed gives the same trace. Unique and, to an attacker who does not know the seed, as unguessable as
+    the real thing — but predictable to anyone who knows it, which is why real code uses :func:`csprng_ids`."""
     return sim.token(16)
 
 
@@ -76,7 +86,8 @@ FACTS = LabFacts(
     mistake=("the server numbered its sessions and let a request in because it named a known session, so the "
              "id worked as a password that could be guessed, leaked, or used with somebody else's token"),
     boundary="the server's authentication of every request and its binding of each session to the user who opened it",
-    fix=("session ids are random (globally unique, not guessable); every request must carry a valid token of its "
+    fix=("session ids are random (128 bits; in real use from a CSPRNG, csprng_ids, drawn here from the "
+         "simulation's seeded generator only so that traces replay); every request must carry a valid token of its "
          "own, and a session answers only requests whose token names the user who opened it (otherwise this simulator "
          "answers 404, its own choice: 403 would comply too) — "
          "for POST, the resumable GET stream and DELETE alike"),
@@ -86,7 +97,9 @@ FACTS = LabFacts(
     rules=("security.bp.verify-every-request", "security.bp.legacy.session-not-auth",
            "security.bp.legacy.session-id-random", "security.bp.legacy.session-bind-user",
            "security.sessions.foreign-session-404"),
-    not_covered=("a stolen bearer token of the victim (with it the attacker is the victim), a compromised client, "
+    not_covered=("a stolen bearer token of the victim (with it the attacker is the victim), ids from a predictable "
+                 "generator (the simulation's seeded one is predictable to whoever knows the seed: a real server "
+                 "uses secrets, security.bp.legacy.session-id-random), a compromised client, "
                  "and a server that keeps one shared queue for all users; 2026-07-28 drops sessions, and its state "
                  "handles need the same binding"),
     revision=REVISION,
