@@ -60,7 +60,7 @@ def generated_check(exercise_id: str) -> str:
     return names[0]
 
 
-GENERATED = ("ex07_cache",)
+GENERATED = ("ex07_cache", "ex07_list_changed")
 
 
 @pytest.mark.parametrize("exercise_id", GENERATED)
@@ -183,3 +183,104 @@ def test_ex07_cache_wrong_answers(tmp_path: Path, name: str, edits: Any, check: 
 @pytest.mark.parametrize("source", [CACHE_ALT_TUPLE_KEYS, CACHE_ALT_LIST], ids=["text keys", "list of entries"])
 def test_ex07_cache_alternatives_pass(tmp_path: Path, source: str) -> None:
     accepted(tmp_path, "ex07_cache", source)
+
+
+# --- ex07_list_changed --------------------------------------------------------------------------------
+
+LC_RELIST = "A list_changed re-lists that list, every page"
+LC_WHICH = "Only the lists the notification names, and only lists you hold"
+LC_DECLARED = "A kind the server did not declare with listChanged is ignored"
+LC_UNRELATED = "Other notifications change no list"
+
+LC_ALT_TABLE = '''
+COVERS = {"tools": ["tools/list"], "prompts": ["prompts/list"],
+          "resources": ["resources/list", "resources/templates/list"]}
+ITEMS = {"tools/list": "tools", "prompts/list": "prompts", "resources/list": "resources",
+         "resources/templates/list": "resourceTemplates"}
+
+
+def on_notification(lists, capabilities, notification, fetch):
+    method = notification.get("method", "")
+    parts = method.split("/")
+    if len(parts) != 3 or parts[0] != "notifications" or parts[2] != "list_changed" or parts[1] not in COVERS:
+        return lists
+    declared = capabilities.get(parts[1])
+    if not (isinstance(declared, dict) and declared.get("listChanged") == True):  # noqa: E712
+        return lists
+    out = {}
+    for name, items in lists.items():
+        if name not in COVERS[parts[1]]:
+            out[name] = items
+            continue
+        fresh, page = [], fetch(name, None)
+        fresh += page[ITEMS[name]]
+        while page.get("nextCursor"):
+            page = fetch(name, page["nextCursor"])
+            fresh += page[ITEMS[name]]
+        out[name] = fresh
+    return out
+'''
+
+LC_ALT_RECURSIVE = '''
+def _all(fetch, method, field, cursor=None):
+    page = fetch(method, cursor)
+    rest = _all(fetch, method, field, page["nextCursor"]) if "nextCursor" in page else []
+    return list(page.get(field, [])) + rest
+
+
+def on_notification(lists, capabilities, notification, fetch):
+    kinds = {"notifications/tools/list_changed": "tools", "notifications/prompts/list_changed": "prompts",
+             "notifications/resources/list_changed": "resources"}
+    kind = kinds.get(notification["method"])
+    if kind is None or not (capabilities.get(kind) or {}).get("listChanged") is True:
+        return dict(lists)
+    wanted = {"tools": [("tools/list", "tools")], "prompts": [("prompts/list", "prompts")],
+              "resources": [("resources/list", "resources"), ("resources/templates/list", "resourceTemplates")]}
+    new = dict(lists)
+    for method, field in wanted[kind]:
+        if method in new:
+            new[method] = _all(fetch, method, field)
+    return new
+'''
+
+LC_STALE_LOOP = "    for method in methods:\n        if method in lists:  # a list the client never fetched stays unfetched\n"
+
+LC_WRONG: list[tuple[str, Any, str, str]] = [
+    ("old and new merged (a removed tool stays)",
+     [("            new[method] = _whole_list(method, fetch)",
+       "            fresh = _whole_list(method, fetch)\n"
+       "            new[method] = lists[method] + [i for i in fresh if i not in lists[method]]")],
+     LC_RELIST, "change.list-changed-carries-no-list"),
+    ("an empty held list is taken for not held",
+     [(LC_STALE_LOOP, "    for method in methods:\n        if lists.get(method):  # a list the client never fetched\n")],
+     LC_RELIST, "change.list-changed-carries-no-list"),
+    ("resources re-listed only when templates are held too",
+     [(LC_STALE_LOOP, "    for method in methods:\n        if all(m in lists for m in methods):\n")],
+     LC_WHICH, "change.resources-list-changed-covers-templates"),
+    ("a notification with params taken for another kind",
+     [("    if notification.get(\"method\") not in STALE:",
+       "    if notification.get(\"params\") or notification.get(\"method\") not in STALE:")],
+     LC_RELIST, "change.list-changed-carries-no-list"),
+    ("only the tools capability is read",
+     [("    declared = capabilities.get(kind)", "    declared = capabilities.get(\"tools\")")],
+     LC_DECLARED, "change.sim-ignores-undeclared-list-changed"),
+    ("listChanged missing read as declared",
+     [("declared.get(\"listChanged\") is not True", "declared.get(\"listChanged\", True) is not True")],
+     LC_DECLARED, "change.sim-ignores-undeclared-list-changed"),
+    ("a log message about a list is read as a change",
+     [("    if notification.get(\"method\") not in STALE:",
+       "    if notification.get(\"method\") == \"notifications/message\":\n"
+       "        notification = {\"method\": \"notifications/tools/list_changed\"}\n"
+       "    if notification.get(\"method\") not in STALE:")],
+     LC_UNRELATED, "change.only-list-changed-means-relist"),
+]
+
+
+@pytest.mark.parametrize("name,edits,check,rule", LC_WRONG, ids=[w[0] for w in LC_WRONG])
+def test_ex07_list_changed_wrong_answers(tmp_path: Path, name: str, edits: Any, check: str, rule: str) -> None:
+    rejected(tmp_path, "ex07_list_changed", edits, check, rule)
+
+
+@pytest.mark.parametrize("source", [LC_ALT_TABLE, LC_ALT_RECURSIVE], ids=["split the method", "recursive pages"])
+def test_ex07_list_changed_alternatives_pass(tmp_path: Path, source: str) -> None:
+    accepted(tmp_path, "ex07_list_changed", source)
