@@ -20,8 +20,8 @@ from mcp_sim.security.oauth_web import SimulatedWeb
 from mcp_sim.sim.world import Simulation
 
 DISCOVERY = ex11_discovery_urls.EXERCISE.checks
-HEADER, WELL_KNOWN, AS = (c.name for c in DISCOVERY)
-NONE, INVALID, SCOPE, OK = (c.name for c in ex11_token_check.EXERCISE.checks)
+HEADER, WELL_KNOWN, AS = (c.name for c in DISCOVERY[:3])
+NONE, INVALID, SCOPE, OK = (c.name for c in ex11_token_check.EXERCISE.checks[:4])
 CHALLENGE, AUTHORIZE, VERIFY = (c.name for c in ex11_pkce.EXERCISE.checks)
 
 # (exercise, name, edits-or-source, the check that must fail)
@@ -71,8 +71,7 @@ WRONG: list[tuple[str, str, Any, str]] = [
       ('    return "Bearer " + ", ".join(params)', '    return "Bearer " + (", ".join(params) or \'realm="mcp"\')')],
      NONE),
     ("ex11_token_check", "any scheme read as a bearer token",
-     [('    if authorization is None or not authorization.startswith("Bearer "):',
-       '    if authorization is None:')], NONE),
+     [('    if scheme.lower() != "bearer" or not value:', '    if authorization is None:')], NONE),
     # --- ex11_pkce ---
     ("ex11_pkce", "a hex digest instead of base64url",
      [('base64.urlsafe_b64encode(digest).decode("ascii").rstrip("=")', "digest.hex()")], CHALLENGE),

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import random
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +26,9 @@ from hypothesis import given, settings
 from test_exercises import SEEDS, _edit
 
 from mcp_sim.grading import get_exercise
-from mcp_sim.grading.exercises import ex10_token_audience
+from mcp_sim.grading.exercises import ex10_token_audience, ex11_discovery_urls, ex11_token_check
 from mcp_sim.grading.runner import grade_seeds, reference_path
+from mcp_sim.security.oauth_client import metadata_urls
 
 ALT_SEEDS = [0, 1, 7]
 
@@ -64,10 +66,131 @@ def check_token(token, resource, required_scopes, now_ms):
     return 403 if missing else 200
 '''
 
+
+DISCOVERY_ALT_TOKENIZER = '''
+from urllib.parse import urlsplit, urlunsplit
+
+def _params(header):
+    scheme, _, rest = header.strip().partition(" ")
+    out, i, n = {}, 0, len(rest)
+    if scheme.casefold() != "bearer":
+        return out
+    while i < n:
+        while i < n and rest[i] in " ,":
+            i += 1
+        j = rest.find("=", i)
+        if j < 0:
+            break
+        name, i = rest[i:j].strip(), j + 1
+        if i < n and rest[i] == '"':
+            i += 1
+            chars = []
+            while i < n and rest[i] != '"':
+                if rest[i] == "\\\\":
+                    i += 1
+                chars.append(rest[i])
+                i += 1
+            i += 1
+            out[name] = "".join(chars)
+        else:
+            k = i
+            while i < n and rest[i] not in " ,":
+                i += 1
+            out[name] = rest[k:i]
+    return out
+
+def prm_urls(www_authenticate, server_url):
+    named = _params(www_authenticate).get("resource_metadata", "")
+    if named != "":
+        return [named]
+    s = urlsplit(server_url)
+    path = s.path.rstrip("/")
+    urls = [urlunsplit((s.scheme, s.netloc, "/.well-known/oauth-protected-resource" + path, "", ""))]
+    if path:
+        urls.append(urlunsplit((s.scheme, s.netloc, "/.well-known/oauth-protected-resource", "", "")))
+    return urls[::-1][::-1]
+
+def as_metadata_urls(issuer):
+    s = urlsplit(issuer)
+    base, path = f"{s.scheme}://{s.netloc}", s.path.rstrip("/")
+    found = [base + "/.well-known/oauth-authorization-server" + path, base + "/.well-known/openid-configuration" + path]
+    return found + ([base + path + "/.well-known/openid-configuration"] if path else [])
+'''
+
+DISCOVERY_ALT_REGEX = '''
+import re
+
+PARAM = re.compile(r'\\s*([\\w-]+)\\s*=\\s*("(?:\\\\.|[^"\\\\])*"|[^,\\s]*)\\s*(?:,|$)')
+WK = "/.well-known/"
+
+def _origin_path(url):
+    scheme, rest = url.split("://", 1)
+    host, slash, path = rest.partition("/")
+    return scheme + "://" + host, ("/" + path).rstrip("/") if slash else ""
+
+def prm_urls(www_authenticate, server_url):
+    head, _, rest = www_authenticate.partition(" ")
+    if head.lower() == "bearer":
+        for name, value in PARAM.findall(rest):
+            if name == "resource_metadata" and value.strip('"'):
+                return [value[1:-1] if value.startswith('"') else value]
+    origin, path = _origin_path(server_url)
+    return list(dict.fromkeys([origin + WK + "oauth-protected-resource" + path, origin + WK + "oauth-protected-resource"]))
+
+def as_metadata_urls(issuer):
+    origin, path = _origin_path(issuer)
+    if path == "":
+        return [origin + WK + "oauth-authorization-server", origin + WK + "openid-configuration"]
+    return [origin + WK + "oauth-authorization-server" + path, origin + WK + "openid-configuration" + path,
+            origin + path + WK + "openid-configuration"]
+'''
+
+TOKEN_CHECK_ALT_TABLE = '''
+def check_token(authorization, token, server):
+    meta = 'resource_metadata="%s"' % server["resource_metadata"]
+    parts = (authorization or "").split()
+    if len(parts) != 2 or parts[0].lower() != "bearer":
+        return {"status": 401, "www_authenticate": "bearer " + meta}
+    bad = (token is None or token["token"] != parts[1] or token["expires_at_ms"] <= server["now_ms"]
+           or token["audience"] != server["resource"])
+    if bad:
+        return {"status": 401, "www_authenticate": f'Bearer {meta},error="invalid_token"'}
+    if set(server["required_scopes"]) - set(token["scopes"]):
+        scope = " ".join(sorted(set(server["required_scopes"]) | {"profile"}))
+        return {"status": 403, "www_authenticate": f'Bearer scope="{scope}", {meta}, error="insufficient_scope"'}
+    return {"status": 200}
+'''
+
+TOKEN_CHECK_ALT_STEPS = '''
+def _header(server, **extra):
+    fields = dict(extra, resource_metadata=server["resource_metadata"])
+    return "Bearer " + ", ".join(f'{k}="{v}"' for k, v in fields.items())
+
+def check_token(authorization, token, server):
+    scheme, _, presented = (authorization or "").partition(" ")
+    presented = presented.strip()
+    if not (scheme.upper() == "BEARER" and presented):
+        return {"status": 401, "www_authenticate": _header(server, scope=" ".join(server["required_scopes"]))}
+    checks = [token is not None and token["token"] == presented,
+              token is not None and token["audience"] == server["resource"],
+              token is not None and server["now_ms"] < token["expires_at_ms"]]
+    if not all(checks):
+        return {"status": 401, "www_authenticate": _header(server, error="invalid_token")}
+    for needed in server["required_scopes"]:
+        if needed not in token["scopes"]:
+            return {"status": 403, "www_authenticate": _header(server, error="insufficient_scope",
+                                                                scope=" ".join(server["required_scopes"]))}
+    return {"status": 200}
+'''
+
 # (exercise, name, source, checks that must pass — all when empty)
 ALTERNATIVES: list[tuple[str, str, str]] = [
     ("ex10_token_audience", "flags first, all() over the scopes", AUDIENCE_ALT_EARLY_SCOPES),
     ("ex10_token_audience", "audience before expiry, a set difference", AUDIENCE_ALT_AUD_FIRST),
+    ("ex11_discovery_urls", "a hand-written RFC 7235 tokenizer, urlunsplit", DISCOVERY_ALT_TOKENIZER),
+    ("ex11_discovery_urls", "another regular expression, string splitting", DISCOVERY_ALT_REGEX),
+    ("ex11_token_check", "a lower-case challenge, compact commas, extra scopes named", TOKEN_CHECK_ALT_TABLE),
+    ("ex11_token_check", "scope on the 401 too, parameters in another order", TOKEN_CHECK_ALT_STEPS),
 ]
 
 # (exercise, name, edits-or-source, the check that must fail, the rule its failure names)
@@ -115,6 +238,75 @@ WRONG: list[tuple[str, str, Any, str, str]] = [
     ("ex10_token_audience", "now == exp still served (generated)",
      [("if now_ms >= token[\"exp_ms\"]:", "if now_ms > token[\"exp_ms\"]:")],
      "Any token, resource and time answers like the fixed validation", "auth.invalid-token-401"),
+    # --- ex11_discovery_urls ---
+    ("ex11_discovery_urls", "the scheme compared case-sensitively",
+     [('if scheme.lower() != "bearer":', 'if scheme != "Bearer":')],
+     "The header's resource_metadata is used as it is", "auth.prm-discovery-order"),
+    ("ex11_discovery_urls", "parameters split at \", \"",
+     [("return {m.group(1): m.group(2) if m.group(2) is not None else m.group(3) for m in _PARAM.finditer(rest)}",
+       "return dict((p.split('=', 1)[0], p.split('=', 1)[1].strip('\"')) for p in rest.split(', ') if '=' in p)")],
+     "The header's resource_metadata is used as it is", "auth.prm-discovery-order"),
+    ("ex11_discovery_urls", "a naive search for resource_metadata=\"…\"",
+     [("    named = _challenge(www_authenticate).get(\"resource_metadata\")",
+       "    import re\n    found = re.search(r'resource_metadata=\\\\?\"([^\"\\\\]*)', www_authenticate)\n"
+       "    named = found.group(1) if found else None")],
+     "The header's resource_metadata is used as it is", "auth.prm-discovery-order"),
+    ("ex11_discovery_urls", "the named URL's query dropped",
+     [("        return [named]\n", "        return [named.split('?')[0]]\n")],
+     "The header's resource_metadata is used as it is", "auth.prm-discovery-order"),
+    ("ex11_discovery_urls", "the port dropped from the origin",
+     [('return f"{parts.scheme}://{parts.netloc}", parts.path.rstrip("/")',
+       'return f"{parts.scheme}://{parts.hostname}", parts.path.rstrip("/")')],
+     "Without it: the well-known URIs, path-aware first", "auth.prm-discovery-order"),
+    ("ex11_discovery_urls", "the port dropped from the issuer",
+     [('return f"{parts.scheme}://{parts.netloc}", parts.path.rstrip("/")',
+       'return f"{parts.scheme}://{parts.hostname}", parts.path.rstrip("/")')],
+     "Authorization server metadata: RFC 8414, then OIDC, path-aware", "auth.as-metadata-order"),
+    ("ex11_discovery_urls", "the scheme compared case-sensitively (generated)",
+     [('if scheme.lower() != "bearer":', 'if scheme != "Bearer":')],
+     "Any challenge and endpoint: the client's list", "auth.prm-discovery-order"),
+    ("ex11_discovery_urls", "the port dropped from the issuer (generated)",
+     [('return f"{parts.scheme}://{parts.netloc}", parts.path.rstrip("/")',
+       'return f"{parts.scheme}://{parts.hostname}", parts.path.rstrip("/")')],
+     "Any issuer: the client's list", "auth.as-metadata-order"),
+    # --- ex11_token_check ---
+    ("ex11_token_check", "the scheme compared case-sensitively",
+     [('if scheme.lower() != "bearer" or not value:', 'if scheme != "Bearer" or not value:')],
+     "A good token is accepted", "auth.server-validates-tokens"),
+    ("ex11_token_check", "any one required scope suffices",
+     [('missing = [s for s in server["required_scopes"] if s not in token["scopes"]]',
+       'missing = [] if set(server["required_scopes"]) & set(token["scopes"]) else ["x"]')],
+     "A missing scope: 403 insufficient_scope naming the scopes", "auth.insufficient-scope-403"),
+    ("ex11_token_check", "a substring of a required scope accepted",
+     [('missing = [s for s in server["required_scopes"] if s not in token["scopes"]]',
+       'missing = [s for s in server["required_scopes"] if not any(s in t or t.endswith("*") for t in '
+       'token["scopes"])]')],
+     "A missing scope: 403 insufficient_scope naming the scopes", "auth.insufficient-scope-403"),
+    ("ex11_token_check", "the audience's prefix accepted",
+     [('if token["audience"] != server["resource"]:', 'if not server["resource"].startswith(token["audience"]):')],
+     "A bad token: 401 invalid_token", "auth.server-validates-audience"),
+    ("ex11_token_check", "scopes checked before the expiry",
+     [('    if server["now_ms"] >= token["expires_at_ms"]:',
+       '    if [s for s in server["required_scopes"] if s not in token["scopes"]]:\n'
+       '        return {"status": 403, "www_authenticate": _challenge(server, "insufficient_scope", '
+       '" ".join(server["required_scopes"]))}\n    if server["now_ms"] >= token["expires_at_ms"]:')],
+     "Two faults at once: the 401 comes first", "auth.invalid-token-401"),
+    ("ex11_token_check", "scopes checked before the audience",
+     [('    if token["audience"] != server["resource"]:',
+       '    if [s for s in server["required_scopes"] if s not in token["scopes"]]:\n'
+       '        return {"status": 403, "www_authenticate": _challenge(server, "insufficient_scope", '
+       '" ".join(server["required_scopes"]))}\n    if token["audience"] != server["resource"]:')],
+     "Two faults at once: the 401 comes first", "auth.server-validates-audience"),
+    ("ex11_token_check", "\"Bearer\" alone read as a token",
+     [('if scheme.lower() != "bearer" or not value:', 'if scheme.lower() != "bearer":')],
+     "No token: 401 with resource_metadata and no error", "auth.status-codes"),
+    ("ex11_token_check", "any one required scope suffices (generated)",
+     [('missing = [s for s in server["required_scopes"] if s not in token["scopes"]]',
+       'missing = [] if set(server["required_scopes"]) & set(token["scopes"]) else ["x"]')],
+     "Any header, token and server: the simulator's answer", "auth.insufficient-scope-403"),
+    ("ex11_token_check", "now == exp still served (generated)",
+     [('server["now_ms"] >= token["expires_at_ms"]', 'server["now_ms"] > token["expires_at_ms"]')],
+     "Any header, token and server: the simulator's answer", "auth.invalid-token-401"),
 ]
 
 
@@ -168,3 +360,30 @@ def test_token_audience_corners_are_the_reference_too() -> None:
         assert ref.check_token(dict(case[0]), case[1], list(case[2]), case[3]) == want, case
         statuses.add(want)
     assert statuses == {200, 401, 403}
+
+
+@TRUTH_SETTINGS
+@given(case=ex11_token_check._inputs())
+def test_token_check_reference_is_the_oracle(case: Any) -> None:
+    authorization, token, server = case
+    got = _reference("ex11_token_check").check_token(authorization, token, server)
+    assert ex11_token_check.judge(authorization, token, server, got) is None
+
+
+@TRUTH_SETTINGS
+@given(case=ex11_discovery_urls._prm_inputs(), issuer=ex11_discovery_urls._AS_INPUTS)
+def test_discovery_reference_is_the_oracle(case: Any, issuer: str) -> None:
+    ref = _reference("ex11_discovery_urls")
+    assert ref.prm_urls(*case) == ex11_discovery_urls.expected_prm_urls(*case)
+    assert ref.as_metadata_urls(issuer) == metadata_urls(issuer)
+
+
+def test_token_check_corners_and_kinds_reach_every_answer() -> None:
+    rng = random.Random(5)
+    kinds = (ex11_token_check.NONE_KINDS + ex11_token_check.INVALID_KINDS + ex11_token_check.SCOPE_KINDS +
+             ex11_token_check.OK_KINDS + ex11_token_check.ORDER_KINDS)
+    seen = {ex11_token_check.expected(*ex11_token_check.build_case(rng, k)) for k in kinds}
+    assert {status for status, _ in seen} == {200, 401, 403}
+    assert {rule for _, rule in seen} == {"auth.status-codes", "auth.invalid-token-401", "auth.server-validates-audience",
+                                          "auth.insufficient-scope-403", "auth.server-validates-tokens"}
+    assert ex11_token_check.bearer_value("bEaReR  at_1") == "at_1" and ex11_token_check.bearer_value("Bearer") is None

@@ -17,9 +17,10 @@ def _challenge(server: dict[str, Any], error: str | None = None, scope: str | No
 
 def check_token(authorization: str | None, token: dict[str, Any] | None, server: dict[str, Any]) -> dict[str, Any]:
     """What the Server answers before reading any MCP message: 200, or 401/403 with a challenge."""
-    if authorization is None or not authorization.startswith("Bearer "):
+    scheme, _, value = (authorization or "").partition(" ")
+    value = value.strip(" ")
+    if scheme.lower() != "bearer" or not value:  # the scheme in any case (RFC 7235 § 2.1)
         return {"status": 401, "www_authenticate": _challenge(server)}
-    value = authorization[len("Bearer "):]
     if token is None or token["token"] != value:
         return {"status": 401, "www_authenticate": _challenge(server, "invalid_token")}
     if server["now_ms"] >= token["expires_at_ms"]:

@@ -256,7 +256,7 @@ EXERCISE = Exercise(
         Check("Two faults at once: 401 comes before 403", R_VALID, check_direct, ORDER_KINDS,
               hint="A token that is expired or not for this server is refused as such (401), whatever its scopes."),
         Check("Any token, resource and time answers like the fixed validation", R_AUDIENCE, check_generated,
-              ("generated",), hint="Expiry, then the exact audience, then every required scope as a whole string."),
+              ("generated",), hint="Expiry, then the exact audience, then every required scope as a whole string.", seeds=1),
     ),
     hints=(
         Hint("A server that accepts any genuine token lets every other server its users talk to replay their "

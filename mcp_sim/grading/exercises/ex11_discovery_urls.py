@@ -15,6 +15,9 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
+from hypothesis import strategies as st
+
+from mcp_sim.grading.differential import Mismatch, differential
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 from mcp_sim.security.oauth import PRM_PATH
 from mcp_sim.security.oauth_client import metadata_urls, parse_www_authenticate
@@ -43,38 +46,60 @@ def expected_prm_urls(www_authenticate: str, server_url: str) -> list[str]:
     return list(dict.fromkeys([f"{origin}{PRM_PATH}{path}", f"{origin}{PRM_PATH}"]))
 
 
-def _challenge(rng: Any, *, metadata: str | None, error: bool = False, scope: bool = True) -> str:
+def _challenge(rng: Any, *, metadata: str | None, error: bool = False, scope: bool = True,
+               at: str = "last") -> str:
     params = []
     if error:
         params.append('error="invalid_token"')
-    if metadata is not None:
-        params.append(f'resource_metadata="{metadata}"')
     if scope:
         params.append(f'scope="{rng.choice(("notes:read", "files:read files:write", "mcp"))}"')
-    rng.shuffle(params)
+    if metadata is not None:
+        named = f'resource_metadata="{metadata}"'
+        params.insert({"first": 0, "last": len(params), "middle": min(1, len(params))}[at], named)
     return "Bearer " + ", ".join(params) if params else "Bearer"
 
 
 HEADER_KINDS = ("resource_metadata first", "resource_metadata after error and scope",
-                "resource_metadata on another host")
-WELL_KNOWN_KINDS = ("no resource_metadata, endpoint at /mcp", "no resource_metadata, nested path",
-                    "no resource_metadata, endpoint at the root", "an empty challenge", "trailing slash on the path")
-AS_KINDS = ("issuer without a path", "issuer with a path", "issuer with a nested path", "issuer with a trailing slash")
+                "resource_metadata between error and scope", "resource_metadata on another host",
+                "resource_metadata with a port", "resource_metadata with a query",
+                "parameters without a space after the comma", "the scheme in lower case",
+                "resource_metadata quoted inside another parameter")
+WELL_KNOWN_KINDS = ("no resource_metadata, endpoint at /mcp", "no resource_metadata, an error, endpoint at /mcp",
+                    "no resource_metadata, nested path", "no resource_metadata, endpoint at the root",
+                    "an empty challenge", "trailing slash on the path", "an endpoint with a port",
+                    "resource_metadata empty")
+AS_KINDS = ("issuer without a path", "issuer with a path", "issuer with a nested path", "issuer with a trailing slash",
+            "issuer with a port")
 
 
 def _prm_case(rng: Any, kind: str) -> tuple[str, str]:
     host = rng.choice(_HOSTS)
     path = rng.choice(_PATHS)
     server = f"https://{host}{path}"
+    named = f"https://{host}{PRM_PATH}{path}"
     if kind == "resource_metadata first":
-        return f'Bearer resource_metadata="https://{host}{PRM_PATH}{path}"', server
+        return _challenge(rng, metadata=named, error=True, at="first"), server
     if kind == "resource_metadata after error and scope":
-        named = f"https://{host}{PRM_PATH}{path}"
-        return f'Bearer error="invalid_token", scope="notes:read", resource_metadata="{named}"', server
+        return _challenge(rng, metadata=named, error=True, at="last"), server
+    if kind == "resource_metadata between error and scope":
+        return _challenge(rng, metadata=named, error=True, at="middle"), server
     if kind == "resource_metadata on another host":
         return _challenge(rng, metadata=f"https://meta.{host}/{rng.choice(('prm.json', 'resource'))}"), server
+    if kind == "resource_metadata with a port":
+        return _challenge(rng, metadata=f"https://{host}:{rng.randint(8000, 9999)}{PRM_PATH}{path}"), server
+    if kind == "resource_metadata with a query":
+        return _challenge(rng, metadata=f"{named}?tenant={rng.choice(('acme', 't1'))}"), server
+    if kind == "parameters without a space after the comma":
+        return f'Bearer error="invalid_token",scope="mcp",resource_metadata="{named}"', server
+    if kind == "the scheme in lower case":
+        return f'bearer resource_metadata="{named}"', server
+    if kind == "resource_metadata quoted inside another parameter":
+        return (f'Bearer error_description="see resource_metadata=\\"https://evil.example/prm\\"", '
+                f'resource_metadata="{named}"'), server
     if kind == "no resource_metadata, endpoint at /mcp":
-        return _challenge(rng, metadata=None, error=rng.choice((True, False))), f"https://{host}/mcp"
+        return _challenge(rng, metadata=None), f"https://{host}/mcp"
+    if kind == "no resource_metadata, an error, endpoint at /mcp":
+        return _challenge(rng, metadata=None, error=True), f"https://{host}/mcp"
     if kind == "no resource_metadata, nested path":
         return _challenge(rng, metadata=None), f"https://{host}{rng.choice(_PATHS[1:])}"
     if kind == "no resource_metadata, endpoint at the root":
@@ -83,6 +108,10 @@ def _prm_case(rng: Any, kind: str) -> tuple[str, str]:
         return "Bearer", server
     if kind == "trailing slash on the path":
         return _challenge(rng, metadata=None, error=True), f"{server}/"
+    if kind == "an endpoint with a port":
+        return _challenge(rng, metadata=None), f"https://{host}:{rng.randint(8000, 9999)}{path}"
+    if kind == "resource_metadata empty":
+        return 'Bearer error="invalid_token", resource_metadata=""', server
     raise KeyError(kind)
 
 
@@ -96,6 +125,8 @@ def _as_case(rng: Any, kind: str) -> str:
         return f"https://{host}{rng.choice(_TENANTS[2:])}"
     if kind == "issuer with a trailing slash":
         return f"https://{host}{rng.choice(_TENANTS)}/"
+    if kind == "issuer with a port":
+        return f"https://{host}:{rng.randint(8000, 9999)}{rng.choice(('', *_TENANTS))}"
     raise KeyError(kind)
 
 
@@ -122,6 +153,50 @@ def check_as(ctx: CheckContext, kind: str) -> None:
     _compare(got, want, f"The authorization server {issuer} ({kind})", R_AS)
 
 
+# --- generated: any challenge and endpoint, any issuer, against the simulator's client ------------------
+
+@st.composite
+def _prm_inputs(draw: st.DrawFn) -> tuple[str, str]:
+    host = draw(st.sampled_from(_HOSTS)) + draw(st.sampled_from(("", ":8443")))
+    path = draw(st.sampled_from(("", "/", *_PATHS, "/mcp/")))
+    server = f"https://{host}{path}"
+    named = draw(st.sampled_from((None, f"https://{host}{PRM_PATH}{path.rstrip('/')}", "https://meta.example:9443/p?x=1",
+                                  "")))
+    params = ['error="invalid_token"', 'scope="mcp files:read"', 'error_description="resource_metadata=\\"x\\""']
+    chosen = draw(st.lists(st.sampled_from(params), unique=True, max_size=3))
+    if named is not None:
+        chosen.insert(draw(st.integers(0, len(chosen))), f'resource_metadata="{named}"')
+    scheme = draw(st.sampled_from(("Bearer", "bearer", "BEARER")))
+    separator = draw(st.sampled_from((", ", ",", " , ")))
+    return (f"{scheme} {separator.join(chosen)}" if chosen else scheme), server
+
+
+_AS_INPUTS = st.tuples(st.sampled_from(_ISSUERS), st.sampled_from(("", ":8443")),
+                       st.sampled_from(("", "/", *_TENANTS, "/acme/"))).map(lambda t: f"https://{t[0]}{t[1]}{t[2]}")
+
+
+def _same_list(rule: str) -> Any:
+    def compare(case: Any, got: Any, want: list[str]) -> Mismatch | None:
+        if isinstance(got, list) and got == want:
+            return None
+        return Mismatch(f"Your list {got!r} is not the list of URLs a client tries, in order.", rule,
+                        expected=str(want))
+    return compare
+
+
+def check_generated_prm(ctx: CheckContext, kind: str) -> None:
+    # every corner of this space is a fixed kind above, on every seed: the generated inputs come next
+    differential(ctx, _prm_inputs(), learner=lambda c: ctx.function("prm_urls")(*c),
+                           oracle=lambda c: expected_prm_urls(*c), compare=_same_list(R_HEADER),
+                           describe=lambda c: f"prm_urls({c[0]!r}, {c[1]!r})")
+
+
+def check_generated_as(ctx: CheckContext, kind: str) -> None:
+    differential(ctx, _AS_INPUTS, learner=lambda c: ctx.function("as_metadata_urls")(c),
+                           oracle=metadata_urls, compare=_same_list(R_AS),
+                           describe=lambda c: f"as_metadata_urls({c!r})")
+
+
 EXERCISE = Exercise(
     id="ex11_discovery_urls",
     title="From a 401 to the authorization server's metadata: the URLs, in order",
@@ -138,6 +213,11 @@ EXERCISE = Exercise(
                    "endpoint has one URI only."),
         Check("Authorization server metadata: RFC 8414, then OIDC, path-aware", R_AS, check_as, AS_KINDS,
               hint="Split the issuer into origin and path (without a trailing slash) before building the URIs."),
+        Check("Any challenge and endpoint: the client's list", R_HEADER, check_generated_prm, ("generated",),
+              hint="Parse the challenge as RFC 7235 does (scheme in any case, parameters in any order and spacing); "
+                   "without resource_metadata, keep the endpoint's port.", seeds=1),
+        Check("Any issuer: the client's list", R_AS, check_generated_as, ("generated",),
+              hint="Origin (with its port) and path; the well-known part goes between them, then OIDC appended.", seeds=1),
     ),
     hints=(
         Hint("A 401 from an MCP Server says where to look next: WWW-Authenticate: Bearer resource_metadata=\"…\". "
