@@ -15,11 +15,20 @@ been released, so the cases imagine later ones
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
+from hypothesis import strategies as st
+
+from mcp_sim.grading.differential import Mismatch, differential, exhaustive, same_json, show
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
+from mcp_sim.protocol.errors import McpError
+from mcp_sim.protocol.lifecycle import check_modern_request
+from mcp_sim.protocol.meta import request_meta
+from mcp_sim.roles.client.opening import SessionOpening
 
 PV = "io.modelcontextprotocol/protocolVersion"
 CC = "io.modelcontextprotocol/clientCapabilities"
@@ -246,6 +255,131 @@ def check_first_try_and_give_up(ctx: CheckContext, kind: str) -> None:
     ctx.expect(got is None, f"When no version is shared, call_with_retry() returns None; got {got!r}.")
 
 
+# --- generated: any params and _meta, any version lists, against the simulator's client -------------------
+
+CALLER_METAS: tuple[tuple[str, dict[str, Any] | None], ...] = (
+    ("no _meta", None), ("an empty _meta", {}), ("a progressToken", {"progressToken": "p-1"}),
+    ("a traceparent", {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-01-01"}),
+    ("a vendor key", {"com.example/trace": {"span": 3}}),
+    ("a stale protocolVersion", {PV: "2025-11-25"}), ("stale capabilities", {CC: {"sampling": {}}}),
+    ("a progressToken and a stale clientInfo", {"progressToken": 9, CI: {"name": "old", "version": "0"}}))
+"""What the caller's params may already carry in ``_meta``: its own keys survive, and the three
+per-request keys are this request's, whatever the caller left there."""
+
+REQUESTS = st.fixed_dictionaries({
+    "id": st.one_of(st.integers(0, 99), st.sampled_from(("r-1", "call-7"))),
+    "method": st.sampled_from([m for m, _ in _METHODS]),
+    "arguments": st.dictionaries(st.sampled_from(("q", "n", "lang", "_meta")), st.one_of(st.integers(0, 9),
+                                 st.sampled_from(("x", "é")), st.booleans()), max_size=3),
+    "meta": st.sampled_from(range(len(CALLER_METAS))),
+    "version": st.sampled_from(POOL),
+    "capabilities": st.sampled_from(({}, {"elicitation": {}}, {"sampling": {}, "roots": {"listChanged": True}},
+                                     {"elicitation": {"form": {}, "url": {}}})),
+    "info": st.sampled_from(({"name": "course-client", "version": "1.0"},
+                             {"name": "notebook", "version": "2.3", "title": "Notebook"}))})
+
+
+def _caller_params(case: dict[str, Any]) -> dict[str, Any]:
+    params: dict[str, Any] = {"name": "search", "arguments": dict(case["arguments"])} \
+        if case["method"] in ("tools/call", "prompts/get") else {"uri": "file:///notes/1.md"} \
+        if case["method"] == "resources/read" else {}
+    meta = CALLER_METAS[case["meta"]][1]
+    if meta is not None:
+        params["_meta"] = copy.deepcopy(meta)
+    return params
+
+
+def _oracle_request(case: dict[str, Any]) -> dict[str, Any]:
+    """The request the simulator's client builds: the caller's params, its _meta keys, then the three
+    per-request keys of ``request_meta`` (which win over stale ones)."""
+    params = _caller_params(case)
+    meta = {**params.get("_meta", {}), **request_meta(case["version"], case["capabilities"], case["info"])}
+    return {"jsonrpc": "2.0", "id": case["id"], "method": case["method"], "params": {**params, "_meta": meta}}
+
+
+def _compare_request(case: dict[str, Any], got: Any, want: dict[str, Any]) -> Mismatch | None:
+    if same_json(got, want):
+        try:
+            check_modern_request(got["params"], [case["version"]])
+        except McpError as exc:  # pragma: no cover - the oracle's own request always passes
+            return Mismatch(f"A 2026-07-28 server refuses your request: {exc.message}", R_META)
+        return None
+    if not isinstance(got, dict) or not isinstance(got.get("params"), dict):
+        return Mismatch(f"build_request() returned {show(got)}, not a request with params.", R_META,
+                        expected=show(want))
+    meta = got["params"].get("_meta")
+    wanted_meta = want["params"]["_meta"]
+    if not isinstance(meta, dict) or any(not same_json(meta.get(k), wanted_meta[k]) for k in (PV, CC, CI)):
+        return Mismatch(f"params._meta of your request is {show(meta)}: the three per-request keys are not this "
+                        f"request's version, capabilities and client info.", R_META, expected=show(wanted_meta))
+    return Mismatch(f"Your request {show(got)} differs from the caller's params plus the per-request _meta: "
+                    f"a key of the caller's was lost, changed or added.", R_KEEP, expected=show(want))
+
+
+def check_generated_requests(ctx: CheckContext, kind: str) -> None:
+    differential(ctx, REQUESTS, learner=lambda c: ctx.function("build_request")(
+                     c["id"], c["method"], _caller_params(c), c["version"], copy.deepcopy(c["capabilities"]),
+                     dict(c["info"])),
+                 oracle=_oracle_request, compare=_compare_request,
+                 describe=lambda c: (f"build_request({c['id']!r}, {c['method']!r}, {show(_caller_params(c))}, "
+                                     f"{c['version']!r}, {show(c['capabilities'])}, {show(c['info'])})"))
+
+
+def simulator_retry_version(error: dict[str, Any], client: list[str]) -> str | None:
+    """What the simulator's client (``SessionOpening._renegotiate``) retries with after ``error``."""
+    if error.get("code") != -32022:
+        return None
+    chosen: list[str] = []
+    opening = SimpleNamespace(versions=tuple(sorted(set(client), reverse=True)), protocol_version=max(client),
+                              participant="client", supported_versions=(), _note=lambda *a, **k: None,
+                              _set_version=chosen.append)
+    try:
+        SessionOpening._renegotiate(opening, McpError(-32022, "Unsupported protocol version",  # type: ignore[arg-type]
+                                                      error.get("data")))
+    except McpError:
+        return None
+    return chosen[0]
+
+
+def _subsets(pool: tuple[str, ...]) -> list[tuple[str, ...]]:
+    return [c for n in range(1, len(pool) + 1) for c in itertools.combinations(pool, n)]
+
+
+def check_generated_retry(ctx: CheckContext, kind: str) -> None:
+    """Every client set × every server set after a -32022 (and other errors carrying the same data)."""
+    rng = ctx.rng
+    cases: list[tuple[dict[str, Any], list[str]]] = []
+    for client in _subsets(POOL):
+        for server in _subsets(POOL):
+            supported = list(server)
+            rng.shuffle(supported)
+            cases.append(({"code": -32022, "message": "Unsupported protocol version",
+                           "data": {"requested": "2029-01-01", "supported": supported}}, _versions_in_order(rng, client)))
+        for code in (-32602, -32603, -32600):
+            cases.append(({"code": code, "message": "error", "data": {"supported": list(POOL)}},
+                          _versions_in_order(rng, client)))
+        cases.append(({"code": -32022, "message": "Unsupported protocol version"}, _versions_in_order(rng, client)))
+
+    def compare(case: tuple[dict[str, Any], list[str]], got: Any, want: str | None) -> Mismatch | None:
+        if got == want:
+            return None
+        error, client = case
+        if want is None and error.get("code") != -32022:
+            return Mismatch(f"choose_retry_version() answered {got!r} for an error that is not -32022.", R_RETRY,
+                            expected="None: only -32022 says the version is the problem")
+        return Mismatch(f"choose_retry_version() answered {got!r}.", R_RETRY, expected=repr(want))
+
+    exhaustive(ctx, cases, learner=lambda c: ctx.function("choose_retry_version")(copy.deepcopy(c[0]), list(c[1])),
+               oracle=lambda c: simulator_retry_version(*c), compare=compare,
+               describe=lambda c: f"error {show(c[0])}; the client speaks {c[1]!r}")
+
+
+def _versions_in_order(rng: Any, versions: tuple[str, ...]) -> list[str]:
+    out = list(versions)
+    rng.shuffle(out)
+    return out
+
+
 EXERCISE = Exercise(
     id="ex03_modern_meta",
     title="Modern requests: _meta and the -32022 retry",
@@ -267,6 +401,12 @@ EXERCISE = Exercise(
         Check("No retry when none is needed or none is possible", R_RETRY, check_first_try_and_give_up,
               ("first try works", "nothing shared"),
               hint="Look at the first response before deciding to send again."),
+        Check("Any params and _meta: the request is the simulator's", R_META, check_generated_requests,
+              ("generated",), hint="The caller's params and _meta keys, plus this request's version, capabilities "
+                                   "and client info in params._meta."),
+        Check("Any two version lists: the retry version is the simulator's", R_RETRY, check_generated_retry,
+              ("every client set × every server set",),
+              hint="Only -32022 leads to a retry; among the versions both sides speak, the newest."),
     ),
     hints=(
         Hint("A 2026-07-28 server remembers nothing between requests, so each request says which version it "
