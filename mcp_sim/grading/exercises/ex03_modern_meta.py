@@ -266,7 +266,7 @@ CALLER_METAS: tuple[tuple[str, dict[str, Any] | None], ...] = (
 """What the caller's params may already carry in ``_meta``: its own keys survive, and the three
 per-request keys are this request's, whatever the caller left there."""
 
-REQUESTS = st.fixed_dictionaries({
+REQUESTS: st.SearchStrategy[dict[str, Any]] = st.fixed_dictionaries({
     "id": st.one_of(st.integers(0, 99), st.sampled_from(("r-1", "call-7"))),
     "method": st.sampled_from([m for m, _ in _METHODS]),
     "arguments": st.dictionaries(st.sampled_from(("q", "n", "lang", "_meta")), st.one_of(st.integers(0, 9),
@@ -363,7 +363,7 @@ def check_generated_retry(ctx: CheckContext, kind: str) -> None:
     def compare(case: tuple[dict[str, Any], list[str]], got: Any, want: str | None) -> Mismatch | None:
         if got == want:
             return None
-        error, client = case
+        error = case[0]
         if want is None and error.get("code") != -32022:
             return Mismatch(f"choose_retry_version() answered {got!r} for an error that is not -32022.", R_RETRY,
                             expected="None: only -32022 says the version is the problem")
