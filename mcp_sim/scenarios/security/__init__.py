@@ -22,6 +22,7 @@ from typing import Final
 
 import mcp_sim.scenarios.security.authorization_labs as authorization_labs
 import mcp_sim.scenarios.security.behaviour as behaviour
+import mcp_sim.scenarios.security.cimd_labs as cimd_labs
 import mcp_sim.scenarios.security.client_features as client_features
 import mcp_sim.scenarios.security.injection as injection
 import mcp_sim.scenarios.security.local_install as local_install
@@ -51,7 +52,7 @@ LABS: Final = _table(*client_features.LABS, *payments.LABS, *shared_machine.LABS
                      *tool_definitions.LABS, *transports_labs.LABS, *local_install.LABS,
                      *phishing.LABS, *injection.LABS, *ssrf_labs.LABS,
                      *authorization_labs.LABS, *mixup_lab.LABS, *sessions.LABS,
-                     *sampling_labs.LABS, *behaviour.LABS)
+                     *sampling_labs.LABS, *behaviour.LABS, *cimd_labs.LABS)
 """Every lab by name (read-only)."""
 
 

@@ -442,7 +442,7 @@ async def deputy_story(ctx: LabContext, defence: ProxyRules) -> Outcome:
     ide_verifier = sim.token(32)
     await browser.open(link(ide, ide_redirect, ide_verifier))
     ide_tokens = await tokens_from(ide_site, "victim's IDE", ide, ide_redirect, ide_verifier)
-    mine = await files_seen(ctx, "proxy-ide", server, proxy.tokens, (ide_tokens or [None])[-1], proxy.resource,
+    mine = await files_seen(ctx, "proxy-ide", server, proxy.tokens, ide_tokens[-1] if ide_tokens else None, proxy.resource,
                             "Victim's IDE")
 
     # The attack: a client of the attacker's, a link for the user to open, and the code at the attacker's site.

@@ -30,7 +30,7 @@ from mcp_sim.security.oauth_web import SimulatedWeb
 from mcp_sim.security.tokens import AuthorizationServer, TokenRejected
 from mcp_sim.transports.http import Headers, HttpRequest, HttpResponse
 
-__all__ = ["Browser", "LoggingSite", "files_seen", "origin", "private_files", "redeem"]
+__all__ = ["Browser", "LoggingSite", "files_seen", "last_refusal", "origin", "private_files", "redeem"]
 
 
 def origin(url: str) -> str:
@@ -162,3 +162,18 @@ async def redeem(web: SimulatedWeb, sender: str, token_endpoint: str, fields: di
     """POST an ``authorization_code`` grant; the access token, or ``None`` when refused."""
     answer = await web.fetch(sender, "POST", token_endpoint, headers={"Content-Type": FORM}, body=form_body(fields))
     return str(answer.json()["access_token"]) if answer.status == 200 else None
+
+
+def last_refusal(web: SimulatedWeb, path: str) -> str | None:
+    """The ``error: error_description`` of the last refused exchange to ``path`` on ``web`` (what the
+    refusing server said, for :attr:`~mcp_sim.security.lab.Outcome.stopped_by`)."""
+    for request, response in reversed(web.exchanges):
+        if request.path.partition("?")[0] == path and response.status >= 400:
+            try:
+                body = json.loads(response.body or "{}")
+            except ValueError:
+                body = {}
+            if isinstance(body, dict):
+                return f"{response.status} {body.get('error', '')}: {body.get('error_description', '')}"
+            return str(response.status)
+    return None
