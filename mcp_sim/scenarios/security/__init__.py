@@ -23,6 +23,7 @@ from typing import Final
 import mcp_sim.scenarios.security.authorization_labs as authorization_labs
 import mcp_sim.scenarios.security.behaviour as behaviour
 import mcp_sim.scenarios.security.cimd_labs as cimd_labs
+import mcp_sim.scenarios.security.cimd_ssrf_lab as cimd_ssrf_lab
 import mcp_sim.scenarios.security.client_features as client_features
 import mcp_sim.scenarios.security.injection as injection
 import mcp_sim.scenarios.security.local_install as local_install
@@ -36,6 +37,7 @@ import mcp_sim.scenarios.security.ssrf_labs as ssrf_labs
 import mcp_sim.scenarios.security.tenants as tenants
 import mcp_sim.scenarios.security.tool_definitions as tool_definitions
 import mcp_sim.scenarios.security.transports_labs as transports_labs
+import mcp_sim.scenarios.security.url_elicitation as url_elicitation
 from mcp_sim.security.lab import Config, Lab, LabResult
 
 
@@ -52,7 +54,8 @@ LABS: Final = _table(*client_features.LABS, *payments.LABS, *shared_machine.LABS
                      *tool_definitions.LABS, *transports_labs.LABS, *local_install.LABS,
                      *phishing.LABS, *injection.LABS, *ssrf_labs.LABS,
                      *authorization_labs.LABS, *mixup_lab.LABS, *sessions.LABS,
-                     *sampling_labs.LABS, *behaviour.LABS, *cimd_labs.LABS)
+                     *sampling_labs.LABS, *behaviour.LABS, *cimd_labs.LABS, *cimd_ssrf_lab.LABS,
+                     *url_elicitation.LABS)
 """Every lab by name (read-only)."""
 
 
