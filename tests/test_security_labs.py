@@ -17,7 +17,7 @@ EXPECTED = {
     "sampling-unbounded", "roots-not-sandbox", "elicitation-as-approval", "dns-rebinding", "state-handle-hijacking",
     "local-server-compromise", "elicitation-phishing", "prompt-injection-results", "ssrf-metadata-discovery",
     "redirect-uri-manipulation", "as-mix-up", "session-hijacking",
-    "sampling-injection", "sampling-context-leak", "behaviour-rug-pull",
+    "sampling-injection", "sampling-context-leak", "behaviour-rug-pull", "elicitation-url-handling",
 }
 
 
@@ -58,6 +58,7 @@ OBTAINED = {
     "sampling-injection": lambda e: e["forwarded_to_attacker"],
     "sampling-context-leak": lambda e: e["leaked"],
     "behaviour-rug-pull": lambda e: e["leaked"],
+    "elicitation-url-handling": lambda e: e["stolen"] or e["unasked_requests"],
 }
 
 # Variants the vulnerable configuration happens to resist too (the fixed one must still hold).
