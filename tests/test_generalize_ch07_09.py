@@ -60,7 +60,7 @@ def generated_check(exercise_id: str) -> str:
     return names[0]
 
 
-GENERATED = ("ex07_cache", "ex07_list_changed")
+GENERATED = ("ex07_cache", "ex07_list_changed", "ex07_next_message")
 
 
 @pytest.mark.parametrize("exercise_id", GENERATED)
@@ -284,3 +284,53 @@ def test_ex07_list_changed_wrong_answers(tmp_path: Path, name: str, edits: Any, 
 @pytest.mark.parametrize("source", [LC_ALT_TABLE, LC_ALT_RECURSIVE], ids=["split the method", "recursive pages"])
 def test_ex07_list_changed_alternatives_pass(tmp_path: Path, source: str) -> None:
     accepted(tmp_path, "ex07_list_changed", source)
+
+
+# --- ex07_next_message --------------------------------------------------------------------------------
+
+NM_LISTEN = "Modern client: open and close a listen"
+NM_ACK = "Modern server: acknowledge what it will honour"
+NM_TAGGED = "Modern server: tag every change with the subscriptionId"
+NM_WANTED = '            wanted.update({flag: True for flag, kind in FLAGS.items() if kind in task["lists"]})'
+NM_AGREED = ('        agreed: dict[str, Any] = {flag: True for flag, kind in FLAGS.items()\n'
+             '                                  if asked.get(flag) is True and caps.get(kind, {}).get("listChanged") is True}')
+
+NM_WRONG: list[tuple[str, Any, str, str]] = [
+    ("the listen asks for tool changes only", [(NM_WANTED, '            wanted["toolsListChanged"] = True')],
+     NM_LISTEN, "subscriptions.only-what-was-asked"),
+    ("the acknowledgement names every declared kind, asked or not",
+     [(NM_AGREED, '        agreed: dict[str, Any] = {flag: True for flag, kind in FLAGS.items()\n'
+                  '                                  if caps.get(kind, {}).get("listChanged") is True}')],
+     NM_ACK, "subscriptions.only-what-was-asked"),
+    ("the acknowledgement honours what the server never declared",
+     [(NM_AGREED, '        agreed: dict[str, Any] = {flag: True for flag, kind in FLAGS.items()\n'
+                  '                                  if asked.get(flag) is True}')],
+     NM_ACK, "subscriptions.client-checks-ack"),
+    ("changes tagged with the newest request's id",
+     [('        message["params"] = {**message.get("params", {}), "_meta": {SUB_ID: listen["id"]}}',
+       '        newest = [m for m in _sent(transcript, "client") if "id" in m and "method" in m][-1]\n'
+       '        message["params"] = {**message.get("params", {}), "_meta": {SUB_ID: newest["id"]}}')],
+     NM_TAGGED, "subscriptions.subscription-id"),
+]
+
+
+@pytest.mark.parametrize("name,edits,check,rule", NM_WRONG, ids=[w[0] for w in NM_WRONG])
+def test_ex07_next_message_wrong_answers(tmp_path: Path, name: str, edits: Any, check: str, rule: str) -> None:
+    rejected(tmp_path, "ex07_next_message", edits, check, rule)
+
+
+NM_EXPLICIT_FALSE = [(NM_WANTED, '            wanted.update({flag: kind in task["lists"] for flag, kind in FLAGS.items()})'),
+                     (NM_AGREED, '        agreed: dict[str, Any] = {flag: asked.get(flag) is True and\n'
+                                 '                                  caps.get(kind, {}).get("listChanged") is True\n'
+                                 '                                  for flag, kind in FLAGS.items()}')]
+NM_OTHER_IDS = [('''    new = 1
+    while _key(new) in used:
+        new += 1
+    return new''', '''    numbers = [json.loads(k) for k in used if isinstance(json.loads(k), int)]
+    new = f"watch-{max(numbers, default=0) + 100}"
+    return new  # type: ignore[return-value]''')]
+
+
+@pytest.mark.parametrize("edits", [NM_EXPLICIT_FALSE, NM_OTHER_IDS], ids=["explicit false flags", "string ids"])
+def test_ex07_next_message_alternatives_pass(tmp_path: Path, edits: Any) -> None:
+    accepted(tmp_path, "ex07_next_message", edits)

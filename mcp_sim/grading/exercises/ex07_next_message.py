@@ -24,8 +24,12 @@ import copy
 import functools
 import json
 import random
+from collections.abc import Callable
 from typing import Any
 
+from hypothesis import strategies as st
+
+from mcp_sim.grading.differential import Mismatch, differential
 from mcp_sim.grading.exercises.ex07_world import (
     LEGACY_REVISIONS,
     MODERN,
@@ -51,6 +55,7 @@ R_SUBSCRIBE = "change.legacy.resources-subscribe"
 R_LISTEN = "subscriptions.only-what-was-asked"
 R_CLOSE = "subscriptions.client-ends-by-cancelling"
 R_ACK = "subscriptions.ack-first"
+R_CHECKS_ACK = "subscriptions.client-checks-ack"
 R_TAGGED = "subscriptions.subscription-id"
 R_NEW_ID = "jsonrpc.legacy.request-id-unused-in-session"
 R_RELIST = "change.list-changed-carries-no-list"
@@ -75,13 +80,16 @@ def session(seed: int, revision: str, list_changed: bool, lists: tuple[str, ...]
     return tuple(m for m in record(rng.randint(0, 2**31), revision, server, story)), watched, lists
 
 
-def _legacy(seed: int) -> str:
-    return str(random.Random(f"ex07_next_message|{seed}|revision").choice(LEGACY_REVISIONS))
+LIST_SETS = {"tools only": ("tools",), "every list": ("tools", "prompts", "resources")}
+"""Which lists the host asks to hear about (a kind names one; the seed never picks it)."""
 
 
-def _lists(ctx: CheckContext) -> tuple[str, ...]:
-    rng = random.Random(f"ex07_next_message|{ctx.seed}|lists")
-    return tuple(k for k in ("tools", "prompts", "resources") if k == "tools" or rng.random() < 0.5)
+def _legacy(kind: str) -> str:
+    return kind.rsplit(" in ", 1)[1]
+
+
+def _lists(kind: str) -> tuple[str, ...]:
+    return LIST_SETS["every list" if "every list" in kind else "tools only"]
 
 
 def _find(messages: tuple[dict[str, Any], ...], sender: str, test: Any) -> int:
@@ -133,6 +141,11 @@ def _shape(message: dict[str, Any], fresh_request: bool) -> dict[str, Any]:
             params["_meta"] = {k: v for k, v in params["_meta"].items() if k in _REQUEST_META}
         if message.get("method") == "notifications/cancelled":
             params.pop("reason", None)
+        if message.get("method") in ("subscriptions/listen", "notifications/subscriptions/acknowledged") \
+                and isinstance(params.get("notifications"), dict):
+            # a flag written out as false, or an empty list of URIs, asks for (or honours) nothing
+            params["notifications"] = {k: v for k, v in params["notifications"].items() if v is not False
+                                       and v != []}
         if not params:  # no params and empty params say the same
             out.pop("params")
     return out
@@ -164,9 +177,10 @@ _KINDS = {JSONRPCRequest: "a request", JSONRPCNotification: "a notification",
 
 
 def play(ctx: CheckContext, messages: tuple[dict[str, Any], ...], at: int, role: str, revision: str,
-         world: dict[str, Any], rule: str = "") -> None:
+         world: dict[str, Any], rule: str | Callable[[dict[str, Any]], str] = "") -> None:
     """Ask for the message at ``at`` (sent by ``role``) given everything before it, and compare.
-    ``rule`` is the rule a wrong message breaks when it is not the check's own."""
+    ``rule`` is the rule a wrong message breaks when it is not the check's own (or a function of the
+    learner's message that names it)."""
     transcript = [{"from": m["from"], "message": m["message"]} for m in messages[:at]]
     want = messages[at]["message"]
     got = ctx.function("next_message")(role, copy.deepcopy(transcript), {"revision": revision, **world})
@@ -176,6 +190,8 @@ def play(ctx: CheckContext, messages: tuple[dict[str, Any], ...], at: int, role:
         json.dumps(got)
     except (TypeError, ValueError) as exc:
         raise CheckFailed(f"The message is not JSON data ({exc}).") from None
+    if callable(rule):
+        rule = rule(got)
     parsed, expected = parse_object(got), parse_object(want)
     if isinstance(parsed, InvalidMessage):
         raise CheckFailed(f"{json.dumps(got)} is not valid JSON-RPC: {parsed.reason}.")
@@ -211,17 +227,18 @@ def play(ctx: CheckContext, messages: tuple[dict[str, Any], ...], at: int, role:
 
 
 def check_legacy_client(ctx: CheckContext, kind: str) -> None:
-    revision = _legacy(ctx.seed)
-    messages, watched, lists = session(ctx.seed, revision, True, _lists(ctx))
-    method = "resources/subscribe" if kind == "subscribe" else "resources/unsubscribe"
-    task = {"action": "watch" if kind == "subscribe" else "stop watching", "uri": watched, "lists": list(lists)}
+    revision = _legacy(kind)
+    messages, watched, lists = session(ctx.seed, revision, True, _lists(kind))
+    method = "resources/subscribe" if kind.startswith("subscribe") else "resources/unsubscribe"
+    task = {"action": "watch" if kind.startswith("subscribe") else "stop watching", "uri": watched,
+            "lists": list(lists)}
     play(ctx, messages, _find(messages, "client", _method(method)), "client", revision, {"task": task})
 
 
 def check_legacy_server(ctx: CheckContext, kind: str) -> None:
-    revision = _legacy(ctx.seed)
-    messages, watched, _ = session(ctx.seed, revision, True, _lists(ctx))
-    if kind == "answer subscribe":
+    revision = _legacy(kind)
+    messages, watched, _ = session(ctx.seed, revision, True, _lists(kind))
+    if kind.startswith("answer subscribe"):
         play(ctx, messages, _find(messages, "server", _answer_to(messages, "resources/subscribe")), "server",
              revision, {"happened": None})
     else:
@@ -230,8 +247,8 @@ def check_legacy_server(ctx: CheckContext, kind: str) -> None:
 
 
 def check_modern_client(ctx: CheckContext, kind: str) -> None:
-    messages, watched, lists = session(ctx.seed, MODERN, True, _lists(ctx))
-    if kind == "open a subscription":
+    messages, watched, lists = session(ctx.seed, MODERN, True, _lists(kind))
+    if kind.startswith("open a subscription"):
         at = _find(messages, "client", _method("subscriptions/listen"))
         task = {"action": "watch", "uri": watched, "lists": list(lists)}
     else:
@@ -240,15 +257,37 @@ def check_modern_client(ctx: CheckContext, kind: str) -> None:
     play(ctx, messages, at, "client", MODERN, {"task": task}, R_CLOSE if kind.startswith("close") else "")
 
 
+def _ack_rule(messages: tuple[dict[str, Any], ...]) -> Callable[[dict[str, Any]], str]:
+    """The rule a wrong acknowledgement breaks: honouring what was not asked for, or what the server
+    never declared (left out of the acknowledgement, rule subscriptions.client-checks-ack)."""
+    listen = messages[_find(messages, "client", _method("subscriptions/listen"))]["message"]
+    asked = {k for k, v in listen["params"]["notifications"].items() if v not in (False, [])}
+    honoured = {k for k, v in messages[_find(messages, "server", _method("notifications/subscriptions/acknowledged"))]
+                ["message"]["params"]["notifications"].items() if v not in (False, [])}
+
+    def rule(got: dict[str, Any]) -> str:
+        flags = (got.get("params") or {}).get("notifications") if isinstance(got, dict) else None
+        if not isinstance(flags, dict):
+            return ""
+        named = {k for k, v in flags.items() if v not in (False, [])}
+        if named - asked:
+            return R_LISTEN
+        if named - honoured:
+            return R_CHECKS_ACK
+        return ""
+
+    return rule
+
+
 def check_acknowledge(ctx: CheckContext, kind: str) -> None:
-    messages, _, _ = session(ctx.seed, MODERN, kind == "everything declared", _lists(ctx))
+    messages, _, _ = session(ctx.seed, MODERN, kind.startswith("everything declared"), _lists(kind))
     at = _find(messages, "server", _method("notifications/subscriptions/acknowledged"))
-    play(ctx, messages, at, "server", MODERN, {"happened": None})
+    play(ctx, messages, at, "server", MODERN, {"happened": None}, _ack_rule(messages))
 
 
 def check_tagged(ctx: CheckContext, kind: str) -> None:
-    messages, watched, _ = session(ctx.seed, MODERN, True, _lists(ctx))
-    if kind == "resource updated":
+    messages, watched, _ = session(ctx.seed, MODERN, True, _lists(kind))
+    if kind.startswith("resource updated"):
         at = _find(messages, "server", _method("notifications/resources/updated"))
         happened: dict[str, Any] = {"change": "resource", "uri": watched}
     else:
@@ -258,11 +297,78 @@ def check_tagged(ctx: CheckContext, kind: str) -> None:
 
 
 def check_relist(ctx: CheckContext, kind: str) -> None:
-    revision = MODERN if kind == "2026-07-28" else _legacy(ctx.seed)
-    messages, _, _ = session(ctx.seed, revision, True, _lists(ctx))
+    revision = _legacy(kind)
+    messages, _, _ = session(ctx.seed, revision, True, _lists(kind))
     changed = _find(messages, "server", _method("notifications/tools/list_changed"))
     at = _find(messages[changed:], "client", _method("tools/list")) + changed
     play(ctx, messages, at, "client", revision, {"task": None})
+
+
+# --- generated: any era, declaration, lists asked for and point of the session -----------------------
+
+_POINTS = {"legacy": ("subscribe", "answer subscribe", "resource updated", "list tools again", "unsubscribe",
+                      "answer unsubscribe"),
+           "modern": ("open a subscription", "acknowledge", "resource updated", "tools list changed",
+                      "list tools again", "close the subscription")}
+
+
+def _point(messages: tuple[dict[str, Any], ...], watched: str, lists: tuple[str, ...],
+           point: str) -> tuple[int, str, dict[str, Any], Any]:
+    """Where ``point`` is in the session: ``(index, role, world, rule)``."""
+    task = {"action": "stop watching" if point in ("unsubscribe", "close the subscription") else "watch",
+            "uri": watched, "lists": list(lists)}
+    if point in ("subscribe", "unsubscribe"):
+        return _find(messages, "client", _method(f"resources/{point}")), "client", {"task": task}, ""
+    if point in ("answer subscribe", "answer unsubscribe"):
+        method = f"resources/{point.split()[1]}"
+        return _find(messages, "server", _answer_to(messages, method)), "server", {"happened": None}, ""
+    if point == "resource updated":
+        at = _find(messages, "server", _method("notifications/resources/updated"))
+        return at, "server", {"happened": {"change": "resource", "uri": watched}}, ""
+    if point == "tools list changed":
+        return _find(messages, "server", _method("notifications/tools/list_changed")), "server", \
+            {"happened": {"change": "tools"}}, ""
+    if point == "list tools again":
+        changed = _find(messages, "server", _method("notifications/tools/list_changed"))
+        return _find(messages[changed:], "client", _method("tools/list")) + changed, "client", {"task": None}, ""
+    if point == "open a subscription":
+        return _find(messages, "client", _method("subscriptions/listen")), "client", {"task": task}, ""
+    if point == "acknowledge":
+        at = _find(messages, "server", _method("notifications/subscriptions/acknowledged"))
+        return at, "server", {"happened": None}, _ack_rule(messages)
+    return _find(messages, "client", _method("notifications/cancelled")), "client", {"task": task}, R_CLOSE
+
+
+_GENERATED = st.tuples(st.sampled_from((*LEGACY_REVISIONS, MODERN)), st.booleans(),
+                       st.sampled_from(tuple(sorted({("tools",), ("tools", "prompts"), ("tools", "resources"),
+                                                     ("tools", "prompts", "resources")}))),
+                       st.integers(0, 5), st.integers(0, 1))
+
+
+def _describe(case: tuple[Any, ...]) -> str:
+    revision, declared, lists, point, variant = case
+    era = "modern" if revision == MODERN else "legacy"
+    return (f"{revision}, tools.listChanged {'declared' if declared else 'not declared'}, the host wants to hear "
+            f"about {', '.join(lists)}: the message '{_POINTS[era][point]}' (session {variant + 1})")
+
+
+def check_generated(ctx: CheckContext, kind: str) -> None:
+    def learner(case: tuple[Any, ...]) -> None:
+        revision, declared, lists, point, variant = case
+        era = "modern" if revision == MODERN else "legacy"
+        name = _POINTS[era][point]
+        if not declared and name in ("tools list changed", "list tools again"):
+            declared = True  # no list_changed without the declaration: those points need it
+        messages, watched, lists = session(ctx.seed + variant, revision, declared, lists)
+        at, role, world, rule = _point(messages, watched, lists, name)
+        play(ctx, messages, at, role, revision, world, rule)
+
+    differential(ctx, _GENERATED, learner=learner, oracle=lambda case: None, compare=_no_mismatch,
+                 describe=_describe, raises_rule=R_LISTEN, examples=15)
+
+
+def _no_mismatch(case: Any, got: Any, want: Any) -> Mismatch | None:
+    return None  # play() raises at a wrong message
 
 
 EXERCISE = Exercise(
@@ -272,26 +378,34 @@ EXERCISE = Exercise(
     summary="Read a paused session about change and write the next message as Client or Server: legacy "
             "resources/subscribe and updated; modern subscriptions/listen, its acknowledgement, tagged "
             "notifications and cancellation; listing again after list_changed.",
-    rules=(R_SUBSCRIBE, R_LISTEN, R_CLOSE, R_ACK, R_TAGGED, R_RELIST, R_NEW_ID),
+    rules=(R_SUBSCRIBE, R_LISTEN, R_CLOSE, R_ACK, R_CHECKS_ACK, R_TAGGED, R_RELIST, R_NEW_ID),
     functions=("next_message",),
     checks=(
         Check("Legacy client: resources/subscribe and unsubscribe", R_SUBSCRIBE, check_legacy_client,
-              ("subscribe", "unsubscribe"),
+              ("subscribe in 2025-06-18", "subscribe in 2025-11-25", "unsubscribe in 2025-06-18",
+               "unsubscribe in 2025-11-25"),
               hint="In 2025 revisions the client names one resource per request: which method, which params?"),
         Check("Legacy server: answer subscribe, announce updated", R_SUBSCRIBE, check_legacy_server,
-              ("answer subscribe", "resource updated"),
+              ("answer subscribe in 2025-06-18", "answer subscribe in 2025-11-25", "resource updated in 2025-06-18",
+               "resource updated in 2025-11-25"),
               hint="A subscribe is answered like any request (its id, an empty result); a change is a notification."),
         Check("Modern client: open and close a listen", R_LISTEN, check_modern_client,
-              ("open a subscription", "close the subscription"),
+              ("open a subscription: tools only", "open a subscription: every list", "close the subscription"),
               hint="2026-07-28 has one request for all of it; it is closed by cancelling that request."),
         Check("Modern server: acknowledge what it will honour", R_ACK, check_acknowledge,
-              ("everything declared", "listChanged not declared"),
+              ("everything declared: tools only", "everything declared: every list",
+               "listChanged not declared: tools only", "listChanged not declared: every list"),
               hint="Compare the filter asked for with the capabilities the server gave in server/discover."),
         Check("Modern server: tag every change with the subscriptionId", R_TAGGED, check_tagged,
-              ("resource updated", "tools list changed"),
+              ("resource updated", "tools list changed: tools only", "tools list changed: every list"),
               hint="Which request opened the stream? Its id goes into every notification's _meta."),
-        Check("Client: list tools again after list_changed", R_RELIST, check_relist, ("legacy", "2026-07-28"),
+        Check("Client: list tools again after list_changed", R_RELIST, check_relist,
+              ("list again in 2025-06-18", "list again in 2025-11-25", "list again in 2026-07-28"),
               hint="The notification has no tools in it. Ask for them, with a new id."),
+        Check("Any era, declaration, lists and point: the simulator's next message", R_LISTEN, check_generated,
+              ("generated",),
+              hint="Find the era, what the server declared and what the host asked for; then which side speaks "
+                   "and what it answers or announces."),
     ),
     hints=(
         Hint("Find the era first: an initialize exchange means 2025-06-18/2025-11-25, server/discover and _meta "

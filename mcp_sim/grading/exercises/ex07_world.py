@@ -244,7 +244,8 @@ async def watch_story(client: Client, server: Server, rng: Any, *, watched: str,
     Modern: ``subscriptions/listen`` naming ``watched`` and the ``flags`` asked for →
     ``notifications/subscriptions/acknowledged``; the same changes, tagged with the listen request's
     id; ``tools/list``; ``notifications/cancelled`` for the listen request. Zero to two ordinary
-    requests come first, so ids differ from seed to seed."""
+    requests come first, so ids differ from seed to seed, and a ``prompts/list`` follows the
+    subscription, so the stream's id is not the newest one when the changes come."""
     for method in rng.sample(("tools/list", "prompts/list", "resources/list"), rng.randint(0, 2)):
         await list_everything(client, (method,))
     listen = None
@@ -252,6 +253,8 @@ async def watch_story(client: Client, server: Server, rng: Any, *, watched: str,
         await client.subscribe_resource(watched)
     else:
         listen = await client.listen({"resourceSubscriptions": [watched], **flags})
+    # another request after the subscription, so the newest request is not the one that opened the stream
+    await list_everything(client, ("prompts/list",))
     server.resource_updated(watched)
     await anyio.sleep(1)
     add_tool(server, unused(rng, TOOL_NAMES, server.tools))
