@@ -97,3 +97,16 @@ class Listen:
             self.inbox.send_nowait(None)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
+
+
+def gap_notifications(agreed: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """What a subscriber with the ``agreed`` filter may have missed while it was not listening, as
+    the notifications the server would have sent: one ``list_changed`` per list it follows, one
+    ``resources/updated`` per resource (``taskIds`` are left out: a task's caller polls it anyway).
+    Told to the Host after a re-subscription, they make it read again (``subscriptions.sim-no-silent-miss``)."""
+    out: list[tuple[str, dict[str, Any]]] = [
+        (LIST_CHANGED_METHOD[kind], {}) for kind, flag in LIST_CHANGED_FLAG.items() if agreed.get(flag) is True]
+    uris = agreed.get("resourceSubscriptions")
+    out.extend((RESOURCE_UPDATED_METHOD, {"uri": uri}) for uri in (uris if isinstance(uris, list) else ())
+               if isinstance(uri, str))
+    return out

@@ -69,6 +69,20 @@ class SessionExpired(TransportClosed):
     client MUST start a new one with ``initialize`` (without a session id)."""
 
 
+class StreamLost(Exception):
+    """A stream that carried the server's messages broke and cannot be resumed, and nothing on it said
+    so: a 2026-07-28 response stream cut by a crash or a broken connection (``request_id`` names its
+    request, e.g. a ``subscriptions/listen``), or a legacy session the server forgot while the client
+    was only listening (``request_id`` is ``None``). A client stream that reports lost streams raises
+    it from ``receive``, in order after the messages that came before the break; the client decides
+    what the loss means (a subscription re-listens and re-reads: ``mcp_sim.roles.client.restart``)
+    and reads on. Like a refusal it is never a message, so nothing answers it."""
+
+    def __init__(self, message: str, request_id: RequestId | None) -> None:
+        super().__init__(message)
+        self.request_id = request_id
+
+
 class RequestRefused(Exception):
     """The transport refused one request and brought no protocol answer for it: an HTTP ``401`` from an
     authorization layer, a ``500`` from a proxy, a connection that could not be made. A client stream

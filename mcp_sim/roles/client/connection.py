@@ -39,7 +39,7 @@ from mcp_sim.protocol.revisions import Era, get_revision
 from mcp_sim.roles.client.errors import ConnectionLost, RequestTimeout
 from mcp_sim.roles.client.subscriptions import Subscription
 from mcp_sim.sim.world import Simulation
-from mcp_sim.transports.base import MessageStream, RequestRefused, TransportClosed
+from mcp_sim.transports.base import MessageStream, RequestRefused, StreamLost, TransportClosed
 from mcp_sim.wire.jsonrpc import (
     InvalidMessage,
     JSONRPCErrorResponse,
@@ -277,6 +277,9 @@ class ClientConnection(ABC):
             except RequestRefused as refused:
                 self._on_refused(refused)
                 continue
+            except StreamLost as lost:
+                self._on_stream_lost(lost)
+                continue
             except READ_ENDED as exc:
                 self.closed_reason = self.closed_reason or f"the server closed the link ({type(exc).__name__})"
                 return
@@ -295,6 +298,13 @@ class ClientConnection(ABC):
                    request_id=rid, method=pending.method)
         pending.refused = refused
         pending.finish()
+
+    def _on_stream_lost(self, lost: StreamLost) -> None:
+        """The transport says a stream broke for good without a word on it (HTTP: a cut response
+        stream, a session found gone): see :class:`~mcp_sim.transports.base.StreamLost`. A request
+        waiting on it learns from its own timeout; a subscription must not go silent, so
+        :mod:`.restart` overrides this to listen again and close the gap."""
+        return
 
     def _receive_failed(self, exc: Exception) -> None:
         self.closed_reason = f"client receive loop failed: {exc!r}"

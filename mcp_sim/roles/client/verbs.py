@@ -228,7 +228,8 @@ class Client(TaskCalls):
                            revision=self.protocol_version)
         self.check_can_send("subscriptions/listen")
         rid = self._new_id()
-        sub = Subscription(rid, dict(notifications), _cancel=self._cancel)
+        sub = Subscription(rid, dict(notifications), _cancel=self._cancel,
+                           declared=dict(capabilities) if capabilities is not None else None)
         self._subscriptions[rid] = sub
         params = self._with_meta({"notifications": dict(notifications)}, capabilities)
         await self._send(JSONRPCRequest(rid, "subscriptions/listen", params))
