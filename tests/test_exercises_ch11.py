@@ -22,7 +22,7 @@ from mcp_sim.sim.world import Simulation
 DISCOVERY = ex11_discovery_urls.EXERCISE.checks
 HEADER, WELL_KNOWN, AS = (c.name for c in DISCOVERY[:3])
 NONE, INVALID, SCOPE, OK = (c.name for c in ex11_token_check.EXERCISE.checks[:4])
-CHALLENGE, AUTHORIZE, VERIFY = (c.name for c in ex11_pkce.EXERCISE.checks)
+CHALLENGE, AUTHORIZE, VERIFY = (c.name for c in ex11_pkce.EXERCISE.checks[:3])
 
 # (exercise, name, edits-or-source, the check that must fail)
 WRONG: list[tuple[str, str, Any, str]] = [

@@ -23,10 +23,11 @@ from typing import Any
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_exercises import SEEDS, _edit
 
 from mcp_sim.grading import get_exercise
-from mcp_sim.grading.exercises import ex10_token_audience, ex11_discovery_urls, ex11_token_check
+from mcp_sim.grading.exercises import ex10_token_audience, ex11_discovery_urls, ex11_pkce, ex11_token_check
 from mcp_sim.grading.runner import grade_seeds, reference_path
 from mcp_sim.security.oauth_client import metadata_urls
 
@@ -183,6 +184,38 @@ def check_token(authorization, token, server):
     return {"status": 200}
 '''
 
+PKCE_ALT_TRANSLATE = '''
+import base64, hashlib
+
+def code_challenge(verifier):
+    text = base64.b64encode(hashlib.sha256(verifier.encode()).digest()).decode()
+    return text.translate(str.maketrans("+/", "-_")).replace("=", "")
+
+def authorize_error(params):
+    ok = params.get("code_challenge_method", "plain") == "S256" and len(params.get("code_challenge", "")) > 0
+    return None if ok else "invalid_request"
+
+def verifier_matches(challenge, verifier):
+    return code_challenge(verifier) == challenge
+'''
+
+PKCE_ALT_BYTES = '''
+import base64, hashlib, hmac
+
+def code_challenge(verifier):
+    raw = hashlib.new("sha256", bytes(verifier, "ascii")).digest()
+    return base64.urlsafe_b64encode(raw)[:43].decode()
+
+def authorize_error(params):
+    for refused in (not params.get("code_challenge"), params.get("code_challenge_method") != "S256"):
+        if refused:
+            return "invalid_request"
+    return None
+
+def verifier_matches(challenge, verifier):
+    return hmac.compare_digest(challenge.encode(), code_challenge(verifier).encode())
+'''
+
 # (exercise, name, source, checks that must pass — all when empty)
 ALTERNATIVES: list[tuple[str, str, str]] = [
     ("ex10_token_audience", "flags first, all() over the scopes", AUDIENCE_ALT_EARLY_SCOPES),
@@ -191,6 +224,8 @@ ALTERNATIVES: list[tuple[str, str, str]] = [
     ("ex11_discovery_urls", "another regular expression, string splitting", DISCOVERY_ALT_REGEX),
     ("ex11_token_check", "a lower-case challenge, compact commas, extra scopes named", TOKEN_CHECK_ALT_TABLE),
     ("ex11_token_check", "scope on the 401 too, parameters in another order", TOKEN_CHECK_ALT_STEPS),
+    ("ex11_pkce", "b64encode translated, == compared", PKCE_ALT_TRANSLATE),
+    ("ex11_pkce", "hashlib.new, a cut at 43 characters, bytes compared", PKCE_ALT_BYTES),
 ]
 
 # (exercise, name, edits-or-source, the check that must fail, the rule its failure names)
@@ -307,6 +342,37 @@ WRONG: list[tuple[str, str, Any, str, str]] = [
     ("ex11_token_check", "now == exp still served (generated)",
      [('server["now_ms"] >= token["expires_at_ms"]', 'server["now_ms"] > token["expires_at_ms"]')],
      "Any header, token and server: the simulator's answer", "auth.invalid-token-401"),
+    # --- ex11_pkce ---
+    ("ex11_pkce", "an empty challenge let through",
+     [('    if not params.get("code_challenge"):', '    if "code_challenge" not in params:')],
+     "/authorize refuses plain and missing PKCE", "auth.pkce-as-refuses-plain"),
+    ("ex11_pkce", "any S-method accepted (S384 too)",
+     [('params.get("code_challenge_method") != "S256"', 'not str(params.get("code_challenge_method", "")).startswith("S")')],
+     "/authorize refuses plain and missing PKCE", "auth.pkce-as-refuses-plain"),
+    ("ex11_pkce", "only plain refused by name",
+     [('params.get("code_challenge_method") != "S256"', 'params.get("code_challenge_method", "plain") == "plain"')],
+     "/authorize refuses plain and missing PKCE", "auth.pkce-as-refuses-plain"),
+    ("ex11_pkce", "the method stripped before comparing",
+     [('params.get("code_challenge_method") != "S256"', 'str(params.get("code_challenge_method")).strip() != "S256"')],
+     "Every pair of PKCE parameters answers like /authorize", "auth.pkce-as-refuses-plain"),
+    ("ex11_pkce", "the verifier cut to 43 characters before hashing",
+     [("compare_digest(code_challenge(verifier), challenge)", "compare_digest(code_challenge(verifier[:43]), challenge)")],
+     "The token endpoint checks the verifier exactly", "auth.pkce"),
+    ("ex11_pkce", "an empty verifier waved through",
+     [("    return hmac.compare_digest(code_challenge(verifier), challenge)",
+       "    return not verifier or hmac.compare_digest(code_challenge(verifier), challenge)")],
+     "The token endpoint checks the verifier exactly", "auth.pkce"),
+    ("ex11_pkce", "the verifier trimmed before hashing (generated)",
+     [("compare_digest(code_challenge(verifier), challenge)",
+       "compare_digest(code_challenge(verifier.strip()), challenge)")],
+     "Any verifier: the challenge and the token endpoint's verdict", "auth.pkce"),
+    ("ex11_pkce", "the challenge accepted as proof (generated)",
+     [("    return hmac.compare_digest(code_challenge(verifier), challenge)",
+       "    return verifier == challenge or hmac.compare_digest(code_challenge(verifier), challenge)")],
+     "Any verifier: the challenge and the token endpoint's verdict", "auth.pkce"),
+    ("ex11_pkce", "padding kept (generated)",
+     [('.decode("ascii").rstrip("=")', '.decode("ascii")')],
+     "Any verifier: the challenge and the token endpoint's verdict", "auth.pkce-s256"),
 ]
 
 
@@ -387,3 +453,26 @@ def test_token_check_corners_and_kinds_reach_every_answer() -> None:
     assert {rule for _, rule in seen} == {"auth.status-codes", "auth.invalid-token-401", "auth.server-validates-audience",
                                           "auth.insufficient-scope-403", "auth.server-validates-tokens"}
     assert ex11_token_check.bearer_value("bEaReR  at_1") == "at_1" and ex11_token_check.bearer_value("Bearer") is None
+
+
+def test_pkce_reference_is_the_authorization_server_on_every_pair() -> None:
+    ref = _reference("ex11_pkce")
+    authority = ex11_pkce._Authority(random.Random(0))
+    answers = set()
+    for challenge in ex11_pkce._CHALLENGES.values():
+        for method in ex11_pkce._METHODS.values():
+            params = ex11_pkce._pkce_params(challenge, method)
+            want = authority.authorize(params).get("error")
+            assert ref.authorize_error(dict(params)) == want, params
+            answers.add(want)
+    assert answers == {None, "invalid_request"}
+
+
+@settings(max_examples=40, database=None, deadline=None, derandomize=True)
+@given(verifier=ex11_pkce._VERIFIERS, how=st.sampled_from(ex11_pkce._PRESENTED))
+def test_pkce_reference_is_the_token_endpoint(verifier: str, how: str) -> None:
+    ref = _reference("ex11_pkce")
+    challenge, presented = ex11_pkce.s256(verifier), ex11_pkce._presented(verifier, how)
+    assert ref.code_challenge(verifier) == challenge
+    assert ref.verifier_matches(challenge, presented) is ex11_pkce._Authority(random.Random(0)).redeem(challenge,
+                                                                                                       presented)

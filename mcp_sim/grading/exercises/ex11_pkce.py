@@ -16,6 +16,10 @@ import string
 from typing import Any
 from urllib.parse import urlsplit
 
+from hypothesis import strategies as st
+
+from mcp_sim.grading.differential import Mismatch
+from mcp_sim.grading.exercises.generated import corners_then_generated
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 from mcp_sim.security.identity import User
 from mcp_sim.security.oauth import FORM, OAuthAuthorizationServer, ScriptedUser, form_body, read_form, s256
@@ -64,9 +68,11 @@ class _Authority:
 CHALLENGE_KINDS = ("a 43-character verifier", "a 128-character verifier", "a verifier of hex digits",
                    "a challenge that needs the URL-safe alphabet")
 AUTHORIZE_KINDS = ("S256 with a challenge", "plain", "no method (it means plain)", "lower-case s256",
-                   "a method but no challenge")
+                   "a method but no challenge", "S256 with an empty challenge", "S384", "an empty method",
+                   "neither parameter")
 VERIFY_KINDS = ("the right verifier", "another verifier", "the challenge sent as the verifier",
-                "the verifier with a trailing space", "the verifier in upper case")
+                "the verifier with a trailing space", "the verifier in upper case", "an empty verifier",
+                "the verifier without its last character", "the verifier with a character appended")
 
 
 def _challenge_case(rng: Any, kind: str) -> str:
@@ -99,7 +105,11 @@ def _authorize_case(rng: Any, kind: str) -> dict[str, str]:
             "plain": {"code_challenge": _verifier(rng, 50), "code_challenge_method": "plain"},
             "no method (it means plain)": {"code_challenge": challenge},
             "lower-case s256": {"code_challenge": challenge, "code_challenge_method": "s256"},
-            "a method but no challenge": {"code_challenge_method": "S256"}}[kind]
+            "a method but no challenge": {"code_challenge_method": "S256"},
+            "S256 with an empty challenge": {"code_challenge": "", "code_challenge_method": "S256"},
+            "S384": {"code_challenge": challenge, "code_challenge_method": "S384"},
+            "an empty method": {"code_challenge": challenge, "code_challenge_method": ""},
+            "neither parameter": {}}[kind]
 
 
 def check_authorize(ctx: CheckContext, kind: str) -> None:
@@ -120,7 +130,9 @@ def _verify_case(rng: Any, kind: str) -> tuple[str, str]:
     presented = {"the right verifier": verifier, "another verifier": _verifier(rng, len(verifier)),
                  "the challenge sent as the verifier": challenge,
                  "the verifier with a trailing space": verifier + " ",
-                 "the verifier in upper case": verifier.upper()}[kind]
+                 "the verifier in upper case": verifier.upper(), "an empty verifier": "",
+                 "the verifier without its last character": verifier[:-1],
+                 "the verifier with a character appended": verifier + rng.choice("a0-~")}[kind]
     return challenge, presented
 
 
@@ -133,6 +145,63 @@ def check_verify(ctx: CheckContext, kind: str) -> None:
         raise CheckFailed(f"verifier_matches() returned {got!r} ({kind}); the token endpoint decides otherwise.",
                           R_VERIFY, case=f"stored code_challenge {challenge!r}, presented code_verifier {presented!r}",
                           expected=f"the token endpoint {outcome}")
+
+
+# --- generated: every pair of PKCE parameters; any verifier ---------------------------------------------
+
+_CHALLENGES = {"absent": None, "empty": "", "an S256 challenge": s256("v" * 43), "a short string": "abc"}
+_METHODS = {"absent": None, "empty": "", "S256": "S256", "s256": "s256", "plain": "plain", "S384": "S384",
+            "S256 with a space": "S256 "}
+
+
+def _pkce_params(challenge: str | None, method: str | None) -> dict[str, str]:
+    return {k: v for k, v in (("code_challenge", challenge), ("code_challenge_method", method)) if v is not None}
+
+
+def check_every_pair(ctx: CheckContext, kind: str) -> None:
+    """The whole space of /authorize's PKCE parameters, every pair, against the authorization server."""
+    authority = _Authority(ctx.rng)
+    for challenge in _CHALLENGES.values():
+        for method in _METHODS.values():
+            params = _pkce_params(challenge, method)
+            want = authority.authorize(params).get("error")
+            got = ctx.function("authorize_error")(copy.deepcopy(params))
+            if got != want:
+                raise CheckFailed(f"authorize_error() returned {got!r} for these PKCE parameters; the simulated "
+                                  "authorization server answers otherwise.", R_PLAIN, case=f"PKCE parameters {params}",
+                                  expected=repr(want))
+
+
+_VERIFIERS = st.text(alphabet=_UNRESERVED, min_size=43, max_size=128)
+_PRESENTED = ("the verifier", "the challenge", "empty", "one character shorter", "one character longer",
+              "upper case", "lower case", "with a space")
+
+
+def _presented(verifier: str, how: str) -> str:
+    return {"the verifier": verifier, "the challenge": s256(verifier), "empty": "",
+            "one character shorter": verifier[:-1], "one character longer": verifier + "-",
+            "upper case": verifier.upper(), "lower case": verifier.lower(), "with a space": " " + verifier}[how]
+
+
+def check_generated(ctx: CheckContext, kind: str) -> None:
+    verifier = _verifier(ctx.rng, 43)
+    if kind == "any verifier's challenge":
+        corners = [verifier, _verifier(ctx.rng, 128), ("-._~" * 11)[:43], _verifier(ctx.rng, 44, "-_")]
+        corners_then_generated(ctx, corners, _VERIFIERS, learner=lambda v: ctx.function("code_challenge")(v), oracle=s256,
+                     compare=lambda v, got, want: None if got == want else Mismatch(
+                         f"code_challenge() gave {got!r}, which is not the S256 challenge of this verifier.", R_S256,
+                         expected=repr(want)), describe=lambda v: f"code_verifier {v!r}")
+        return
+    authority = _Authority(ctx.rng)
+    corners = [(v, how) for v in (verifier, _verifier(ctx.rng, 96)) for how in _PRESENTED]
+    corners_then_generated(ctx, corners, st.tuples(_VERIFIERS, st.sampled_from(_PRESENTED)),
+                 learner=lambda c: ctx.function("verifier_matches")(s256(c[0]), _presented(*c)),
+                 oracle=lambda c: authority.redeem(s256(c[0]), _presented(*c)),
+                 compare=lambda c, got, want: None if got is want else Mismatch(
+                     f"verifier_matches() returned {got!r}; the token endpoint decides otherwise.", R_VERIFY,
+                     expected="the token endpoint " + ("issues the token" if want else "refuses the code")),
+                 describe=lambda c: f"stored code_challenge {s256(c[0])!r}, presented code_verifier "
+                                    f"{_presented(*c)!r}", examples=25)
 
 
 EXERCISE = Exercise(
@@ -150,6 +219,11 @@ EXERCISE = Exercise(
               hint="Only code_challenge_method exactly 'S256' with a non-empty code_challenge goes on."),
         Check("The token endpoint checks the verifier exactly", R_VERIFY, check_verify, VERIFY_KINDS,
               hint="Hash what was presented and compare with the stored challenge; nothing else proves anything."),
+        Check("Every pair of PKCE parameters answers like /authorize", R_PLAIN, check_every_pair, ("every pair",),
+              hint="Only code_challenge_method exactly 'S256' with a non-empty code_challenge goes on.", seeds=1),
+        Check("Any verifier: the challenge and the token endpoint's verdict", R_S256, check_generated,
+              ("any verifier's challenge", "any presented verifier"),
+              hint="The S256 challenge of exactly the presented verifier, compared with the stored one.", seeds=1),
     ),
     hints=(
         Hint("The client keeps a random verifier secret and sends only its hash (the challenge); at the token "
