@@ -1,7 +1,8 @@
-"""The fault soak, small: every transport × era × fault kind, a few seeds, each run twice (course
-chapter 06). The same soak, large, is ``benchmarks/fault_soak.py``; its module docstring lists the
-promises checked: one outcome per call, the right caller, no hang, no silent double execution,
-the same trace for the same seed."""
+"""The fault soak, small: every surface × transport × era × fault kind, a few seeds, each run twice
+(course chapter 06). The same soak, large, is ``benchmarks/fault_soak.py``; its module docstring lists
+the surfaces (plain calls, tasks, MRTR, subscriptions, the OAuth flow) and the promises checked: one
+outcome per call, the right caller, no hang, no silent double execution, no silent miss, the user
+asked once, bounded messages per call, the same trace for the same seed."""
 
 from __future__ import annotations
 
@@ -67,8 +68,37 @@ def test_the_soak_exercises_every_kind_of_outcome() -> None:
     """Across the configurations the calls end in results, timeouts and unknown outcomes — and in no
     error: a reordering link that delivers a legacy ``tools/call`` before ``notifications/initialized``
     no longer makes the server refuse it (rule ``lifecycle.sim-request-implies-initialized``)."""
-    report = soak.soak(SEEDS, transports=("memory", "stdio", "http"), revisions=("2025-11-25",))
+    report = soak.soak(SEEDS, surfaces=("calls",), transports=("memory", "stdio", "http"), revisions=("2025-11-25",))
     assert report["runs"] == 3 * len(soak.KINDS) * len(SEEDS) and report["runs_with_problems"] == 0, \
         report["problems"]
     assert {"result", "timeout", "outcome-unknown"} <= set(report["outcomes"])
     assert "error" not in report["outcomes"]
+
+
+NEW_SURFACES = [(surface, transport) for surface in ("tasks", "mrtr", "subscriptions", "oauth")
+                for transport in soak.SURFACE_TRANSPORTS.get(surface, soak.TRANSPORTS)]
+
+
+@pytest.mark.parametrize("revision", soak.REVISIONS)
+@pytest.mark.parametrize(("surface", "transport"), NEW_SURFACES)
+def test_every_surface_keeps_its_promises_under_every_fault(surface: str, transport: str, revision: str) -> None:
+    runner, calls = soak.SURFACES[surface], soak.SURFACE_CALLS[surface]
+    for kind in sorted(soak.KINDS):
+        first = runner(transport, revision, kind, SEEDS[0], calls=calls)
+        assert first.connect_failed is None or kind != "latency", first.connect_failed
+        assert soak.problems_of(first, calls) == [], kind
+        again = runner(transport, revision, kind, SEEDS[0], calls=calls)
+        assert first.trace == again.trace, f"{kind}: the trace differs on a re-run"
+        if kind == "latency":  # with no loss, every call of every surface ends in its result
+            assert {k for got in first.outcomes.values() for k, _ in got} == {"result"}, first.outcomes
+
+
+def test_the_new_checks_find_what_they_look_for() -> None:
+    """A silent miss, a question asked twice and a message storm are each reported."""
+    run = soak.Run(outcomes={"t0": [("result", "done t0")]}, silent_misses=["the change at 4 s"],
+                   asked=soak.Counter({"t0": 2}), messages=soak.MAX_MESSAGES_PER_CALL + 1)
+    problems = soak.problems_of(run, 1)
+    assert [p.split(":")[0] for p in problems] == [f"{soak.MAX_MESSAGES_PER_CALL + 1} messages for 1 calls",
+                                                   "silent miss", "the user was asked 2 times for t0"]
+    assert soak.problems_of(soak.Run(outcomes={"t0": [("result", "done t0")]}, asked=soak.Counter({"a": 2}),
+                                     max_asks=2), 1) == []
