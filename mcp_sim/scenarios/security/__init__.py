@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
+import mcp_sim.scenarios.security.auth_url_lab as auth_url_lab
 import mcp_sim.scenarios.security.authorization_labs as authorization_labs
 import mcp_sim.scenarios.security.behaviour as behaviour
 import mcp_sim.scenarios.security.cimd_labs as cimd_labs
@@ -55,6 +56,7 @@ LABS: Final = _table(*client_features.LABS, *payments.LABS, *shared_machine.LABS
                      *phishing.LABS, *injection.LABS, *ssrf_labs.LABS,
                      *authorization_labs.LABS, *mixup_lab.LABS, *sessions.LABS,
                      *sampling_labs.LABS, *behaviour.LABS, *cimd_labs.LABS, *cimd_ssrf_lab.LABS,
+                     *auth_url_lab.LABS,
                      *url_elicitation.LABS)
 """Every lab by name (read-only)."""
 
