@@ -32,6 +32,7 @@ import mcp_sim.scenarios.security.mixup_lab as mixup_lab
 import mcp_sim.scenarios.security.payments as payments
 import mcp_sim.scenarios.security.phishing as phishing
 import mcp_sim.scenarios.security.sampling_labs as sampling_labs
+import mcp_sim.scenarios.security.scope_lab as scope_lab
 import mcp_sim.scenarios.security.sessions as sessions
 import mcp_sim.scenarios.security.shared_machine as shared_machine
 import mcp_sim.scenarios.security.ssrf_labs as ssrf_labs
@@ -56,7 +57,7 @@ LABS: Final = _table(*client_features.LABS, *payments.LABS, *shared_machine.LABS
                      *phishing.LABS, *injection.LABS, *ssrf_labs.LABS,
                      *authorization_labs.LABS, *mixup_lab.LABS, *sessions.LABS,
                      *sampling_labs.LABS, *behaviour.LABS, *cimd_labs.LABS, *cimd_ssrf_lab.LABS,
-                     *auth_url_lab.LABS,
+                     *auth_url_lab.LABS, *scope_lab.LABS,
                      *url_elicitation.LABS)
 """Every lab by name (read-only)."""
 
