@@ -27,7 +27,13 @@ from hypothesis import strategies as st
 from test_exercises import SEEDS, _edit
 
 from mcp_sim.grading import get_exercise
-from mcp_sim.grading.exercises import ex10_token_audience, ex11_discovery_urls, ex11_pkce, ex11_token_check
+from mcp_sim.grading.exercises import (
+    ex10_origin_check,
+    ex10_token_audience,
+    ex11_discovery_urls,
+    ex11_pkce,
+    ex11_token_check,
+)
 from mcp_sim.grading.runner import grade_seeds, reference_path
 from mcp_sim.security.oauth_client import metadata_urls
 
@@ -216,6 +222,23 @@ def verifier_matches(challenge, verifier):
     return hmac.compare_digest(challenge.encode(), code_challenge(verifier).encode())
 '''
 
+ORIGIN_ALT_PARSER = '''
+from urllib.parse import urlsplit
+
+def origin_allowed(origin, port):
+    try:
+        parts = urlsplit(origin)
+        return (parts.scheme == "http" and parts.hostname in ("localhost", "127.0.0.1") and parts.port == port
+                and parts.path in ("", "/") and not parts.query and not parts.username)
+    except ValueError:
+        return False
+'''
+
+ORIGIN_ALT_ANY = '''
+def origin_allowed(origin, port):
+    return any(origin == "http://" + host + ":" + str(port) for host in ("127.0.0.1", "localhost"))
+'''
+
 # (exercise, name, source, checks that must pass — all when empty)
 ALTERNATIVES: list[tuple[str, str, str]] = [
     ("ex10_token_audience", "flags first, all() over the scopes", AUDIENCE_ALT_EARLY_SCOPES),
@@ -225,6 +248,8 @@ ALTERNATIVES: list[tuple[str, str, str]] = [
     ("ex11_token_check", "a lower-case challenge, compact commas, extra scopes named", TOKEN_CHECK_ALT_TABLE),
     ("ex11_token_check", "scope on the 401 too, parameters in another order", TOKEN_CHECK_ALT_STEPS),
     ("ex11_pkce", "b64encode translated, == compared", PKCE_ALT_TRANSLATE),
+    ("ex10_origin_check", "urlsplit: scheme, host and port", ORIGIN_ALT_PARSER),
+    ("ex10_origin_check", "any() over the two hosts", ORIGIN_ALT_ANY),
     ("ex11_pkce", "hashlib.new, a cut at 43 characters, bytes compared", PKCE_ALT_BYTES),
 ]
 
@@ -373,6 +398,27 @@ WRONG: list[tuple[str, str, Any, str, str]] = [
     ("ex11_pkce", "padding kept (generated)",
      [('.decode("ascii").rstrip("=")', '.decode("ascii")')],
      "Any verifier: the challenge and the token endpoint's verdict", "auth.pkce-s256"),
+    # --- ex10_origin_check ---
+    ("ex10_origin_check", "any host that starts with 127.",
+     [("return origin in {f\"http://localhost:{port}\", f\"http://127.0.0.1:{port}\"}", "return origin in {f\"http://localhost:{port}\", f\"http://127.0.0.1:{port}\"} or (origin.startswith(\"http://127.\") and origin.endswith(f\":{port}\"))")],
+     "Only exact origins of the server's own pages", "http.origin-present-and-invalid-403"),
+    ("ex10_origin_check", "any loopback address",
+     [("return origin in {f\"http://localhost:{port}\", f\"http://127.0.0.1:{port}\"}", "import ipaddress, urllib.parse\n    u = urllib.parse.urlsplit(origin)\n"
+       "    try:\n        loop = ipaddress.ip_address(u.hostname or '').is_loopback\n    except ValueError:\n"
+       "        loop = u.hostname == 'localhost'\n    return u.scheme == 'http' and loop and u.port == port")],
+     "Only exact origins of the server's own pages", "http.origin-present-and-invalid-403"),
+    ("ex10_origin_check", "the default port taken as the server's",
+     [("return origin in {f\"http://localhost:{port}\", f\"http://127.0.0.1:{port}\"}", "return origin in {f\"http://localhost:{port}\", f\"http://127.0.0.1:{port}\"} or origin in (\"http://localhost\", \"http://127.0.0.1\")")],
+     "Only exact origins of the server's own pages", "http.origin-present-and-invalid-403"),
+    ("ex10_origin_check", "subdomains of localhost allowed",
+     [("return origin in {f\"http://localhost:{port}\", f\"http://127.0.0.1:{port}\"}", "return origin in {f\"http://localhost:{port}\", f\"http://127.0.0.1:{port}\"} or origin.endswith(f\".localhost:{port}\")")],
+     "Only exact origins of the server's own pages", "http.origin-present-and-invalid-403"),
+    ("ex10_origin_check", "the default port taken as the server's (generated)",
+     [("return origin in {f\"http://localhost:{port}\", f\"http://127.0.0.1:{port}\"}", "return origin in {f\"http://localhost:{port}\", f\"http://127.0.0.1:{port}\"} or origin in (\"http://localhost\", \"http://127.0.0.1\")")],
+     "Any origin and port answers like the fixed allow-list", "http.origin-present-and-invalid-403"),
+    ("ex10_origin_check", "the scheme ignored (generated)",
+     [("return origin in {f\"http://localhost:{port}\", f\"http://127.0.0.1:{port}\"}", "return origin.split(\"://\")[-1] in {f\"localhost:{port}\", f\"127.0.0.1:{port}\"}")],
+     "Any origin and port answers like the fixed allow-list", "http.origin-present-and-invalid-403"),
 ]
 
 
@@ -391,7 +437,7 @@ def test_a_wrong_answer_is_rejected_by_the_right_rule(tmp_path: Path, exercise_i
     for result in _grade(tmp_path, exercise_id, _source(exercise_id, edits), SEEDS, (failing_check,)):
         assert not result.load_error, f"{name} does not load:\n{result.load_error}"
         check = next(c for c in result.checks if c.name == failing_check)
-        assert check.status == "failed", f"{name} was not rejected by {failing_check!r} on a seed:\n{result}"
+        assert check.status in ("failed", "error"), f"{name} was not rejected by {failing_check!r} on a seed:\n{result}"
         assert check.rule == rule, f"{name}: the failure names {check.rule!r}, not {rule!r}:\n{result}"
         assert check.explanation and check.kind
 
@@ -476,3 +522,10 @@ def test_pkce_reference_is_the_token_endpoint(verifier: str, how: str) -> None:
     assert ref.code_challenge(verifier) == challenge
     assert ref.verifier_matches(challenge, presented) is ex11_pkce._Authority(random.Random(0)).redeem(challenge,
                                                                                                        presented)
+
+
+@TRUTH_SETTINGS
+@given(case=ex10_origin_check._origins())
+def test_origin_reference_is_the_fixed_allow_list(case: tuple[str, int]) -> None:
+    origin, port = case
+    assert _reference("ex10_origin_check").origin_allowed(origin, port) is (origin in ex10_origin_check._FIXED(port))

@@ -15,6 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import strategies as st
+
+from mcp_sim.grading.differential import Mismatch
 from mcp_sim.grading.exercises.ex10_labs import (
     Asker,
     checked,
@@ -24,6 +27,7 @@ from mcp_sim.grading.exercises.ex10_labs import (
     run_learner_lab,
     split_kind,
 )
+from mcp_sim.grading.exercises.generated import corners_then_generated
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 from mcp_sim.scenarios.security import LABS
 from mcp_sim.scenarios.security.transports_labs import OriginCheck
@@ -79,6 +83,14 @@ def _origin(rng: Any, kind: str, port: int) -> str:
         "localhost on another port": f"http://localhost:{other}",
         "127.0.0.1 on another port": f"http://127.0.0.1:{other}",
         "https on localhost": f"https://localhost:{port}",
+        "a host that starts with 127.": f"http://127.0.0.1.{name}.example:{port}",
+        "another loopback address": f"http://127.0.0.{rng.randint(2, 254)}:{port}",
+        "the IPv6 loopback": f"http://[::1]:{port}",
+        "a subdomain of localhost": f"http://{name}.localhost:{port}",
+        "a name that resolves to 127.0.0.1": f"http://{name}.localtest.me:{port}",
+        "0.0.0.0 on the server's port": f"http://0.0.0.0:{port}",
+        "localhost without a port": "http://localhost",
+        "127.0.0.1 without a port": "http://127.0.0.1",
         "the null origin": "null",
         "the user's page on localhost": f"http://localhost:{port}",
         "the user's page on 127.0.0.1": f"http://127.0.0.1:{port}",
@@ -87,7 +99,10 @@ def _origin(rng: Any, kind: str, port: int) -> str:
 
 FOREIGN_KINDS = ("an attacker's web page", "the attacker's page on the server's port",
                  "a host name that starts with localhost", "localhost followed by another domain",
-                 "localhost on another port", "127.0.0.1 on another port", "https on localhost")
+                 "localhost on another port", "127.0.0.1 on another port", "https on localhost",
+                 "a host that starts with 127.", "another loopback address", "the IPv6 loopback",
+                 "a subdomain of localhost", "a name that resolves to 127.0.0.1", "0.0.0.0 on the server's port",
+                 "localhost without a port", "127.0.0.1 without a port")
 OWN_KINDS = ("the user's page on localhost", "the user's page on 127.0.0.1")
 
 
@@ -100,6 +115,44 @@ def check_direct(ctx: CheckContext, kind: str) -> None:
         rule = R_NULL if origin == "null" else R_OWN if want else R_ORIGIN
         raise CheckFailed(f"origin_allowed() returned {got!r}.", rule, case=f"origin_allowed({origin!r}, {port})",
                           expected=f"{want} ({kind})")
+
+
+# --- generated: any scheme, host, port and suffix, against the lab's fixed allow-list -------------------
+
+_HOSTS = ("localhost", "127.0.0.1", "127.0.0.2", "[::1]", "127.0.0.1.evil.example", "localhost.evil.example",
+          "evil.example", "app.localhost", "0.0.0.0", "127.1")
+
+
+@st.composite
+def _origins(draw: st.DrawFn) -> tuple[str, int]:
+    port = draw(st.integers(1024, 65535))
+    if draw(st.integers(0, 19)) == 0:
+        return "null", port
+    scheme = draw(st.sampled_from(("http", "https", "ws")))
+    host = draw(st.sampled_from(_HOSTS))
+    at = draw(st.sampled_from((f":{port}", "", f":{port + 1}", f":{port}0", f":{port}.evil.example", ":80")))
+    return f"{scheme}://{host}{at}{draw(st.sampled_from(('', '', '/')))}", port
+
+
+def _free(origin: str, port: int) -> bool:
+    """An own origin with a trailing slash: no browser sends it, and either answer is safe."""
+    return origin.endswith("/") and origin[:-1] in (_FIXED(port) or set())
+
+
+def _compare_origin(case: tuple[str, int], got: Any, want: bool) -> Mismatch | None:
+    if got is want or (isinstance(got, bool) and _free(*case)):
+        return None
+    rule = R_NULL if case[0] == "null" else R_OWN if want else R_ORIGIN
+    return Mismatch(f"origin_allowed() returned {got!r}.", rule, expected=str(want))
+
+
+def check_generated(ctx: CheckContext, kind: str) -> None:
+    port = ctx.rng.randint(3000, 9000)
+    corners = [(f"{scheme}://{host}{at}", port) for scheme in ("http", "https") for host in _HOSTS
+               for at in (f":{port}", "")]
+    corners_then_generated(ctx, corners, _origins(), learner=lambda c: ctx.function("origin_allowed")(*c),
+                           oracle=lambda c: c[0] in (_FIXED(c[1]) or set()), compare=_compare_origin,
+                           describe=lambda c: f"origin_allowed({c[0]!r}, {c[1]})")
 
 
 EXERCISE = Exercise(
@@ -120,6 +173,8 @@ EXERCISE = Exercise(
               hint="\"null\" is a string a sandboxed frame sends; it is nobody's origin."),
         Check("The user's own local page still works", R_OWN, check_direct, OWN_KINDS,
               hint="http://localhost:PORT and http://127.0.0.1:PORT are the server's own origins."),
+        Check("Any origin and port answers like the fixed allow-list", R_ORIGIN, check_generated, ("generated",),
+              hint="Scheme, host and port, compared whole with the server's own two origins.", seeds=1),
     ),
     hints=(
         Hint("DNS rebinding makes a web page's host name resolve to 127.0.0.1, so the browser sends the page's "
