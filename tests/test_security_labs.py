@@ -18,6 +18,8 @@ EXPECTED = {
     "local-server-compromise", "elicitation-phishing", "prompt-injection-results", "ssrf-metadata-discovery",
     "redirect-uri-manipulation", "as-mix-up", "session-hijacking",
     "sampling-injection", "sampling-context-leak", "behaviour-rug-pull", "elicitation-url-handling",
+    "localhost-redirect-impersonation", "cimd-trust-policy", "cimd-ssrf", "authorization-url-validation",
+    "scope-minimization",
 }
 
 
@@ -59,6 +61,11 @@ OBTAINED = {
     "sampling-context-leak": lambda e: e["leaked"],
     "behaviour-rug-pull": lambda e: e["leaked"],
     "elicitation-url-handling": lambda e: e["stolen"] or e["unasked_requests"],
+    "localhost-redirect-impersonation": lambda e: e["files_obtained"],
+    "cimd-trust-policy": lambda e: e["files_obtained"],
+    "cimd-ssrf": lambda e: e["console_actions"],
+    "authorization-url-validation": lambda e: e["tokens_leaked"] or e["ran"],
+    "scope-minimization": lambda e: "files:admin" in e["leaked_token_scopes"] or "files:*" in e["leaked_token_scopes"],
 }
 
 # Variants the vulnerable configuration happens to resist too (the fixed one must still hold).

@@ -189,8 +189,8 @@ URLS = LabFacts(
            "security.bp.auth-url-no-shell"),
     not_covered=("an https URL that leads to a phishing page (validation says nothing about where an https URL "
                  "goes: the user's sign-in is protected by the authorization server's own domain), bugs in the "
-                 "browser or opener themselves, a web-based client's Content Security Policy (the spec's SHOULD, "
-                 "not modelled here), and the stdio privilege escalation a stolen proxy token allows "
+                 "browser or opener themselves, a web-based client's Content Security Policy (which the best "
+                 "practices recommend as well; not modelled here), and the stdio privilege escalation a stolen proxy token allows "
                  "(security.bp.stdio-proxy-restrictions)"),
     roles=("The honest authorization server is OAuthAuthorizationServer; the malicious Server's metadata are "
            "documents on the simulated web; the client's discovery is written in the lab; the machine (shell, "

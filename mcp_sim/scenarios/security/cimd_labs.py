@@ -123,7 +123,7 @@ class LoopbackTrust:
 
 LOCALHOST = LabFacts(
     layer="authorization",
-    summary="Another program on the machine presents a native app's client id and receives its code on a loopback port.",
+    summary="Another program presents a native app's client id and gets its code on a loopback port.",
     title="Localhost redirect URI impersonation (Client ID Metadata Documents)",
     attacker="a malicious program on the user's computer (another app the user installed), without access to "
              "the other apps' own storage",
