@@ -28,6 +28,7 @@ from test_exercises import SEEDS, _edit
 
 from mcp_sim.grading import get_exercise
 from mcp_sim.grading.exercises import (
+    ex10_authorize_call,
     ex10_origin_check,
     ex10_token_audience,
     ex11_discovery_urls,
@@ -239,6 +240,35 @@ def origin_allowed(origin, port):
     return any(origin == "http://" + host + ":" + str(port) for host in ("127.0.0.1", "localhost"))
 '''
 
+AUTHORIZE_ALT_TABLE = '''
+def authorize(caller, operation, target):
+    checks = [
+        ("identity", lambda: bool(caller and caller["subject"])),
+        ("scope", lambda: all(s in caller["scopes"] for s in operation["scopes"])),
+        ("tenant", lambda: target["tenant"] in (None, caller["tenant"])),
+        ("ownership", lambda: target["owner"] in (None, caller["subject"])),
+        ("ownership", lambda: target["client_id"] in (None, caller["client_id"])),
+    ]
+    for name, passes in checks:
+        if not passes():
+            return name
+    return None
+'''
+
+AUTHORIZE_ALT_SETS = '''
+def authorize(caller, operation, target):
+    if not caller or not caller.get("subject"):
+        return "identity"
+    if set(operation.get("scopes", ())) - set(caller.get("scopes", ())):
+        return "scope"
+    expected = {k: v for k, v in (("tenant", target.get("tenant")), ("subject", target.get("owner")),
+                                  ("client_id", target.get("client_id"))) if v is not None}
+    if "tenant" in expected and caller.get("tenant") != expected["tenant"]:
+        return "tenant"
+    mismatched = [k for k in ("subject", "client_id") if k in expected and caller.get(k) != expected[k]]
+    return "ownership" if mismatched else None
+'''
+
 # (exercise, name, source, checks that must pass — all when empty)
 ALTERNATIVES: list[tuple[str, str, str]] = [
     ("ex10_token_audience", "flags first, all() over the scopes", AUDIENCE_ALT_EARLY_SCOPES),
@@ -250,6 +280,8 @@ ALTERNATIVES: list[tuple[str, str, str]] = [
     ("ex11_pkce", "b64encode translated, == compared", PKCE_ALT_TRANSLATE),
     ("ex10_origin_check", "urlsplit: scheme, host and port", ORIGIN_ALT_PARSER),
     ("ex10_origin_check", "any() over the two hosts", ORIGIN_ALT_ANY),
+    ("ex10_authorize_call", "a table of named checks", AUTHORIZE_ALT_TABLE),
+    ("ex10_authorize_call", "set differences, the expected principal as a dict", AUTHORIZE_ALT_SETS),
     ("ex11_pkce", "hashlib.new, a cut at 43 characters, bytes compared", PKCE_ALT_BYTES),
 ]
 
@@ -419,6 +451,35 @@ WRONG: list[tuple[str, str, Any, str, str]] = [
     ("ex10_origin_check", "the scheme ignored (generated)",
      [("return origin in {f\"http://localhost:{port}\", f\"http://127.0.0.1:{port}\"}", "return origin.split(\"://\")[-1] in {f\"localhost:{port}\", f\"127.0.0.1:{port}\"}")],
      "Any origin and port answers like the fixed allow-list", "http.origin-present-and-invalid-403"),
+    # --- ex10_authorize_call ---
+    ("ex10_authorize_call", "any one required scope suffices",
+     [("if not set(operation.get(\"scopes\", [])) <= set(caller.get(\"scopes\", [])):",
+       "if operation.get(\"scopes\") and not set(operation[\"scopes\"]) & set(caller.get(\"scopes\", [])):")],
+     "Two faults at once: the first check in the table", "tools.servers-validate-inputs"),
+    ("ex10_authorize_call", "wildcard scopes granted",
+     [("if not set(operation.get(\"scopes\", [])) <= set(caller.get(\"scopes\", [])):",
+       "if not (\"*\" in caller.get(\"scopes\", []) or all(s in caller.get(\"scopes\", []) or "
+       "s.split(\":\")[0] + \":*\" in caller.get(\"scopes\", []) for s in operation.get(\"scopes\", []))):")],
+     "Identity, scope, tenant, ownership — in that order", "tools.servers-validate-inputs"),
+    ("ex10_authorize_call", "a scope matched as a substring",
+     [("if not set(operation.get(\"scopes\", [])) <= set(caller.get(\"scopes\", [])):",
+       "if not all(any(h in s for h in caller.get(\"scopes\", [])) for s in operation.get(\"scopes\", [])):")],
+     "Identity, scope, tenant, ownership — in that order", "tools.servers-validate-inputs"),
+    ("ex10_authorize_call", "tenant checked before scope",
+     [("    if not set(operation.get", "    if target.get(\"tenant\") is not None and caller.get(\"tenant\") != "
+       "target[\"tenant\"]:\n        return \"tenant\"\n    if not set(operation.get")],
+     "Two faults at once: the first check in the table", "tools.servers-validate-inputs"),
+    ("ex10_authorize_call", "an empty subject taken as a caller",
+     [("if caller is None or not caller.get(\"subject\"):", "if caller is None:")],
+     "Identity, scope, tenant, ownership — in that order", "tools.servers-validate-inputs"),
+    ("ex10_authorize_call", "a caller without a tenant passes the tenant check",
+     [("if target.get(\"tenant\") is not None and caller.get(\"tenant\") != target[\"tenant\"]:",
+       "if target.get(\"tenant\") is not None and caller.get(\"tenant\") not in (None, target[\"tenant\"]):")],
+     "Any caller, operation and object answers like the fixed checks", "tools.servers-validate-inputs"),
+    ("ex10_authorize_call", "a handle's client not checked when the caller has none",
+     [("if target.get(\"client_id\") is not None and caller.get(\"client_id\") != target[\"client_id\"]:",
+       "if target.get(\"client_id\") is not None and caller.get(\"client_id\") not in (None, target[\"client_id\"]):")],
+     "Any caller, operation and object answers like the fixed checks", "security.bp.state-handle-not-auth"),
 ]
 
 
@@ -529,3 +590,21 @@ def test_pkce_reference_is_the_token_endpoint(verifier: str, how: str) -> None:
 def test_origin_reference_is_the_fixed_allow_list(case: tuple[str, int]) -> None:
     origin, port = case
     assert _reference("ex10_origin_check").origin_allowed(origin, port) is (origin in ex10_origin_check._FIXED(port))
+
+
+@TRUTH_SETTINGS
+@given(case=ex10_authorize_call._calls())
+def test_authorize_reference_is_the_fixed_checks(case: Any) -> None:
+    caller, operation, target = case
+    want = ex10_authorize_call.oracle(ex10_authorize_call._auth(caller), operation, target)
+    assert _reference("ex10_authorize_call").authorize(caller, dict(operation), dict(target)) == want
+
+
+def test_authorize_oracle_is_the_labs_own_checks_on_their_cases() -> None:
+    rng = random.Random(11)
+    module = ex10_authorize_call
+    for kind in module.BALANCE_DENIED + module.DRAFT_DENIED + module.ALLOWED + module.ORDER_KINDS[:2]:
+        draft = kind.startswith("the handle")
+        auth, target = (module._draft_case if draft else module._balance_case)(rng, kind)
+        operation = module.READ_DRAFT if draft else module.BALANCE
+        assert module.oracle(auth, operation, target) == module.expected(auth, operation, target), kind

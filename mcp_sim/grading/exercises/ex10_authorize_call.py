@@ -13,9 +13,13 @@ caller and object.
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
+from hypothesis import strategies as st
+
+from mcp_sim.grading.differential import Mismatch
 from mcp_sim.grading.exercises.ex10_labs import (
     Asker,
     expect_lab_holds,
@@ -24,10 +28,11 @@ from mcp_sim.grading.exercises.ex10_labs import (
     run_learner_lab,
     split_kind,
 )
+from mcp_sim.grading.exercises.generated import corners_then_generated
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 from mcp_sim.scenarios.security import LABS
 from mcp_sim.scenarios.security.tenants import Account, BoundHandles, HandleRecord, Handles, ServerChecks
-from mcp_sim.security.authorization import AccessDenied
+from mcp_sim.security.authorization import AccessDenied, authorize
 from mcp_sim.security.identity import AuthInfo, pick_name
 
 R_EVERY_CALL = "tools.servers-validate-inputs"
@@ -109,6 +114,11 @@ def _balance_case(rng: Any, kind: str) -> tuple[AuthInfo | None, dict[str, Any]]
         "a colleague in the same tenant": AuthInfo(colleague, tenant, scopes=scopes),
         "the owner with finance:read": AuthInfo(owner, tenant, scopes=scopes, client_id="app"),
         "the owner through another client": AuthInfo(owner, tenant, scopes=scopes, client_id="phone"),
+        "a caller without a subject": AuthInfo("", tenant, scopes=scopes),
+        "the owner's token with a wildcard scope": AuthInfo(owner, tenant, scopes=("finance:*", "*")),
+        "the owner's token with a shorter scope": AuthInfo(owner, tenant, scopes=("finance", "finance:rea")),
+        "another tenant's caller without the scope": AuthInfo(colleague, other, scopes=("profile",)),
+        "the owner's name in another tenant, without the scope": AuthInfo(owner, other, scopes=("profile",)),
     }[kind]
     return auth, target
 
@@ -140,18 +150,42 @@ def expected(auth: AuthInfo | None, operation: dict[str, Any], target: dict[str,
     return None
 
 
-BALANCE_DENIED = ("nobody is authenticated", "the owner's token without finance:read", "a caller of another tenant",
-                  "the owner's name in another tenant", "a colleague in the same tenant")
+BALANCE_DENIED = ("nobody is authenticated", "a caller without a subject", "the owner's token without finance:read",
+                  "the owner's token with a wildcard scope", "the owner's token with a shorter scope",
+                  "a caller of another tenant", "the owner's name in another tenant", "a colleague in the same tenant")
+ORDER_KINDS = ("another tenant's caller without the scope", "the owner's name in another tenant, without the scope",
+               "two scopes needed, one held")
 DRAFT_DENIED = ("the handle used by another client of its owner", "the handle used by a colleague",
                 "the handle used under the owner's name in another tenant", "the handle used by nobody")
 ALLOWED = ("the owner with finance:read", "the owner through another client", "the handle used by its owner's client")
 
 
+def oracle(auth: AuthInfo | None, operation: dict[str, Any], target: dict[str, Any]) -> str | None:
+    """What the labs' fixed checks decide for any operation: the four checks of
+    :func:`mcp_sim.security.authorization.authorize` (the finance Server's), then — for an object issued to
+    a client — the handle's client (the drafts Server's bound handles)."""
+    try:
+        authorize(auth, str(operation["name"]), scopes=operation.get("scopes", ()), tenant=target.get("tenant"),
+                  owner=target.get("owner"))
+    except AccessDenied as denied:
+        return denied.check
+    if target.get("client_id") is not None and (auth.client_id if auth else None) != target["client_id"]:
+        return "ownership"
+    return None
+
+
 def check_direct(ctx: CheckContext, kind: str) -> None:
     draft = kind.startswith("the handle")
-    auth, target = (_draft_case if draft else _balance_case)(ctx.rng, kind)
-    operation = READ_DRAFT if draft else BALANCE
-    want = expected(auth, operation, target)
+    if kind == "two scopes needed, one held":
+        owner, tenant, _, _ = _people(ctx.rng)
+        auth: AuthInfo | None = AuthInfo(owner, tenant, scopes=(ctx.rng.choice(("finance:read", "finance:export")),))
+        operation: dict[str, Any] = {"name": "export_statement", "scopes": ["finance:export", "finance:read"]}
+        target = {"tenant": tenant, "owner": owner, "client_id": None}
+        want = oracle(auth, operation, target)
+    else:
+        auth, target = (_draft_case if draft else _balance_case)(ctx.rng, kind)
+        operation = READ_DRAFT if draft else BALANCE
+        want = expected(auth, operation, target)
     caller = caller_of(auth)
     got = ctx.function("authorize")(caller, dict(operation), dict(target))
     if got != want:
@@ -159,6 +193,62 @@ def check_direct(ctx: CheckContext, kind: str) -> None:
         should = "None (allowed)" if want is None else repr(want)
         raise CheckFailed(f"authorize({json.dumps(caller)}, {json.dumps(operation)}, {json.dumps(target)}) should be "
                           f"{should} ({kind}); it returned {got!r}.", rule)
+
+
+# --- generated: any caller, operation and object, against the fixed checks --------------------------------
+
+_SCOPES = ("finance:read", "finance:write", "finance:*", "finance", "*", "finance:read-all")
+
+
+@st.composite
+def _calls(draw: st.DrawFn) -> tuple[dict[str, Any] | None, dict[str, Any], dict[str, Any]]:
+    required = draw(st.lists(st.sampled_from(_SCOPES[:2]), max_size=2, unique=True))
+    target = {"tenant": draw(st.sampled_from(("acme", None))), "owner": draw(st.sampled_from(("ada", None))),
+              "client_id": draw(st.sampled_from((None, "editor")))}
+    if draw(st.integers(0, 9)) == 0:
+        return None, {"name": "op", "scopes": required}, target
+    caller = {"subject": draw(st.sampled_from(("ada", "bo", ""))), "tenant": draw(st.sampled_from(("acme", "globex",
+                                                                                                   None))),
+              "scopes": draw(st.one_of(st.permutations(required), st.lists(st.sampled_from(_SCOPES), max_size=3,
+                                                                            unique=True))),
+              "client_id": draw(st.sampled_from(("editor", "browser-extension", None)))}
+    return caller, {"name": "op", "scopes": required}, target
+
+
+def _auth(caller: dict[str, Any] | None) -> AuthInfo | None:
+    if caller is None:
+        return None
+    return AuthInfo(caller["subject"], caller["tenant"], scopes=tuple(caller["scopes"]), client_id=caller["client_id"])
+
+
+def _compare_call(case: tuple[dict[str, Any] | None, dict[str, Any], dict[str, Any]], got: Any,
+                  want: str | None) -> Mismatch | None:
+    if got == want:
+        return None
+    rule = R_HANDLE if case[2]["client_id"] is not None and "ownership" in (got, want) else R_EVERY_CALL
+    return Mismatch(f"authorize() returned {got!r}.", rule, expected="None (allowed)" if want is None else repr(want))
+
+
+def check_generated(ctx: CheckContext, kind: str) -> None:
+    owner, tenant = "ada", "acme"
+    full = {"subject": owner, "tenant": tenant, "scopes": ["finance:read"], "client_id": "editor"}
+    op = {"name": "op", "scopes": ["finance:read"]}
+    mine = {"tenant": tenant, "owner": owner, "client_id": None}
+    corners: list[tuple[dict[str, Any] | None, dict[str, Any], dict[str, Any]]] = [
+        (full, op, mine), (None, op, mine), ({**full, "subject": ""}, op, mine),
+        ({**full, "scopes": ["finance:*"]}, op, mine), ({**full, "tenant": None}, op, mine),
+        ({**full, "tenant": "globex", "scopes": []}, op, mine), ({**full, "subject": "bo", "tenant": "globex"}, op, mine),
+        (full, op, {"tenant": None, "owner": None, "client_id": None}),
+        ({**full, "subject": "bo"}, op, {**mine, "owner": None}),
+        ({**full, "client_id": None}, op, {**mine, "client_id": "editor"}),
+        (full, {"name": "op", "scopes": ["finance:read", "finance:write"]}, mine),
+        ({**full, "scopes": ["finance:write", "finance:read"]}, {"name": "op", "scopes": ["finance:read",
+                                                                                          "finance:write"]}, mine),
+        ({**full, "scopes": []}, {"name": "op", "scopes": []}, mine)]
+    corners_then_generated(ctx, corners, _calls(), learner=lambda c: ctx.function("authorize")(
+        copy.deepcopy(c[0]), dict(c[1]), dict(c[2])), oracle=lambda c: oracle(_auth(c[0]), c[1], c[2]),
+        compare=_compare_call, describe=lambda c: f"authorize({json.dumps(c[0])}, {json.dumps(c[1])}, "
+                                                  f"{json.dumps(c[2])})")
 
 
 EXERCISE = Exercise(
@@ -183,6 +273,11 @@ EXERCISE = Exercise(
                    "same user, is someone else."),
         Check("The rightful caller is still served", R_EVERY_CALL, check_direct, ALLOWED,
               hint="Refuse only what a check refuses; the owner with the right scope must get their answer."),
+        Check("Two faults at once: the first check in the table", R_EVERY_CALL, check_direct, ORDER_KINDS,
+              hint="Scope comes before tenant: name the first check that fails, and every required scope counts."),
+        Check("Any caller, operation and object answers like the fixed checks", R_EVERY_CALL, check_generated,
+              ("generated",), hint="Identity, scope (every one, as whole strings), tenant, ownership, the handle's "
+                                   "client — in that order.", seeds=1),
     ),
     hints=(
         Hint("The Host's confirmation protects a user from their own model. It protects nobody from another "
