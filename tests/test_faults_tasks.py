@@ -196,6 +196,17 @@ def test_a_crash_with_tasks_in_flight_tells_every_caller_its_tasks_fate(transpor
             assert outcome["content"][0]["text"].startswith("done after"), (name, outcome)
     # The long task cannot have finished: it was lost, and said so.
     assert isinstance(outcomes["long"], TaskLost)
+    if transport == "stdio":
+        # A new process starts with no tasks: the finished one is gone too, and the reason is given.
+        assert isinstance(outcomes["short"], TaskLost) and "restarted" in outcomes["short"].why
+        assert "restarted" in outcomes["long"].why
+    elif revision == LEGACY:
+        # The crash ended the session; the new session cannot see the old one's tasks.
+        assert isinstance(outcomes["short"], TaskLost) and "session was renewed" in outcomes["short"].why
+    else:
+        # 2026-07-28 HTTP: the finished task's record was not in flight; the crash only forgot the
+        # running one (the simulator's HTTP crash does not reach the task store).
+        assert not isinstance(outcomes["short"], Exception)
     assert not [r for r in server.task_store.tasks.values() if not r.is_terminal]
     assert sim.now() < 30  # nobody waited for the 60 s deadline
     assert any("is lost" in (e.text or "") and e.kind == "app" for e in sim.recorder)

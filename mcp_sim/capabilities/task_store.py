@@ -51,6 +51,9 @@ class TaskRecord:
     input_requests: dict[str, InputRequest] = field(default_factory=dict)
     input_responses: dict[str, Any] = field(default_factory=dict)
     revision: str = "2026-07-28"
+    process: int | None = None
+    """The number of the server session whose process holds the task in memory, when one connection
+    is one process (stdio): the task goes with it. ``None`` where the process outlives connections."""
     done: anyio.Event = field(default_factory=anyio.Event)
     answered: anyio.Event = field(default_factory=anyio.Event)
     scope: anyio.CancelScope | None = None
@@ -116,6 +119,14 @@ class TaskStore:
         """Forget every task of ``owner`` (a legacy session that ended: nobody can ask for them again);
         how many there were."""
         doomed = [r for r in self.tasks.values() if r.owner == owner]
+        for record in doomed:
+            self.forget(record, why)
+        return len(doomed)
+
+    def forget_process(self, session: int, why: str) -> int:
+        """Forget every task held by the process of server session ``session`` (a stdio process that
+        exited); how many there were."""
+        doomed = [r for r in self.tasks.values() if r.process == session]
         for record in doomed:
             self.forget(record, why)
         return len(doomed)

@@ -21,8 +21,11 @@ Tasks live on the server, not the connection, so a client may poll from a new co
 They live in the server's *memory*, though (rule ``tasks.sim-crash-forgets-tasks``): when the process
 running a task's work dies — a crash, a killed stdio process — the work stops and the task is
 forgotten, so a restarted server answers ``-32602`` for it, as a server restarted empty would, rather
-than showing it ``working`` for ever. A task whose owner can never ask again (a legacy session that
-ended) is forgotten with its session. The extension calls tasks durable: a server that keeps them in
+than showing it ``working`` for ever. On stdio one connection is one process, so every task it held,
+finished or not, goes when it ends; over HTTP (and the memory links of tests, which stand for new
+connections to one server) the process outlives connections, and a crash forgets the tasks still
+running. A task whose owner can never ask again (a legacy
+session that ended) is forgotten with its session. The extension calls tasks durable: a server that keeps them in
 durable storage would survive the crash and is just as compliant. Either way the client learns the
 task's fate: see :class:`~mcp_sim.roles.client.tasks.TaskLost`.
 """
@@ -182,9 +185,11 @@ def _create(ctx: Context, tool: TaskTool, run: RunTool, flavor: Literal["core", 
     server = ctx.server
     now = ctx.now()
     task_id = f"task-{server.next_number('task')}"
+    # On stdio one connection is one server process: its tasks live and die with it.
+    one_process = getattr(getattr(ctx.session.stream, "info", None), "transport", None) == "stdio"
     record = TaskRecord(task_id=task_id, owner=ctx.caller_key, flavor=flavor, tool=tool.name, created_at=now,
                         updated_at=now, ttl_ms=ttl, poll_interval_ms=server.task_poll_interval_ms,
-                        revision=ctx.revision)
+                        revision=ctx.revision, process=ctx.session.number if one_process else None)
     server.task_store.tasks[task_id] = record
     task_ctx = TaskContext(ctx, record, gathered)
     arguments = dict(ctx.params.get("arguments") or {})

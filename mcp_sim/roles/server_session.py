@@ -186,7 +186,9 @@ class ServerSession(LegacyConnection):
         finally:
             self.server.sessions.pop(self, None)
             self._work = None
-            # A legacy session's own tasks can never be asked for again (tasks.sim-crash-forgets-tasks).
+            # The tasks this connection's process held, and a legacy session's own tasks, which nobody
+            # can ask for again, go with it (tasks.sim-crash-forgets-tasks).
+            self.server.task_store.forget_process(self.number, "the server process holding it ended")
             self.server.task_store.forget_owner(f"session:{self.number}", "its session ended")
             try:
                 await self.stream.aclose()
