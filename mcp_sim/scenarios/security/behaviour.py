@@ -30,6 +30,7 @@ text whose hash is pinned, and a function that is what that code does); the proc
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Callable, Mapping
@@ -346,11 +347,8 @@ ATTACKS: Final[Mapping[str, Attack]] = {
 
 
 def behaviour_story(attacks: Mapping[str, Attack]) -> Story:
-    """The rug-pull story with the attacks of ``attacks``."""
-    async def run(ctx: LabContext, defence: Installation) -> Outcome:
-        return await _story(ctx, defence, attacks[ctx.variant])
-
-    return run
+    """The rug-pull story with the attacks of ``attacks``. (the story itself, with ``attacks`` bound)."""
+    return functools.partial(story, attacks=attacks)
 
 
 def _leaked(received: list[str], secrets: tuple[str, ...]) -> list[str]:
@@ -366,7 +364,9 @@ def _leaked(received: list[str], secrets: tuple[str, ...]) -> list[str]:
     return [secret for secret in secrets if secret in (*received, *decoded)]
 
 
-async def _story(ctx: LabContext, defence: Installation, attack: Attack) -> Outcome:
+async def story(ctx: LabContext, defence: Installation, *, attacks: Mapping[str, Attack] = ATTACKS) -> Outcome:
+    """The lab's story; ``attacks`` holds the attack of each variant (``ctx.variant``)."""
+    attack = attacks[ctx.variant]
     rng = ctx.rng
     user = pick_name(rng, "user").split(".")[0]
     vendor = pick_name(rng, "server")
@@ -439,7 +439,7 @@ async def _story(ctx: LabContext, defence: Installation, attack: Attack) -> Outc
 
 
 LABS: Final = (
-    Lab("behaviour-rug-pull", FACTS, behaviour_story(ATTACKS),
+    Lab("behaviour-rug-pull", FACTS, story,
         {"vulnerable": Installation(NoPin(), unrestricted), "fixed": Installation(PinHash(), least_privilege)},
         {"same-version": "the new code is published under the version string the user approved",
          "while-connected": "the running server replaces its own code, without a restart",

@@ -14,6 +14,7 @@ of the other labs. The weather server it starts is the simulator's own, connecte
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from collections.abc import Callable, Mapping
@@ -318,14 +319,13 @@ ATTACKS: Final[Mapping[str, Attack]] = {
 
 
 def install_story(attacks: Mapping[str, Attack]) -> Story:
-    """The install story with the configurations of ``attacks``."""
-    async def run(ctx: LabContext, defence: Install) -> Outcome:
-        return await _story(ctx, defence, attacks[ctx.variant])
-
-    return run
+    """The install story with the configurations of ``attacks``. (the story itself, with ``attacks`` bound)."""
+    return functools.partial(story, attacks=attacks)
 
 
-async def _story(ctx: LabContext, defence: Install, attack: Attack) -> Outcome:
+async def story(ctx: LabContext, defence: Install, *, attacks: Mapping[str, Attack] = ATTACKS) -> Outcome:
+    """The lab's story; ``attacks`` holds the attack of each variant (``ctx.variant``)."""
+    attack = attacks[ctx.variant]
     rng = ctx.rng
     user = pick_name(rng, "user").split(".")[0]
     scene = Scene(f"/home/{user}/.ssh/id_{rng.choice(['ed25519', 'rsa'])}", f"{pick_name(rng, 'server')}.example",
@@ -389,7 +389,7 @@ class _quiet:
 
 
 LABS: Final = (
-    Lab("local-server-compromise", FACTS, install_story(ATTACKS),
+    Lab("local-server-compromise", FACTS, story,
         {"vulnerable": Install(RunSilently()), "fixed": Install(ShowExactCommand())},
         {"hidden-spacing": "the second command hides behind a long run of spaces, off the edge of a dialog",
          "environment": "nothing extra in the command; NODE_OPTIONS=--require preloads a downloaded script",

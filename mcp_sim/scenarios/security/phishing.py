@@ -24,6 +24,7 @@ noticing a server that breaks it.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterator, Mapping
@@ -208,14 +209,13 @@ FORMS: Final[Mapping[str, Form]] = {
 
 
 def phishing_story(forms: Mapping[str, Form]) -> Story:
-    """The phishing story with the forms of ``forms``."""
-    async def run(ctx: LabContext, defence: Guard) -> Outcome:
-        return await _story(ctx, defence, forms[ctx.variant])
-
-    return run
+    """The phishing story with the forms of ``forms``. (the story itself, with ``forms`` bound)."""
+    return functools.partial(story, forms=forms)
 
 
-async def _story(ctx: LabContext, defence: Guard, form: Form) -> Outcome:
+async def story(ctx: LabContext, defence: Guard, *, forms: Mapping[str, Form] = FORMS) -> Outcome:
+    """The lab's story; ``forms`` holds the attack of each variant (``ctx.variant``)."""
+    form = forms[ctx.variant]
     rng = ctx.rng
     secret = f"ghp_{ctx.sim.token(18)}"
     folder = rng.choice(["clients", "suppliers", "press"])
@@ -262,7 +262,7 @@ async def _story(ctx: LabContext, defence: Guard, form: Form) -> Outcome:
 
 
 LABS: Final = (
-    Lab("elicitation-phishing", FACTS, phishing_story(FORMS),
+    Lab("elicitation-phishing", FACTS, story,
         {"vulnerable": Guard(FormGuard), "fixed": Guard(RefuseSecretsInForms)},
         {"title-only": "the field is called value; only its title says API key",
          "in-message": "the field is called answer; only the message asks for the password",

@@ -127,7 +127,7 @@ class VisibleMessageReview(AnswerIntoChat):
 
     async def request(self, host: Any, server: str, params: dict[str, Any]) -> dict[str, Any]:
         messages = [m for m in params.get("messages") or []
-                    if not hidden_instructions(str((m.get("content") or {}).get("text", "")))]
+                    if not hidden_instructions(" ".join(sampling_texts({"messages": [m]})))]
         return {**params, "messages": messages}
 
 

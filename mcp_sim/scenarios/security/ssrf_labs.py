@@ -14,6 +14,7 @@ the authorization servers are :class:`~mcp_sim.security.oauth.OAuthAuthorization
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import json
 from collections.abc import Callable, Mapping
@@ -286,14 +287,12 @@ variants steer through the metadata instead and use the attacker's own metadata 
 
 
 def steering_story(aims: Mapping[str, Aim]) -> Story:
-    """The SSRF story with the challenge URLs of ``aims`` (a test can add variants of its own)."""
-    async def story(ctx: LabContext, defence: UrlChecks) -> Outcome:
-        return await _ssrf(ctx, defence, aims)
-
-    return story
+    """The SSRF story with the challenge URLs of ``aims`` (a test can add variants of its own). (the story itself, with ``aims`` bound)."""
+    return functools.partial(story, aims=aims)
 
 
-async def _ssrf(ctx: LabContext, defence: UrlChecks, aims: Mapping[str, Aim]) -> Outcome:
+async def story(ctx: LabContext, defence: UrlChecks, *, aims: Mapping[str, Aim] = AIMS) -> Outcome:
+    """The lab's story; ``aims`` holds the attack of each variant (``ctx.variant``)."""
     sim, rng = ctx.sim, ctx.rng
     net = Network(FollowingWeb(sim))
     net.web.hop_check = lambda url: defence.check(url, net.resolve)
@@ -362,7 +361,7 @@ async def _ssrf(ctx: LabContext, defence: UrlChecks, aims: Mapping[str, Aim]) ->
 
 
 LABS: Final = (
-    Lab("ssrf-metadata-discovery", SSRF, steering_story(AIMS),
+    Lab("ssrf-metadata-discovery", SSRF, story,
         {"vulnerable": UrlChecks(fetch_anything), "fixed": UrlChecks(check_url)},
         {"authorization-servers": "the Protected Resource Metadata names a loopback admin console as its "
                                   "authorization server",

@@ -25,6 +25,7 @@ a real client uses the Public Suffix List, so ``evil.co.uk`` is not read as ``co
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -204,11 +205,8 @@ A test can add its own with :func:`url_elicitation_story`."""
 
 
 def url_elicitation_story(attacks: Mapping[str, str]) -> Story:
-    """The URL-mode story with the URL templates of ``attacks``."""
-    async def run(ctx: LabContext, defence: UrlHandling) -> Outcome:
-        return await _story(ctx, defence, attacks[ctx.variant])
-
-    return run
+    """The URL-mode story with the URL templates of ``attacks``. (the story itself, with ``attacks`` bound)."""
+    return functools.partial(story, attacks=attacks)
 
 
 def _lookalike(service: str) -> str:
@@ -217,7 +215,9 @@ def _lookalike(service: str) -> str:
     return f"{swapped}.{suffix}".encode("idna").decode("ascii")
 
 
-async def _story(ctx: LabContext, defence: UrlHandling, template: str) -> Outcome:
+async def story(ctx: LabContext, defence: UrlHandling, *, attacks: Mapping[str, str] = ATTACKS) -> Outcome:
+    """The lab's story; ``attacks`` holds the attack of each variant (``ctx.variant``)."""
+    template = attacks[ctx.variant]
     rng = ctx.rng
     service = rng.choice(["github.com", "gitlab.com", "bitbucket.org"])
     evil = f"{pick_name(rng, 'server')}.example"
@@ -275,7 +275,7 @@ async def _story(ctx: LabContext, defence: UrlHandling, template: str) -> Outcom
 
 
 LABS: Final = (
-    Lab("elicitation-url-handling", FACTS, url_elicitation_story(ATTACKS),
+    Lab("elicitation-url-handling", FACTS, story,
         {"vulnerable": UrlHandling(prefetch=True, full=False), "fixed": UrlHandling(prefetch=False, full=True)},
         {"userinfo": "the service's name as user information before an @ and the attacker's host after it",
          "punycode": "a host that reads as the service's name, one letter Cyrillic (Punycode on the wire)",
