@@ -212,9 +212,16 @@ def check_generated_replies(ctx: CheckContext, kind: str) -> None:
                describe=lambda c: f"reply ({c[0]}): {c[1]!r}")
 
 
+def _free(status: int, shape: str) -> bool:
+    """A 200 carrying a modern error, or a 400 carrying a DiscoverResult, is no revision's answer: the
+    README leaves it free (reading the body as detect_era does, or only the shape the status allows)."""
+    modern_error = shape in ("-32020", "-32021", "-32022", "-32022 without data")
+    return (status == 200 and modern_error) or (status == 400 and shape.startswith("a DiscoverResult"))
+
+
 def check_generated_http(ctx: CheckContext, kind: str) -> None:
     bodies = [("no body", None)] + [(shape, make_reply(ctx.rng, shape)) for shape in REPLIES]
-    cases = [(status, body, shape) for status in STATUSES for shape, body in bodies]
+    cases = [(status, body, shape) for status in STATUSES for shape, body in bodies if not _free(status, shape)]
     exhaustive(ctx, cases, learner=lambda c: ctx.function("detect_era_http")(c[0], copy.deepcopy(c[1])),
                oracle=lambda c: era_from_http_probe(c[0], c[1]), compare=_same_era("detect_era_http"),
                describe=lambda c: f"HTTP {c[0]} with body ({c[2]}) {c[1]!r}")
