@@ -191,7 +191,32 @@ def answer(request, server):
     return ok(content=[{"type": "text", "text": out["text"]}], isError=False)
 '''
 
+
+FRAMER_FIND_LOOP = '''
+def feed(pending, chunk):
+    buf = bytearray(pending)
+    buf += chunk
+    out = []
+    while (i := buf.find(b"\\n")) >= 0:
+        line = bytes(buf[:i])
+        del buf[:i + 1]
+        text = line.decode("utf-8").rstrip("\\r")   # CRLF's \\r dropped: free
+        if text.strip():
+            out.append(text)
+    return out, bytes(buf)
+'''
+
+FRAMER_RPARTITION = '''
+def feed(pending, chunk):
+    done, newline, rest = (pending + chunk).rpartition(b"\\n")
+    if not newline:
+        return [], rest
+    return [line.decode("utf-8") for line in done.split(b"\\n") if line.strip()], rest
+'''
+
 ALTERNATIVES: list[tuple[str, str, str]] = [
+    ("ex06_stdio_framer", "a find loop on a bytearray that drops the CR", FRAMER_FIND_LOOP),
+    ("ex06_stdio_framer", "rpartition, then split", FRAMER_RPARTITION),
     ("ex05_pagination", "a plain JSON cursor", PLAIN_JSON_PAGER),
     ("ex05_pagination", "a decimal cursor that refuses the end", DECIMAL_PAGER_REFUSING_THE_END),
     ("ex05_pagination", "an HMAC-signed cursor (opaque to the checks)", HMAC_PAGER),
@@ -282,6 +307,32 @@ WRONG: list[tuple[str, str, Any, str, str]] = [
     (T, "an extra argument refused",
      _edit(T, "    if not isinstance(city, str):", "    if not isinstance(city, str) or len(params[\"arguments\"]) > 1:"),
      "Any request answers like the simulated server", "tools.execution-error-is-result"),
+]
+
+GLOBAL_BUFFER_FRAMER = '''
+_BUFFER = bytearray()   # the framer's own memory: the pending it is given is ignored
+
+
+def feed(pending, chunk):
+    _BUFFER.extend(chunk)
+    *finished, rest = bytes(_BUFFER).split(b"\\n")
+    _BUFFER[:] = rest
+    return [line.decode("utf-8") for line in finished if line.strip()], rest
+'''
+
+F = "ex06_stdio_framer"
+WRONG += [
+    (F, "its own buffer instead of the pending it is given", GLOBAL_BUFFER_FRAMER,
+     "An unfinished message waits, unchanged, for its newline", "stdio.newline-delimited"),
+    (F, "an empty read taken as the end of the stream",
+     _edit(F, "    data = pending + chunk", "    if not chunk:\n        return [], b\"\"\n    data = pending + chunk"),
+     "An unfinished message waits, unchanged, for its newline", "stdio.newline-delimited"),
+    (F, "a CR at the end of a read thrown away",
+     _edit(F, "    return frames, rest  #", "    return frames, rest.rstrip(b\"\\r\")  #"),
+     "Only \\n ends a message; blank lines are skipped", "stdio.newline-delimited"),
+    (F, "only empty lines and a lone CR skipped",
+     _edit(F, "        if text.strip():", "        if text not in (\"\", \"\\r\"):"),
+     "Only \\n ends a message; blank lines are skipped", "stdio.newline-delimited"),
 ]
 
 

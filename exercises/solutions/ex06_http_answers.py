@@ -15,9 +15,11 @@ NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  
 
 def _is_message(message: Any) -> bool:
     """A JSON-RPC request or notification MCP accepts: an object (no batch), "2.0", a string method,
-    and an id, when there is one, that is a string or an integer — never null."""
+    params (if any) an object, and an id, when there is one, that is a string or an integer — never null."""
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str):
         return False
+    if "params" in message and not isinstance(message["params"], dict):
+        return False  # MCP's params are always an object
     if "id" in message:
         rid = message["id"]
         return isinstance(rid, (str, int)) and not isinstance(rid, bool)
@@ -35,7 +37,7 @@ def answer(method: str, headers: dict[str, str], body: str) -> dict[str, Any]:
     if not _is_message(message):
         return {"status": 400, "error": -32600}  # a batch, a response, a null id: not a request we take
     head = {name.lower(): value for name, value in headers.items()}  # header names ignore case
-    params = message.get("params") if isinstance(message.get("params"), dict) else {}
+    params = message.get("params", {})
     meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
     version = head.get("mcp-protocol-version")
     if version is None or (META_VERSION in meta and version != meta[META_VERSION]):

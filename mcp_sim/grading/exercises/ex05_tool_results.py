@@ -117,6 +117,10 @@ def result_mismatch(result: Any, want: dict[str, Any], why: str, rule: str, cont
             return Mismatch(f"{why} In 2026-07-28 a resources/read result is cacheable: your result's ttlMs is "
                             f"{ttl!r} and its cacheScope {scope!r}.", R_CACHE,
                             expected='ttlMs: an integer >= 0, cacheScope: "public" or "private"')
+    if "ttlMs" not in want and ("ttlMs" in result or "cacheScope" in result):
+        return Mismatch(f"{why} Your result carries a caching hint (ttlMs/cacheScope), which the 2026-07-28 "
+                        f"revision introduced: a legacy result has none, and no tools/call result has one.", R_CACHE,
+                        expected="no ttlMs, no cacheScope")
     if "content" in want:
         if want.get("isError"):  # the failure's text is the server's own words: any text block that says it
             blocks = result.get("content")

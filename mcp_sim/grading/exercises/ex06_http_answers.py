@@ -114,10 +114,13 @@ def _replay(method: str, header_items: tuple[tuple[str, str], ...], body: str) -
             program = weather_server()  # one server program behind the endpoint, as in a real deployment
             server = SimulatedHttpServer(sim, tg, "weather", lambda s: serve(program, s), versions=(MODERN,))
             stream = server.connect()
-            response = await stream.http(HttpRequest(method, "/mcp", Headers(headers), body))
-            payload = response.json() if response.body else None
-            error = payload.get("error") if isinstance(payload, dict) else None
-            answer.update(status=response.status, error=error.get("code") if isinstance(error, dict) else None)
+            with anyio.move_on_after(60):  # a subscriptions/listen stream stays open: its head is the answer
+                response = await stream.http(HttpRequest(method, "/mcp", Headers(headers), body))
+                payload = response.json() if response.body else None
+                error = payload.get("error") if isinstance(payload, dict) else None
+                answer.update(status=response.status, error=error.get("code") if isinstance(error, dict) else None)
+            if not answer:
+                answer.update(status=200, error=None)  # the stream opened (200, text/event-stream) and stayed open
             await stream.aclose()
             await server.aclose()
 
@@ -133,14 +136,57 @@ def _without(headers: dict[str, str], name: str) -> dict[str, str]:
     return {k: v for k, v in headers.items() if k.lower() != name.lower()}
 
 
+PARAMS: dict[str, dict[str, Any]] = {  # one valid request of every method the weather server has
+    "server/discover": {}, "tools/list": {}, "tools/call": {"name": "get_forecast", "arguments": {"city": "Oslo"}},
+    "resources/list": {}, "resources/templates/list": {}, "resources/read": {"uri": "weather://stations"},
+    "prompts/list": {}, "prompts/get": {"name": "plan_trip", "arguments": {"destination": "Porto", "days": "2"}},
+    "completion/complete": {"ref": {"type": "ref/prompt", "name": "plan_trip"},
+                            "argument": {"name": "destination", "value": "Po"}},
+    "subscriptions/listen": {"notifications": {"toolsListChanged": True}},
+}
+NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+def synthetic(method: str, like: dict[str, Any]) -> tuple[dict[str, str], str]:
+    """A request of ``method`` with the ``_meta`` and headers the recorded request ``like`` has."""
+    message = json.loads(like["body"])
+    message["method"], meta = method, message["params"]["_meta"]
+    message["params"] = {**copy.deepcopy(PARAMS[method]), "_meta": meta}
+    headers = {**_without(like["headers"], "Mcp-Name"), "Mcp-Method": method}
+    if method in NAMED_BY:
+        headers["Mcp-Name"] = message["params"][NAMED_BY[method]]
+    return headers, encode(message)
+
+
+def check_every_method(ctx: CheckContext, kind: str) -> None:
+    """Each method the server has, with matching headers, is served — as the simulated server does."""
+    requests = recorded_requests(ctx.rng.randrange(8))
+    like = next(r for r in requests if json.loads(r["body"]).get("method") == "server/discover")
+    for method in PARAMS:
+        headers, body = synthetic(method, like)
+        truth = replay("POST", headers, body)
+        got = ctx.function("answer")("POST", copy.deepcopy(headers), body)
+        mine = {"status": got.get("status"), "error": got.get("error")} if isinstance(got, dict) else got
+        if mine != truth:
+            raise CheckFailed(f"A {method} request whose headers repeat its body:\n  headers {headers}\n  body "
+                              f"{body[:220]!r}\nanswer() said {mine}: the server has this method.", R_SERVED,
+                              case=method, expected=str(truth))
+
+
 def make_case(ctx: CheckContext, kind: str) -> tuple[str, dict[str, str], str]:
     """The HTTP request for ``kind``: a recorded POST, changed as the kind says."""
     rng = ctx.rng
     requests = recorded_requests(rng.randrange(8))
     named = [r for r in requests if "Mcp-Name" in r["headers"]]
     plain = [r for r in requests if "Mcp-Name" not in r["headers"] and json.loads(r["body"]).get("id") is not None]
-    pick = copy.deepcopy(rng.choice(named if "Name" in kind or kind == "named request" else plain))
+    pick = copy.deepcopy(rng.choice(plain))
     headers, body = pick["headers"], pick["body"]
+    target = kind.rpartition("(")[2].rstrip(")") if kind.endswith(")") else ""
+    if target in PARAMS:  # a kind about one named method: that method, on every seed
+        headers, body = synthetic(target, plain[0])
+    elif "Name" in kind or kind == "named request":
+        pick = copy.deepcopy(rng.choice(named))
+        headers, body = pick["headers"], pick["body"]
     message = json.loads(body)
     if kind in _SPELLINGS:
         headers = _rename(headers, _SPELLINGS[kind])
@@ -155,11 +201,11 @@ def make_case(ctx: CheckContext, kind: str) -> tuple[str, dict[str, str], str]:
                                                         "server/discover") if m != message["method"]])
     elif kind == "Mcp-Method missing":
         headers = _without(headers, "Mcp-Method")
-    elif kind == "Mcp-Name differs from the name":
+    elif kind.startswith("Mcp-Name differs from the name"):
         headers["Mcp-Name"] = rng.choice(("get_forecast", "weather://stations", "summarise", "plan_trip_v2"))
         if headers["Mcp-Name"] == (message["params"].get("name") or message["params"].get("uri")):
             headers["Mcp-Name"] += "-other"
-    elif kind == "Mcp-Name missing":
+    elif kind.startswith("Mcp-Name missing"):
         headers = _without(headers, "Mcp-Name")
     elif kind == "notification":
         message = {"jsonrpc": "2.0", "method": "notifications/cancelled",
@@ -190,6 +236,11 @@ def make_case(ctx: CheckContext, kind: str) -> tuple[str, dict[str, str], str]:
         body = json.dumps({**message, "id": None})
     elif kind == "a JSON array body":
         body = json.dumps([message])
+    elif kind == "params that are not an object":
+        body = json.dumps({**message, "params": [message["params"]]})
+    elif kind == "_meta that is not an object":
+        message["params"]["_meta"] = [message["params"]["_meta"]]
+        body = json.dumps(message)
     elif kind == "_meta without a protocol version":
         del message["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"]
         body = json.dumps(message)
@@ -227,10 +278,13 @@ def _mixed_case(name: str) -> str:
 _SPELLINGS = {"header names in lower case": str.lower, "header names in upper case": str.upper,
               "header names in title case": str.title, "header names in mixed case": _mixed_case}
 _BODY_KINDS = {"id null": R_NULL_ID, "a JSON array body": R_BATCH, "_meta without a protocol version": R_META,
+               "params that are not an object": R_PARSE, "_meta that is not an object": R_META,
                "an unsupported version and an unknown method": R_UNSUPPORTED}
-_SERVED = ("plain request", "named request", *_SPELLINGS, "a session id from an old client")
+_NAMED_KINDS = tuple(f"named request ({m})" for m in NAMED_BY)
+_SERVED = ("plain request", *_NAMED_KINDS, *_SPELLINGS, "a session id from an old client")
 _MISMATCH = ("MCP-Protocol-Version missing", "MCP-Protocol-Version differs from _meta", "Mcp-Method differs from method",
-             "Mcp-Method missing", "Mcp-Name differs from the name", "Mcp-Name missing")
+             "Mcp-Method missing", *(f"Mcp-Name differs from the name ({m})" for m in NAMED_BY),
+             *(f"Mcp-Name missing ({m})" for m in NAMED_BY))
 
 # --- generated: every axis the README names, combined, against the simulated endpoint ------------------
 
@@ -265,9 +319,9 @@ class Variation:
 
 _AXES = st.builds(
     Variation, st.integers(0, 1), st.integers(0, 40), st.sampled_from(("POST", "GET", "DELETE", "PUT")),
-    st.sampled_from(("the message", "cut", "a JSON array", "a number", "a response")),
+    st.sampled_from(("the message", "cut", "a JSON array", "a number", "a response", "params a list")),
     st.sampled_from(("kept", "null", "a string", "absent (a notification)", "true")),
-    st.sampled_from(("kept", "absent", "a later one", "2025-11-25", "no _meta at all")),
+    st.sampled_from(("kept", "absent", "a later one", "2025-11-25", "no _meta at all", "_meta a list")),
     st.sampled_from(("kept", "unknown", "initialize")),
     st.sampled_from(("matching", "absent", "different")), st.sampled_from(("matching", "absent", "different")),
     st.sampled_from(("matching", "absent", "different")),
@@ -294,11 +348,14 @@ def build(case: Variation) -> tuple[str, dict[str, str], str]:
     meta = params.get("_meta", {})
     if case.version == "no _meta at all":
         params.pop("_meta", None)
+    elif case.version == "_meta a list":
+        params["_meta"] = [meta]
     elif case.version == "absent":
         meta.pop("io.modelcontextprotocol/protocolVersion", None)
     elif case.version != "kept":
         meta["io.modelcontextprotocol/protocolVersion"] = _LATER[0] if case.version == "a later one" else case.version
-    version = (params.get("_meta") or {}).get("io.modelcontextprotocol/protocolVersion", MODERN)
+    version = meta.get("io.modelcontextprotocol/protocolVersion", MODERN) if isinstance(params.get("_meta"), dict) \
+        else MODERN
     named = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}.get(message["method"])
     wanted = {"MCP-Protocol-Version": (case.version_header, version, "2025-06-18" if version != "2025-06-18"
                                        else MODERN),
@@ -325,6 +382,8 @@ def build(case: Variation) -> tuple[str, dict[str, str], str]:
         body = str(case.pick)
     elif case.body == "a response":
         body = json.dumps({"jsonrpc": "2.0", "id": case.pick, "result": {}})
+    elif case.body == "params a list":
+        body = json.dumps({**message, "params": [params]})
     return case.http, headers, (body if case.http == "POST" else "")
 
 
@@ -392,6 +451,8 @@ EXERCISE = Exercise(
     checks=(
         Check("A POST whose headers repeat its body is served", R_SERVED, check_answer, _SERVED, seeds=1,
               hint="Compare header names without case, and ignore headers the modern era does not use."),
+        Check("Every method the server has is served", R_SERVED, check_every_method, ("every method",), seeds=1,
+              hint="The server offers server/discover, tools, resources, prompts, completion and subscriptions/listen."),
         Check("A missing or different routing header is 400 with -32020", R_HEADERS, check_answer, _MISMATCH, seeds=1,
               hint="Check MCP-Protocol-Version against _meta, Mcp-Method against method, Mcp-Name against "
                    "params.name / params.uri — before anything else looks at the request."),
@@ -408,7 +469,8 @@ EXERCISE = Exercise(
               hint="-32022 (unsupported version) is a 400 and comes before the method; -32601 (no such method) "
                    "is a 404."),
         Check("A body that is no MCP request is refused before anything else", R_NULL_ID, check_answer,
-              ("id null", "a JSON array body", "_meta without a protocol version"),
+              ("id null", "a JSON array body", "params that are not an object", "_meta without a protocol version",
+               "_meta that is not an object"),
               hint="An id is a string or an integer, never null; a JSON array is a batch, which 2026-07-28 has "
                    "not; a request without its _meta version is malformed (-32602)."),
         Check("Any request answers like the simulated server", R_SERVED, check_generated, ("generated",),

@@ -14,10 +14,16 @@ from __future__ import annotations
 
 import itertools
 import json
+from dataclasses import dataclass
 from typing import Any
 
+import anyio
+from hypothesis import strategies as st
+
+from mcp_sim.grading.differential import Mismatch, differential
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 from mcp_sim.scenarios.stdio_pitfalls import notes_session
+from mcp_sim.transports.stdio import Pipe
 
 R_FRAME = "stdio.newline-delimited"  # a message is complete when its newline arrives, and only then
 R_NEWLINE = "stdio.newline-delimited"
@@ -26,6 +32,7 @@ R_TAIL = "stdio.newline-delimited"
 
 _REVISIONS = ("2025-06-18", "2025-11-25", "2026-07-28")
 _SEPARATORS = ("\u2028", "\u2029", "\x85")
+_BLANKS = (b"", b"\n", b"\r\n", b"\n\n", b"  \n", b"\t\r\n")
 
 
 def _stream(ctx: CheckContext) -> list[str]:
@@ -44,13 +51,13 @@ def _multibyte_cuts(data: bytes) -> list[int]:
 def _chunks(ctx: CheckContext, kind: str, lines: list[str]) -> tuple[list[bytes], list[str], bytes]:
     """The reads for ``kind``; the messages they complete; the bytes left unfinished at the end."""
     rng = ctx.rng
-    ending = b"\r\n" if kind == "CRLF line endings" else b"\n"
+    ending = b"\r\n" if kind.startswith("CRLF") else b"\n"
     frames = [line.encode("utf-8") + ending for line in lines]
-    if kind == "blank lines":
+    if kind == "blank lines":  # every kind of blank line, on every seed
         padded: list[bytes] = []
-        for frame in frames:
-            padded += [rng.choice((b"\n", b"\r\n", b"\n\n"))] * rng.randint(0, 2) + [frame]
-        frames = [*padded, b"\n"]
+        for number, frame in enumerate(frames):
+            padded += [_BLANKS[number % len(_BLANKS)], frame]
+        frames = [*padded, b"\n", *_BLANKS]
     tail = b""
     if kind == "stream cut mid-message":
         last = lines[-1].encode("utf-8")
@@ -59,7 +66,10 @@ def _chunks(ctx: CheckContext, kind: str, lines: list[str]) -> tuple[list[bytes]
     data = b"".join(frames)
     if kind in ("one message per read", "CRLF line endings", "blank lines", "stream cut mid-message"):
         return [f for f in frames if f], lines, tail
-    if kind == "newline in the next read":
+    if kind == "empty reads":
+        halves = [(f[:len(f) // 2], f[len(f) // 2:]) for f in frames]  # an empty read while a message waits
+        return [piece for a, b in halves for piece in (b"", a, b"", b)], lines, tail
+    if kind in ("newline in the next read", "CRLF cut between CR and LF"):
         out: list[bytes] = []
         for frame in frames:
             out += [frame[:-1], frame[-1:]]
@@ -132,6 +142,11 @@ def drive(ctx: CheckContext, kind: str) -> None:
     reads, messages, tail = _chunks(ctx, kind, lines)
     feed = ctx.function("feed")
     pending, data, done = b"", b"", 0
+    if kind == "a pending the framer did not produce":  # another reader's leftovers: feed() keeps no state
+        first = reads[0] if len(reads[0]) > 2 else b"".join(reads)
+        cut = len(first) // 2
+        pending = data = first[:cut]
+        reads = [first[cut:], *reads[1:]] if len(reads[0]) > 2 else [first[cut:]]
     for read in reads:
         got = feed(pending, read)
         if not isinstance(got, (list, tuple)) or len(got) != 2 or not isinstance(got[0], (list, tuple)):
@@ -163,6 +178,102 @@ def drive(ctx: CheckContext, kind: str) -> None:
                           f"It is no message, and it must still be pending (got {pending!r:.80}).", R_TAIL)
 
 
+# --- generated: any messages, line endings, blank lines and cuts, against the simulator's own Pipe -----------
+
+def pipe_lines(reads: list[bytes]) -> list[list[bytes]]:
+    """The lines the simulator's :class:`~mcp_sim.transports.stdio.Pipe` completes with each read (without
+    their ``\\n``): after each read, the bytes not yet framed go through a pipe that is then closed, and
+    every line it hands its reader before the unfinished rest is one the read completed."""
+    out: list[list[bytes]] = []
+
+    async def main() -> None:
+        rest = b""
+        for read in reads:
+            pipe = Pipe("stdout")
+            pipe.feed(rest + read)
+            pipe.close()
+            lines = []
+            while (line := await pipe.read_line()) is not None:
+                lines.append(line)
+            ended = (rest + read).endswith(b"\n")
+            rest = b"" if ended or not lines else lines.pop()  # a last line without newline is still waiting
+            out.append(lines)
+
+    anyio.run(main)
+    return out
+
+
+_TEXT = st.text(st.sampled_from("ab é€😀\u2028\u2029\x85\r\n\"\\{}"), max_size=8)
+_MESSAGE = st.builds(lambda rid, note: json.dumps({"jsonrpc": "2.0", "id": rid, "result": {"note": note}},
+                                                  ensure_ascii=False), st.integers(1, 99), _TEXT)
+_PIECE = st.tuples(_MESSAGE, st.sampled_from((b"\n", b"\r\n")), st.sampled_from((b"", b"\n", b"\r\n", b"  \n")))
+_STREAMS = st.tuples(st.lists(_PIECE, min_size=1, max_size=4), st.booleans(),
+                     st.lists(st.integers(0, 1 << 12), max_size=8))
+
+
+@dataclass(frozen=True)
+class Stream:
+    """One generated stream: its reads, the messages each completes, the rest after each."""
+
+    reads: tuple[bytes, ...]
+
+    def __str__(self) -> str:
+        return "reads " + ", ".join(repr(r) for r in self.reads)
+
+
+def _stream_of(t: tuple[list[tuple[str, bytes, bytes]], bool, list[int]]) -> Stream:
+    pieces, cut_last, cuts = t
+    data = b"".join(blank + message.encode("utf-8") + ending for message, ending, blank in pieces)
+    if cut_last:  # the writer stopped inside its last message
+        data = data[:max(1, len(data) - 1 - len(pieces[-1][1]))]
+    bounds = sorted(c % (len(data) + 1) for c in cuts)
+    points = [0, *bounds, len(data)]
+    return Stream(tuple(data[a:b] for a, b in itertools.pairwise(points)))
+
+
+def _oracle_steps(stream: Stream) -> list[tuple[list[str], bytes]]:
+    """After each read: the messages the simulator's Pipe completes (blank lines skipped, decoded), and the
+    bytes still waiting for their newline."""
+    steps, data = [], b""
+    for read, lines in zip(stream.reads, pipe_lines(list(stream.reads)), strict=True):
+        data += read
+        steps.append(([ln.decode("utf-8") for ln in lines if ln.strip()], data[data.rfind(b"\n") + 1:]))
+    return steps
+
+
+def check_generated(ctx: CheckContext, kind: str) -> None:
+    feed = ctx.function("feed")
+
+    def learner(stream: Stream) -> Any:
+        answers, pending = [], b""
+        for read, (_, rest) in zip(stream.reads, _oracle_steps(stream), strict=True):
+            answers.append(feed(pending, read))
+            pending = rest  # the right pending, whoever produced it: feed() keeps no state of its own
+        return answers
+
+    def compare(stream: Stream, got: Any, want: list[tuple[list[str], bytes]]) -> Mismatch | None:
+        pending = b""
+        for number, (answer, (frames, rest), read) in enumerate(zip(got, want, stream.reads, strict=True)):
+            where = f"Read {number + 1} ({read!r:.120}) with pending {pending!r:.120}:"
+            if not isinstance(answer, (list, tuple)) or len(answer) != 2 or not isinstance(answer[0], (list, tuple)):
+                return Mismatch(f"{where} feed() must return [frames, pending]; got {answer!r:.200}.", R_FRAME)
+            mine = [f.removesuffix("\r") if isinstance(f, str) else f for f in answer[0]]
+            if mine != [f.removesuffix("\r") for f in frames]:
+                rule = R_UTF8 if any(not isinstance(f, str) or "\ufffd" in f for f in mine) else \
+                    R_NEWLINE if any(sep in f for f in frames for sep in _SEPARATORS) or len(mine) > len(frames) \
+                    else R_FRAME
+                return Mismatch(f"{where} feed() returned the frames {mine!r:.300}, which are not the messages this "
+                                f"read completes.", rule, expected=repr(frames))
+            if answer[1] != rest:
+                return Mismatch(f"{where} feed() kept {answer[1]!r:.120} as pending: not the bytes after the last "
+                                f"newline.", R_UTF8 if isinstance(answer[1], str) else R_TAIL, expected=repr(rest))
+            pending = rest
+        return None
+
+    differential(ctx, _STREAMS.map(_stream_of), learner=learner, oracle=_oracle_steps, compare=compare,
+                 describe=str, raises_rule=R_FRAME)
+
+
 _FRAMING = ("one message per read", "several messages per read", "a message split across reads",
             "random read sizes")
 
@@ -180,11 +291,15 @@ EXERCISE = Exercise(
         Check("Multibyte characters survive a cut between reads", R_UTF8, drive, ("a character split across reads",),
               hint="Decode a line only after you have cut it out of the joined bytes."),
         Check("Only \\n ends a message; blank lines are skipped", R_NEWLINE, drive,
-              ("line separator in a string", "CRLF line endings", "blank lines"),
+              ("line separator in a string", "CRLF line endings", "CRLF cut between CR and LF", "blank lines"),
               hint="Split bytes at b'\\n' (not str.splitlines); ignore a line that is empty or only whitespace."),
         Check("An unfinished message waits, unchanged, for its newline", R_TAIL, drive,
-              ("newline in the next read", "stream cut mid-message"),
+              ("newline in the next read", "stream cut mid-message", "empty reads",
+               "a pending the framer did not produce"),
               hint="What follows the last newline is pending: return it as it is, never as a message."),
+        Check("Any stream frames like the simulator's pipe", R_FRAME, check_generated, ("generated",),
+              hint="feed() is a pure function of pending + chunk: join, split at b'\\n', decode whole lines, "
+                   "skip blank ones."),
     ),
     hints=(
         Hint("A read is just some bytes of the stream. Join pending + chunk, and only then look for newlines.", R_FRAME),
