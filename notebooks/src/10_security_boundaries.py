@@ -180,7 +180,12 @@ VariantTable("tool-shadowing", seed=SEED)
 # handle (a tool argument in 2026-07-28) owns it. The defences sit with whoever acts on the data: the
 # Server protects and binds its own state and makes repeated work idempotent, binds handles to their
 # owner [[ref security.bp.state-handle-not-auth]], the Client enforces budgets and refuses secrets in
-# forms [[ref elicitation.no-secrets-in-forms]], and private caches are never shared across
+# forms [[ref elicitation.no-secrets-in-forms]] — reading every request it would answer as a form
+# (whatever its `mode` says, unless exactly `"url"`) the way the user reads it: Unicode normalised,
+# invisible characters dropped, look-alike letters and `camelCase` names undone. That guard is
+# detection by vocabulary, since the rule binds the server. For URL mode the Client shows the full URL
+# with its domain highlighted and never fetches it ahead [[ref security.elicitation.url-show-full]]
+# [[ref security.elicitation.url-no-prefetch]]; and private caches are never shared across
 # authorization contexts [[ref caching.private-not-shared]] (this simulator keys them by the
 # grant, its own choice: [[ref security.cache.key-by-grant]]).
 
@@ -239,8 +244,13 @@ VariantTable("requeststate-tampering", seed=SEED)
 # shows. The defences belong to whoever owns the channel: the Server keeps stdout for protocol
 # messages [[ref stdio.stdout-only-messages]] and validates `Origin`
 # [[ref security.http.origin-validate]]; legacy session ids are random and never authentication
-# [[ref security.bp.legacy.session-not-auth]]; the Host shows the exact command it is about to run
-# [[ref security.bp.local-show-exact-command]]. `Origin` has a limit worth knowing:
+# [[ref security.bp.legacy.session-not-auth]] (random in real use means a CSPRNG, Python's `secrets`;
+# the simulation draws its ids from the seeded generator only so that a trace replays, and says so);
+# the Host shows the exact command it is about to run [[ref security.bp.local-show-exact-command]],
+# with warnings for shell operators and for code its environment loads (`NODE_OPTIONS=--require …`,
+# `LD_PRELOAD`, `PYTHONPATH` …). Those warnings are detection: a package that is itself malicious
+# raises none, which is what the sandbox is for [[ref security.bp.local-guardrails]]. `Origin` has a
+# limit worth knowing:
 #
 # [[rule security.http.absent-origin-and-host]]
 
@@ -290,7 +300,9 @@ VariantTable("stdio-stdout-contamination", seed=SEED)
 # consent, discovery URLs that send the client to addresses inside the network. Each defence is an
 # exact check by the party that issues or accepts: audience equal to this Server, redirect URIs
 # compared character for character, the issuer checked on every response, consent per client, every
-# URL learned from a Server vetted before it is fetched. The rules behind them:
+# URL learned from a Server vetted before it is fetched — by the address the request reaches after
+# every translation the network may apply (`[64:ff9b::a9fe:a9fe]`, NAT64's spelling of
+# 169.254.169.254, is still the metadata service). The rules behind them:
 # [[ref auth.server-validates-audience]] (audience), [[ref auth.exact-redirect-match]] (redirect URIs),
 # [[ref auth.iss-validate]] (the issuer, a 2026-07-28 rule), [[ref auth.proxy-consent-per-client]]
 # (consent) and [[ref security.bp.ssrf-block-private]] (URLs). (Chapter 11 follows OAuth for MCP step by
@@ -420,8 +432,8 @@ print("\n".join(commands))
 # - **Transports**: a channel carries only what it claims to, for only its owner — stdout for
 #   protocol messages, `Origin` checked on local HTTP (and `Host` where no `Origin` comes), legacy
 #   session ids bound to their user, commands shown before they run.
-# - **Reviews of text are detection.** The Host's review of tool text, sampling prompts and forms stops
-#   the labs' phrasings; a reworded instruction passes. The spec's controls — untrusted annotations not
+# - **Reviews of text are detection.** The Host's review of tool text, sampling prompts and forms, and
+#   its install dialog's warnings, stop the labs' phrasings; a reworded instruction passes. The spec's controls — untrusted annotations not
 #   believed, exposed tools shown, calls confirmed with their arguments — stay necessary.
 # - **Authorization**: a token is for one audience; consent is per client; every query stays in the
 #   caller's tenant.
@@ -431,13 +443,15 @@ print("\n".join(commands))
 #
 # **Not yet covered by a lab.** The Security Best Practices have sections this chapter does not play
 # yet: OAuth authorization URL validation ([[ref security.bp.auth-url-schemes]],
-# [[ref security.bp.auth-url-no-shell]]); stdio privilege escalation through a local proxy
-# ([[ref security.bp.stdio-proxy-restrictions]]); localhost redirect URI impersonation with Client ID
+# [[ref security.bp.auth-url-no-shell]]); localhost redirect URI impersonation with Client ID
 # Metadata Documents; SSRF by an authorization server that fetches those documents; CIMD trust
-# policies; scope minimization ([[ref security.bp.scope-union]]). Neither does a lab show the client's
-# side of URL-mode elicitation: the full URL shown [[ref security.elicitation.url-show-full]], never
-# fetched ahead [[ref security.elicitation.url-no-prefetch]], opened where neither client nor model
-# can read it [[ref security.elicitation.url-open-securely]].
+# policies; scope minimization ([[ref security.bp.scope-union]]). Stdio privilege escalation through a
+# local proxy is the `proxy-spawn` variant of `local-server-compromise`
+# ([[ref security.bp.stdio-proxy-restrictions]]), and the client's side of URL-mode elicitation is the
+# lab `elicitation-url-handling`: the full URL shown [[ref security.elicitation.url-show-full]], never
+# fetched ahead [[ref security.elicitation.url-no-prefetch]], opened only with consent
+# [[ref security.elicitation.url-consent]] where neither client nor model can read it
+# [[ref security.elicitation.url-open-securely]].
 #
 # The rules this chapter cited:
 #
