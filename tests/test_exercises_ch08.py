@@ -320,22 +320,22 @@ def test_the_polling_servers_answers_are_valid_against_the_schema() -> None:
     for check in polling.EXERCISE.checks:
         for kind in check.kinds:
             for seed in range(3):
-                answers: list[tuple[str, dict[str, Any]]] = []
+                answers: list[tuple[str, str, dict[str, Any]]] = []
 
-                def run(name: str, args: Any, answers: list[tuple[str, dict[str, Any]]] = answers, **_: Any) -> Any:
+                def run(name: str, args: Any, answers: list[tuple[str, str, dict[str, Any]]] = answers,
+                        **_: Any) -> Any:
                     job, server, new_id, now, sleep = args
 
                     def send(request: dict[str, Any]) -> dict[str, Any]:
                         response = server(request)
-                        answers.append((request["method"], response))
+                        answers.append((job["revision"], request["method"], response))
                         return response
 
                     return getattr(reference, name)(job, send, new_id, now, sleep)
 
                 learner = type("InProcess", (), {"call": staticmethod(run)})()
                 check.run(CheckContext(learner, random.Random(f"{kind}|{seed}"), seed), kind)  # type: ignore[arg-type]
-                revision = polling._era(kind)
-                for method, response in answers:
+                for revision, method, response in answers:
                     assert ex08_task_traces.schema_problems(response, method, revision) == [], (kind, method, response)
                     checked += 1
     assert checked > 100

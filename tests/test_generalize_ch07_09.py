@@ -60,7 +60,7 @@ def generated_check(exercise_id: str) -> str:
     return names[0]
 
 
-GENERATED = ("ex07_cache", "ex07_list_changed", "ex07_next_message")
+GENERATED = ("ex07_cache", "ex07_list_changed", "ex07_next_message", "ex08_task_polling")
 
 
 @pytest.mark.parametrize("exercise_id", GENERATED)
@@ -334,3 +334,77 @@ NM_OTHER_IDS = [('''    new = 1
 @pytest.mark.parametrize("edits", [NM_EXPLICIT_FALSE, NM_OTHER_IDS], ids=["explicit false flags", "string ids"])
 def test_ex07_next_message_alternatives_pass(tmp_path: Path, edits: Any) -> None:
     accepted(tmp_path, "ex07_next_message", edits)
+
+
+# --- ex08_task_polling --------------------------------------------------------------------------------
+
+TP_PACE = "Polling at the server's pace"
+TP_DEADLINE = "Give up at the deadline with tasks/cancel"
+TP_SLEEP = "        sleep(min(interval, left))"
+
+TP_WRONG: list[tuple[str, Any, str, str]] = [
+    ("a poll at the very instant of the deadline",
+     [('        if now() >= job["deadline_ms"]:', '        if now() > job["deadline_ms"]:')],
+     TP_DEADLINE, "tasks.course-cancel-at-deadline"),
+    ("intervals rounded down to whole seconds",
+     [(TP_SLEEP, "        sleep(min(interval // 1000 * 1000, left))")], TP_PACE, "tasks.legacy.poll-interval"),
+    ("the whole interval slept, past the deadline", [(TP_SLEEP, "        sleep(interval)")],
+     TP_DEADLINE, "tasks.course-cancel-at-deadline"),
+    ("the 2025 interval name read in 2026-07-28",
+     [('task.get("pollInterval" if legacy else "pollIntervalMs", job["default_poll_ms"])',
+       'task.get("pollInterval", job["default_poll_ms"])')], TP_PACE, "tasks.ext.poll-interval"),
+    ("the default interval whenever the first Task gave one",
+     [('task.get("pollInterval" if legacy else "pollIntervalMs", job["default_poll_ms"])',
+       'job["default_poll_ms"]')], TP_PACE, "tasks.legacy.poll-interval"),
+]
+
+
+@pytest.mark.parametrize("name,edits,check,rule", TP_WRONG, ids=[w[0] for w in TP_WRONG])
+def test_ex08_task_polling_wrong_answers(tmp_path: Path, name: str, edits: Any, check: str, rule: str) -> None:
+    rejected(tmp_path, "ex08_task_polling", edits, check, rule)
+
+
+TP_ALT_ABSOLUTE = '''
+END = {"completed", "failed", "cancelled", "input_required"}
+
+
+def run_task(job, send, new_id, now, sleep):
+    old = job["revision"] == "2025-11-25"
+    ids = iter(lambda: new_id(), None)
+
+    def ask(method, params):
+        reply = send({"jsonrpc": "2.0", "id": next(ids), "method": method, "params": params})
+        return reply.get("result")
+
+    first = ask("tools/call", job["call"])
+    if not old and first.get("resultType") != "task":
+        return {"status": "completed", "taskId": None, "result": first}
+    task = first["task"] if old else first
+    tid = task["taskId"]
+    meta = {} if old else {"_meta": job["call"]["_meta"]}
+    deadline, last = job["deadline_ms"], now()
+    while task["status"] not in END:
+        pace = task.get("pollInterval") if old else task.get("pollIntervalMs")
+        due = last + (job["default_poll_ms"] if pace is None else pace)
+        if due >= deadline:
+            if deadline > now():
+                sleep(deadline - now())
+            ask("tasks/cancel", dict(taskId=tid, **meta))
+            return {"status": "cancelled", "taskId": tid, "result": None}
+        sleep(due - now())
+        last = now()
+        task = ask("tasks/get", dict(taskId=tid, **meta))
+    if task["status"] != "completed":
+        result = ask("tasks/result", {"taskId": tid}) if old and task["status"] == "failed" else None
+        return {"status": task["status"], "taskId": tid, "result": result}
+    return {"status": "completed", "taskId": tid,
+            "result": ask("tasks/result", {"taskId": tid}) if old else task["result"]}
+'''
+
+TP_ALT_FAILED_NONE_LOOP = [("    while task[\"status\"] not in STOP:", "    for _ in iter(int, 1):\n"
+                            "        if task[\"status\"] in STOP:\n            break")]
+
+
+@pytest.mark.parametrize("edits", [TP_ALT_ABSOLUTE, TP_ALT_FAILED_NONE_LOOP], ids=["absolute due times", "for loop"])
+def test_ex08_task_polling_alternatives_pass(tmp_path: Path, edits: Any) -> None:
+    accepted(tmp_path, "ex08_task_polling", edits)

@@ -24,6 +24,9 @@ import copy
 import json
 from typing import Any
 
+from hypothesis import strategies as st
+
+from mcp_sim.grading.differential import Mismatch, differential
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 
 R_SHAPE = "tasks.ext.client-handles-both"
@@ -34,6 +37,17 @@ R_CANCEL = "tasks.legacy.not-notifications-cancelled"
 R_BLOCKS = "tasks.legacy.result-blocks"
 R_ISERROR = "tasks.legacy.iserror-is-failed"
 R_LOOP = "tasks.course-deadline-loop"
+R_DEADLINE = "tasks.course-cancel-at-deadline"
+R_INTERVAL_EXT = "tasks.ext.poll-interval"
+R_CANCEL_EXT = "tasks.ext.cancel-not-notification"
+R_STOP_EXT = "tasks.ext.keep-polling"
+
+
+def era_rule(revision: str, legacy: str) -> str:
+    """The rule of ``revision``'s era for what ``legacy`` says in 2025-11-25 (the extension has its own)."""
+    if revision != "2026-07-28":
+        return legacy
+    return {R_INTERVAL: R_INTERVAL_EXT, R_CANCEL: R_CANCEL_EXT, R_STOP: R_STOP_EXT}.get(legacy, legacy)
 
 LEGACY, MODERN = "2025-11-25", "2026-07-28"
 _TOOLS = ("render", "transcode", "backup", "index_docs", "train_model")
@@ -70,7 +84,11 @@ class TaskServer:
 
     def sleep(self, ms: Any) -> None:
         if isinstance(ms, bool) or not isinstance(ms, (int, float)) or ms < 0:
-            raise CheckFailed(f"sleep() takes a number of milliseconds ≥ 0; it was given {ms!r}.", R_INTERVAL)
+            raise CheckFailed(f"sleep() takes a number of milliseconds ≥ 0; it was given {ms!r}.",
+                              era_rule(self.revision, R_INTERVAL))
+        if self.clock + ms > self.deadline:
+            raise CheckFailed(f"At {self.clock} ms the loop slept {ms} ms, past its deadline ({self.deadline} ms).",
+                              R_DEADLINE)
         self.clock += max(0, round(ms))
 
     # --- the task as the simulator's record shows it ---------------------------------------------
@@ -126,13 +144,13 @@ class TaskServer:
         self.requests.append(request)
         if len(self.requests) > _MAX_REQUESTS:
             raise CheckFailed(f"{_MAX_REQUESTS} requests and counting: the loop is busy polling. Sleep the task's "
-                              f"poll interval between two tasks/get.", R_INTERVAL)
+                              f"poll interval between two tasks/get.", era_rule(self.revision, R_INTERVAL))
         rid = request.get("id")
         method, params = request.get("method"), request.get("params")
         if request.get("jsonrpc") != "2.0" or not isinstance(method, str) or "id" not in request:
             raise CheckFailed(f"Every message run_task sends is a JSON-RPC 2.0 request with an id and a method; got "
                               f"{json.dumps(request)}. (A notification — notifications/cancelled included — is not "
-                              f"how tasks are stopped.)", R_CANCEL)
+                              f"how tasks are stopped.)", era_rule(self.revision, R_CANCEL))
         if any(rid == r.get("id") and type(rid) is type(r.get("id")) for r in self.requests[:-1]):
             raise CheckFailed(f"The id {rid!r} was used before: every request needs a new id (call new_id()).",
                               R_SHAPE)
@@ -177,16 +195,18 @@ class TaskServer:
         if seen_status in ("completed", "failed", "cancelled", "input_required"):
             raise CheckFailed(f"The client polled tasks/get again after the task said {seen_status!r}. "
                               f"{'A terminal status never changes' if seen_status != 'input_required' else 'The task waits for the user, which polling cannot answer'}: "
-                              f"stop polling and return.", R_STOP if seen_status != "input_required" else R_LOOP)
+                              f"stop polling and return.", era_rule(self.revision, R_STOP)
+                              if seen_status != "input_required" else R_LOOP)
         if self.clock >= self.deadline:
-            raise CheckFailed(f"At {self.clock} ms the deadline ({self.deadline} ms) has passed and the task is still "
-                              f"{seen_status}: send tasks/cancel instead of polling again.", R_CANCEL)
+            raise CheckFailed(f"At {self.clock} ms the deadline ({self.deadline} ms) has come and the task is still "
+                              f"{seen_status}, yet the client polled tasks/get again.", R_DEADLINE)
         gap, interval = self.clock - self.last_seen_at, self._interval()
         if gap < interval:
             said = "no pollInterval, so the default" if (self.last_seen or {}).get(
                 "pollInterval" if self.revision == LEGACY else "pollIntervalMs") is None else "a poll interval"
             raise CheckFailed(f"tasks/get came {gap} ms after the previous answer, which gave {said} of {interval} ms. "
-                              f"Sleep the interval of the latest Task before polling again.", R_INTERVAL)
+                              f"Sleep the interval of the latest Task before polling again.",
+                              era_rule(self.revision, R_INTERVAL))
         task = self._task()
         return self._reply(rid, task if self.revision == LEGACY else {"resultType": "complete", **task})
 
@@ -222,16 +242,17 @@ class TaskServer:
     def _cancel(self, rid: Any, seen_status: Any) -> dict[str, Any]:
         if seen_status in ("completed", "failed", "cancelled"):
             raise CheckFailed(f"tasks/cancel was sent for a task that already said {seen_status!r}: a finished "
-                              f"task has nothing left to stop (2025-11-25 even refuses it with -32602).", R_STOP)
+                              f"task has nothing left to stop (2025-11-25 even refuses it with -32602).",
+                              era_rule(self.revision, R_STOP))
         if self.clock < self.deadline and seen_status != "input_required":
             raise CheckFailed(f"tasks/cancel at {self.clock} ms, before the deadline ({self.deadline} ms), while the "
-                              f"task was still working: keep polling until the deadline.", R_CANCEL)
+                              f"task was still working.", R_DEADLINE)
         if self.cancelled_at is not None:
-            raise CheckFailed("tasks/cancel was sent twice.", R_CANCEL)
+            raise CheckFailed("tasks/cancel was sent twice.", R_DEADLINE)
         late = self.clock - self.deadline
         if late > self._interval():
             raise CheckFailed(f"tasks/cancel came {late} ms after the deadline ({self.deadline} ms), more than a "
-                              f"poll interval late: do not sleep past the deadline.", R_CANCEL)
+                              f"poll interval late.", R_DEADLINE)
         self.cancelled_at = self.clock
         task = self._task()
         return self._reply(rid, task if self.revision == LEGACY else {"resultType": "complete"})
@@ -242,13 +263,15 @@ class TaskServer:
 
 
 def make_case(ctx: CheckContext, revision: str, ends: str, *, polls: int | None = None, intervals: str = "fixed",
-              deadline_polls: int | None = None, inline: bool = False) -> tuple[TaskServer, dict[str, Any]]:
+              deadline_polls: int | None = None, inline: bool = False,
+              exact_deadline: bool = False) -> tuple[TaskServer, dict[str, Any]]:
     """A job and its server. ``ends`` is the status the task reaches after ``polls`` intervals (or
     ``"never"``: it works past the deadline); ``intervals`` is ``"fixed"``, ``"changing"`` or ``"none"``;
     ``deadline_polls`` puts the deadline that many intervals (and a bit) after the start."""
     rng = ctx.rng
-    default = rng.choice((1000, 2000))
-    first = {"fixed": rng.choice((3000, 5000, 7000)), "changing": rng.choice((4000, 6000)), "none": None}[intervals]
+    # not whole seconds: a loop that rounds an interval to seconds polls too early
+    default = rng.choice((1250, 1750))
+    first = {"fixed": rng.choice((2500, 3750, 5125)), "changing": rng.choice((4500, 6250)), "none": None}[intervals]
     start = rng.randint(0, 50) * 100
     polls = polls if polls is not None else rng.randint(2, 4)
     step = first if first is not None else default
@@ -259,7 +282,9 @@ def make_case(ctx: CheckContext, revision: str, ends: str, *, polls: int | None 
         step = later
     if ends != "never":
         timeline.append((start + (first or default) + polls * step - rng.randint(1, 300), ends, timeline[-1][2]))
-    if deadline_polls is not None:
+    if deadline_polls is not None and exact_deadline:  # the deadline falls on the instant of a poll
+        deadline = start + deadline_polls * (first or default)
+    elif deadline_polls is not None:
         deadline = start + deadline_polls * (first or default) + rng.randint(1, (first or default) // 2)
     else:
         deadline = start + 50 * max(step, default) * 10
@@ -301,14 +326,15 @@ def _expect(ctx: CheckContext, server: TaskServer, job: dict[str, Any], got: Any
                           "result is fetched with tasks/result.\n" + story, R_RESULT)
     if must_cancel and server.cancelled_at is None:
         raise CheckFailed(f"The deadline passed while the task was still working, but the client never sent "
-                          f"tasks/cancel (it returned {got!r}). Stop the task you no longer want.\n" + story, R_CANCEL)
+                          f"tasks/cancel (it returned {got!r}).\n" + story, R_DEADLINE)
     accepted = [want]
     if status == "failed" and job["revision"] == LEGACY:
         # a failed 2025-11-25 task: no result, or the isError result tasks/result returns (both comply)
         tagged = {**server.failed_result(), "_meta": {"io.modelcontextprotocol/related-task": {"taskId": server.task_id}}}
         accepted.append({**want, "result": tagged})
     if got not in accepted:
-        rule = R_STOP if isinstance(got, dict) and got.get("status") != status else R_RESULT
+        rule = era_rule(job["revision"], R_STOP) if isinstance(got, dict) and got.get("status") != status \
+            else R_RESULT
         raise CheckFailed(f"run_task() returned {got!r}, which is not what this run calls for.\n" + story, rule,
                           expected=" or ".join(json.dumps(a) for a in accepted))
 
@@ -351,8 +377,99 @@ def check_stop(ctx: CheckContext, kind: str) -> None:
 
 def check_deadline(ctx: CheckContext, kind: str) -> None:
     server, job = make_case(ctx, _era(kind), "never", deadline_polls=ctx.rng.randint(2, 4),
-                            intervals="changing" if "changing" in kind else "fixed")
+                            intervals="changing" if "changing" in kind else "fixed",
+                            exact_deadline="exactly" in kind)
     _expect(ctx, server, job, run_case(ctx, server, job), _want(server, "cancelled"), must_cancel=True)
+
+
+# --- generated: any era, timeline, intervals and deadline, against the task's own schedule -------------
+
+_ENDS = ("completed", "failed", "cancelled", "input_required", "never")
+_GENERATED = st.tuples(st.sampled_from((LEGACY, MODERN)), st.sampled_from(_ENDS),
+                       st.lists(st.sampled_from((None, 999, 1250, 2500, 3001)), min_size=1, max_size=3),
+                       st.sampled_from((750, 1000, 1750)), st.integers(0, 8000), st.sampled_from(("far", "exact", "odd")),
+                       st.integers(1, 4), st.integers(0, 9))
+
+
+def _timeline(case: tuple[Any, ...]) -> tuple[list[tuple[int, str, Any]], int, int]:
+    """``(timeline, start, deadline)`` of a generated case: the intervals change at each of the first
+    polls, the task ends ``end_ms`` after the start (or never), the deadline is far, exactly on a
+    poll, or between two."""
+    _, ends, intervals, default, end_ms, where, polls, _ = case
+    start, timeline, at = 700, [], 700
+    for i, interval in enumerate(intervals):
+        timeline.append((at, "working", interval))
+        at += (interval or default) if i == 0 else 1
+    if ends != "never":
+        timeline.append((start + 1 + end_ms, ends, timeline[-1][2]))
+    first = intervals[0] or default
+    if ends == "never" and where == "far":  # a task that never ends needs a deadline in reach
+        where = "odd"
+    deadline = {"far": start + 10**6, "exact": start + polls * first, "odd": start + polls * first + 7}[where]
+    return timeline, start, deadline
+
+
+def _polled(timeline: list[tuple[int, str, Any]], start: int, deadline: int, default: int) -> str:
+    """The status a client that polls at the latest interval stops at (``"deadline"``: still working
+    when the deadline comes)."""
+    def status_at(clock: int) -> tuple[str, Any]:
+        found = ("working", timeline[0][2])
+        for at, status, interval in timeline:
+            if at <= clock:
+                found = (status, interval)
+        return found
+
+    clock, interval = start, timeline[0][2]
+    while True:
+        step = interval if interval is not None else default
+        if clock + step >= deadline:
+            return "deadline"
+        clock += step
+        status, interval = status_at(clock)
+        if status != "working":
+            return status
+
+
+def _describe(case: tuple[Any, ...]) -> str:
+    timeline, start, deadline = _timeline(case)
+    inline = " (the server answers inline)" if case[0] == MODERN and case[7] == 0 else ""
+    return (f"{case[0]}{inline}: the task's timeline (ms, status, poll interval) {timeline}, call at {start} ms, "
+            f"deadline {deadline} ms, default_poll_ms {case[3]}")
+
+
+def check_generated(ctx: CheckContext, kind: str) -> None:
+    def learner(case: tuple[Any, ...]) -> None:
+        revision, default, variant = case[0], case[3], case[7]
+        timeline, start, deadline = _timeline(case)
+        inline = revision == MODERN and variant == 0
+        call: dict[str, Any] = {"name": _TOOLS[variant % len(_TOOLS)], "arguments": {"size": variant}}
+        if revision == LEGACY:
+            call["task"] = {"ttl": 60_000}
+        else:
+            call["_meta"] = {"io.modelcontextprotocol/protocolVersion": MODERN,
+                             "io.modelcontextprotocol/clientCapabilities": {"extensions": {_EXT: {}}}}
+        server = TaskServer(ctx, revision, call, timeline, start, deadline, default, f"job {variant} done",
+                            inline=inline)
+        job = {"revision": revision, "call": call, "deadline_ms": deadline, "default_poll_ms": default}
+        got = run_case(ctx, server, job)
+        stopped = "completed" if inline else _polled(timeline, start, deadline, default)
+        want = _want(server, "cancelled" if stopped == "deadline" else stopped)
+        # 2025-11-25: a tasks/result sent while the task works waits for its end, which may come before the
+        # deadline although no poll saw it: that end is right too
+        ended = [(at, st) for at, st, _ in timeline if st != "working"]
+        waited = revision == LEGACY and ended and ended[0][0] <= deadline and ended[0][1] != "input_required" \
+            and server.result_fetched
+        if waited and got != want:
+            want = _want(server, ended[0][1])
+            stopped = ended[0][1]
+        _expect(ctx, server, job, got, want, must_cancel=stopped == "deadline")
+
+    differential(ctx, _GENERATED, learner=learner, oracle=lambda case: None, compare=_no_mismatch,
+                 describe=_describe, raises_rule=R_SHAPE, examples=15)
+
+
+def _no_mismatch(case: Any, got: Any, want: Any) -> Mismatch | None:
+    return None  # the server and _expect raise at the first rule broken
 
 
 EXERCISE = Exercise(
@@ -361,7 +478,8 @@ EXERCISE = Exercise(
     chapter="08",
     summary="Run a tools/call as a task in either era: poll tasks/get at the server's pace, stop at the status "
             "that ends polling, fetch the result the era's way, and cancel when the deadline passes.",
-    rules=(R_SHAPE, R_INTERVAL, R_STOP, R_RESULT, R_BLOCKS, R_ISERROR, R_CANCEL, R_LOOP),
+    rules=(R_SHAPE, R_INTERVAL, R_INTERVAL_EXT, R_STOP, R_STOP_EXT, R_RESULT, R_BLOCKS, R_ISERROR, R_CANCEL,
+           R_CANCEL_EXT, R_LOOP, R_DEADLINE),
     functions=("run_task",),
     checks=(
         Check("The call's answer in each era's shape", R_SHAPE, check_shapes,
@@ -376,10 +494,15 @@ EXERCISE = Exercise(
                "cancelled in 2025-11-25", "cancelled in 2026-07-28", "input_required in 2025-11-25",
                "input_required in 2026-07-28"),
               hint="List the statuses after which another tasks/get can tell you nothing new."),
-        Check("Give up at the deadline with tasks/cancel", R_CANCEL, check_deadline,
+        Check("Give up at the deadline with tasks/cancel", R_DEADLINE, check_deadline,
               ("deadline in 2025-11-25", "deadline in 2026-07-28", "deadline with a changing interval in 2025-11-25",
-               "deadline with a changing interval in 2026-07-28"),
+               "deadline with a changing interval in 2026-07-28", "deadline exactly at a poll in 2025-11-25",
+               "deadline exactly at a poll in 2026-07-28"),
               hint="Before each poll, compare now() with the deadline; never sleep past it."),
+        Check("Any timeline, intervals and deadline: the loop stops where the task's schedule says", R_INTERVAL,
+              check_generated, ("generated",),
+              hint="Replay the smallest timeline by hand: when is each poll due, what does it show, and does the "
+                   "deadline come first?"),
     ),
     hints=(
         Hint("Send the call, then read the answer: 2025-11-25 puts the Task under result.task; 2026-07-28 puts it "
@@ -390,7 +513,7 @@ EXERCISE = Exercise(
         Hint("Stop polling on completed, failed, cancelled and input_required. Return a result only for completed: "
              "in 2025-11-25 fetch it with tasks/result; in 2026-07-28 it is in the tasks/get answer.", R_RESULT),
         Hint("When now() reaches the deadline and the task is still working, send tasks/cancel {taskId} (with the "
-             "call's _meta in 2026-07-28) and return status \"cancelled\".", R_CANCEL),
+             "call's _meta in 2026-07-28) and return status \"cancelled\".", R_DEADLINE),
     ),
     forbidden=("mcp_sim.roles", "mcp_sim.capabilities", "mcp_sim.scenarios"),
 )
