@@ -483,6 +483,7 @@ async def deputy_story(ctx: LabContext, defence: ProxyRules) -> Outcome:
         evidence={"victim": victim.subject, "attacker_client": client, "redirect": evil_redirect,
                   "tokens_issued": len(stolen), "repos_obtained": got,
                   "third_party_tokens_for": sorted({t.subject for t in third_table.issued.values()}),
+                  "proxy_tokens_for": sorted({t.subject for t in proxy.tokens.issued.values()}),
                   "consents": len(proxy.consents), "variant": ctx.variant},
         legitimate=set(mine) == set(repos),
         obtained=f"obtained a token for {victim.subject} without their consent and listed {len(got)} private "

@@ -340,11 +340,10 @@ async def mixup_story(ctx: LabContext, defence: IssuerCheck) -> Outcome:
     got: list[str] = []
     with ctx.attack():
         await sign_in(attacker_issuer, f"https://tools.{evil}/mcp")
-        attempts = [(posted.get("code", ""), posted.get("code_verifier", ""), client.client_ids[honest],
-                     defence.redirect_for(honest)) for posted in mixer.posted]
-        if mixer.planted is not None:
-            attempts += [(p.get("code", ""), p.get("code_verifier", ""), mixer.planted, mixer.desk_redirects[0])
-                         for p in mixer.posted]
+        # (the attacker knows which client its forward used: a code is spent by its first redemption)
+        used = ((mixer.planted, mixer.desk_redirects[0]) if mixer.planted is not None
+                else (client.client_ids[honest], defence.redirect_for(honest)))
+        attempts = [(posted.get("code", ""), posted.get("code_verifier", ""), *used) for posted in mixer.posted]
         if mixer.own_client is not None:
             attempts += [(code, mixer.own_verifier, mixer.own_client[0], mixer.own_client[1])
                          for code in landing.codes("/cb")]
