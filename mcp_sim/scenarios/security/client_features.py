@@ -192,8 +192,9 @@ SAMPLING = LabFacts(
     rule=("a Host that still supports sampling limits what each server may spend of the user's model (sampling "
           "is deprecated in 2026-07-28, and still specified)."),
     rules=("security.sampling.rate-limit", "sampling.human-in-the-loop"),
-    not_covered="what the sampled text says (a server can still ask the model to write an injection) and "
-                "includeContext leaking other servers' data",
+    not_covered="what the sampled text says (a server can still ask the model to write an injection: the "
+                "sampling-injection lab, security.sampling.review-prompt-and-answer) and includeContext leaking "
+                "other servers' data (the sampling-context-leak lab)",
     roles="Host (its SamplingBudget), Client, ScriptedModel and the Servers (ctx.ask over MRTR rounds) are the "
           "simulator's own.",
 )
@@ -286,7 +287,8 @@ ROOTS = LabFacts(
     rule=("roots tell a server where to look; the client's own access controls and the process sandbox are the "
           "boundary."),
     rules=("roots.client-exposes-with-permission", "roots.server-respects-boundaries", "security.host.sandbox-per-server"),
-    not_covered="secrets inside the project folder itself, and the network (egress needs its own policy)",
+    not_covered="secrets inside the project folder itself, and the network (egress needs its own policy, "
+                "security.bp.local-guardrails)",
     roles="Host (roots through MRTR roots/list), Client, ScriptedModel and the Server (ctx.list_roots) are the "
           "simulator's own; the file system is mcp_sim.security.sandbox.",
 )

@@ -162,7 +162,7 @@ FACTS = LabFacts(
     rule=("secrets never go in a form-mode elicitation: a server uses URL mode, where the client shows the "
           "full URL and the secret is typed on the service's own page."),
     rules=("elicitation.no-secrets-in-forms", "security.elicitation.url-mode-for-secrets",
-           "security.elicitation.url-show-full"),
+           "security.elicitation.url-show-full", "security.host.tool-review-is-detection"),
     not_covered=("secrets asked for in words its vocabulary does not hold (another language, a paraphrase such as "
                  "\"the string on your settings page\"): the guard is a detection by vocabulary, the rule "
                  "(elicitation.no-secrets-in-forms) binds the server; and a URL-mode page that is itself a phishing "

@@ -166,7 +166,7 @@ SSRF = LabFacts(
     rules=("security.bp.ssrf-consider", "security.bp.ssrf-https", "security.bp.ssrf-block-private",
            "security.bp.ssrf-redirects"),
     not_covered=("DNS rebinding between the check and the fetch (connect to the checked address, or use an "
-                 "egress proxy), a translation the guard was not told about (a NAT64 gateway with its own "
+                 "egress proxy that applies security.bp.ssrf-block-private itself), a translation the guard was not told about (a NAT64 gateway with its own "
                  "network-specific prefix, which the platform must pass to the guard), a public server that "
                  "itself forwards the request inward, and a Server the user runs on loopback on purpose (the "
                  "development case needs its own explicit allowance)"),
