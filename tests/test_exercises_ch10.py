@@ -145,7 +145,7 @@ WRONG: list[tuple[str, str, Any, str]] = [
      [("    if envelope.get(\"sub\") != caller:\n        raise ValueError(\"issued to another caller\")\n", "")],
      "Bound to the caller, the request and an expiry"),
     ("ex10_replay_guard", "the expiry is ignored",
-     [("    if now > envelope.get(\"exp\", 0):\n        raise ValueError(\"expired\")\n", "")],
+     [("    if now >= envelope.get(\"exp\", 0):", "    if False:")],
      "Bound to the caller, the request and an expiry"),
     ("ex10_replay_guard", "one payment per flow (the state's nonce)",
      [("return f\"{call['subject']}|pay|{invoice}\"", "return call[\"nonce\"]")], "A repeated payment pays once"),

@@ -30,6 +30,7 @@ from mcp_sim.grading import get_exercise
 from mcp_sim.grading.exercises import (
     ex10_authorize_call,
     ex10_origin_check,
+    ex10_replay_guard,
     ex10_token_audience,
     ex11_discovery_urls,
     ex11_pkce,
@@ -269,6 +270,77 @@ def authorize(caller, operation, target):
     return "ownership" if mismatched else None
 '''
 
+REPLAY_ALT_HMAC_CLASS = '''
+import base64, hashlib, hmac, json
+
+def _enc(raw):
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+def _dec(text):
+    return base64.urlsafe_b64decode(text.encode() + b"=" * (-len(text) % 4))
+
+def _tag(key, raw):
+    return _enc(hmac.HMAC(bytes.fromhex(key), raw, "sha256").digest())
+
+def seal_state(key, state, caller, request, expires, nonce):
+    raw = json.dumps({"nonce": nonce, "exp": expires, "req": request, "sub": caller, "state": state}).encode()
+    return _enc(raw) + "." + _tag(key, raw)
+
+class Refused(ValueError):
+    pass
+
+def open_state(key, token, caller, request, now):
+    if token.count(".") != 1:
+        raise Refused("not a sealed token")
+    body, tag = token.split(".")
+    try:
+        raw = _dec(body)
+    except Exception:
+        raise Refused("not base64url") from None
+    if not hmac.compare_digest(_tag(key, raw), tag):
+        raise Refused("bad seal")
+    env = json.loads(raw)
+    if (env["sub"], env["req"]) != (caller, request) or not now < env["exp"]:
+        raise Refused("not for this caller, request or time")
+    return env
+
+def payment_key(call, invoice):
+    return json.dumps([call["tenant"], call["subject"], "pay", invoice])
+'''
+
+REPLAY_ALT_ORDER = '''
+import base64, hashlib, hmac, json
+
+class Seal:
+    def __init__(self, key):
+        self.key = bytes.fromhex(key)
+
+    def mac(self, raw):
+        return base64.urlsafe_b64encode(hmac.digest(self.key, raw, "sha256")).decode().rstrip("=")
+
+def seal_state(key, state, caller, request, expires, nonce):
+    raw = json.dumps(dict(state=state, sub=caller, req=request, exp=expires, nonce=nonce), indent=1).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=") + "." + Seal(key).mac(raw)
+
+def open_state(key, token, caller, request, now):
+    head, sep, tag = token.rpartition(".")
+    try:
+        raw = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
+        env = json.loads(raw)
+        if not isinstance(env, dict):
+            raise ValueError("not an envelope")
+    except Exception as exc:
+        raise ValueError(f"unreadable: {exc}") from None
+    if not sep or not hmac.compare_digest(Seal(key).mac(raw).encode(), tag.encode()):
+        raise ValueError("seal")
+    if now >= env.get("exp", float("-inf")) or env.get("req") != request or env.get("sub") != caller:
+        raise ValueError("binding")
+    return env
+
+def payment_key(call, invoice):
+    return repr((call["subject"], "pay", invoice))
+'''
+
 # (exercise, name, source, checks that must pass — all when empty)
 ALTERNATIVES: list[tuple[str, str, str]] = [
     ("ex10_token_audience", "flags first, all() over the scopes", AUDIENCE_ALT_EARLY_SCOPES),
@@ -281,6 +353,8 @@ ALTERNATIVES: list[tuple[str, str, str]] = [
     ("ex10_origin_check", "urlsplit: scheme, host and port", ORIGIN_ALT_PARSER),
     ("ex10_origin_check", "any() over the two hosts", ORIGIN_ALT_ANY),
     ("ex10_authorize_call", "a table of named checks", AUTHORIZE_ALT_TABLE),
+    ("ex10_replay_guard", "the HMAC class, a ValueError subclass, the tenant in the key", REPLAY_ALT_HMAC_CLASS),
+    ("ex10_replay_guard", "expiry first, a class of its own, the tenant-free key as a tuple", REPLAY_ALT_ORDER),
     ("ex10_authorize_call", "set differences, the expected principal as a dict", AUTHORIZE_ALT_SETS),
     ("ex11_pkce", "hashlib.new, a cut at 43 characters, bytes compared", PKCE_ALT_BYTES),
 ]
@@ -480,6 +554,32 @@ WRONG: list[tuple[str, str, Any, str, str]] = [
      [("if target.get(\"client_id\") is not None and caller.get(\"client_id\") != target[\"client_id\"]:",
        "if target.get(\"client_id\") is not None and caller.get(\"client_id\") not in (None, target[\"client_id\"]):")],
      "Any caller, operation and object answers like the fixed checks", "security.bp.state-handle-not-auth"),
+    # --- ex10_replay_guard ---
+    ("ex10_replay_guard", "a token still good at its expiry instant",
+     [('    if now >= envelope.get("exp", 0):', '    if now > envelope.get("exp", 0):')],
+     "Bound to the caller, the request and an expiry", "mrtr.state-integrity"),
+    ("ex10_replay_guard", "a keyless hash as the seal",
+     [("return _b64(hmac.new(bytes.fromhex(key), body, hashlib.sha256).digest())",
+       "return _b64(hashlib.sha256(body).digest())")],
+     "Nothing in the envelope can be changed without the key", "mrtr.state-integrity"),
+    ("ex10_replay_guard", "a caller of nobody accepted",
+     [('    if envelope.get("sub") != caller:', '    if caller is not None and envelope.get("sub") != caller:')],
+     "Bound to the caller, the request and an expiry", "mrtr.state-integrity"),
+    ("ex10_replay_guard", "the nonce left out of the MAC",
+     [("    if not dot or not hmac.compare_digest(mac, _mac(key, body)):",
+       "    unsigned = json.loads(body)\n    unsigned.pop('nonce', None)\n"
+       "    if not dot or not hmac.compare_digest(mac, _mac(key, json.dumps(unsigned, sort_keys=True, "
+       "separators=(',', ':')).encode())):"),
+      ('    return f"{_b64(body)}.{_mac(key, body)}"',
+       '    unsigned = json.loads(body)\n    unsigned.pop("nonce")\n'
+       "    return _b64(body) + '.' + _mac(key, json.dumps(unsigned, sort_keys=True, separators=(',', ':')).encode())")],
+     "Nothing in the envelope can be changed without the key", "mrtr.state-integrity"),
+    ("ex10_replay_guard", "a token still good at its expiry instant (generated)",
+     [('    if now >= envelope.get("exp", 0):', '    if now > envelope.get("exp", 0):')],
+     "Any situation opens like the fixed codec", "mrtr.state-integrity"),
+    ("ex10_replay_guard", "the request not checked (generated)",
+     [('    if envelope.get("req") != request:\n        raise ValueError("issued for another request")\n', "")],
+     "Any situation opens like the fixed codec", "mrtr.state-integrity"),
 ]
 
 
@@ -608,3 +708,27 @@ def test_authorize_oracle_is_the_labs_own_checks_on_their_cases() -> None:
         auth, target = (module._draft_case if draft else module._balance_case)(rng, kind)
         operation = module.READ_DRAFT if draft else module.BALANCE
         assert module.oracle(auth, operation, target) == module.expected(auth, operation, target), kind
+
+
+def test_replay_reference_opens_like_the_fixed_codec_in_every_situation() -> None:
+    ref, module = _reference("ex10_replay_guard"), ex10_replay_guard
+    secret, request = bytes(range(32)), "ab" * 32
+    state = {"answers": {"details": {"action": "accept", "content": {"payee": "DE1", "amount": 0}}}}
+    token = ref.seal_state(secret.hex(), state, "ada", request, 400.0, "n0")
+    edits = [token, token.partition(".")[0], module._tamper(token, lambda e: e.update(sub="bo")),
+             module._rehash(module._tamper(token, lambda e: e.update(sub="bo"))),
+             module._reseal_under(b"k" * 32, token), module._tamper(token, lambda e: e.update(nonce="n1"))]
+    verdicts = set()
+    for edited in edits:
+        for who in ("ada", "bo", None):
+            for at in (100.0, 399.999, 400.0, 400.001):
+                for req in (request, "cd" * 32):
+                    here = module.Situation(module.AuthInfo(who) if who else None, req, at)
+                    want = module._fixed_opens(secret, edited, here)
+                    try:
+                        got = ref.open_state(secret.hex(), edited, who, req, at)
+                    except ValueError:
+                        got = None
+                    assert got == want, (edited, who, at, req)
+                    verdicts.add(want is None)
+    assert verdicts == {True, False}

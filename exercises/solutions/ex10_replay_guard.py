@@ -44,7 +44,7 @@ def open_state(key: str, token: str, caller: str | None, request: str, now: floa
         raise ValueError("issued to another caller")
     if envelope.get("req") != request:
         raise ValueError("issued for another request")
-    if now > envelope.get("exp", 0):
+    if now >= envelope.get("exp", 0):  # valid for its ttl, no longer at the end of it
         raise ValueError("expired")
     return dict(envelope)
 

@@ -25,7 +25,10 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
+from hypothesis import strategies as st
+
 from mcp_sim.capabilities.mrtr import RoundTripCaller
+from mcp_sim.grading.differential import Mismatch
 from mcp_sim.grading.exercises.ex10_labs import (
     Asker,
     checked,
@@ -35,11 +38,12 @@ from mcp_sim.grading.exercises.ex10_labs import (
     run_learner_lab,
     split_kind,
 )
+from mcp_sim.grading.exercises.generated import corners_then_generated
 from mcp_sim.grading.learner_code import LearnerError
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 from mcp_sim.protocol.errors import McpError, invalid_params
 from mcp_sim.scenarios.security import LABS
-from mcp_sim.scenarios.security.payments import Idempotency, StateSeal
+from mcp_sim.scenarios.security.payments import Idempotency, StateSeal, iban
 from mcp_sim.security.identity import AuthInfo, pick_name
 
 R_SEAL = "mrtr.state-integrity"
@@ -148,9 +152,12 @@ def _reseal_under(key: bytes, token: str) -> str:
 
 
 SEAL_KINDS = ("the payee edited in the envelope", "the caller rewritten to the thief", "the expiry pushed back",
-              "the MAC stripped", "resealed with a key the bank does not have")
+              "the MAC stripped", "resealed with a key the bank does not have",
+              "the caller rewritten and a keyless hash recomputed", "the nonce edited",
+              "the MAC of another token of the same bank")
 BINDING_KINDS = ("opened by another caller", "opened for another request", "opened after it expired",
-                 "opened by its caller, for its request, in time")
+                 "opened by its caller, for its request, in time", "opened exactly at its expiry",
+                 "opened with no caller")
 
 
 def check_direct(ctx: CheckContext, kind: str) -> None:
@@ -179,6 +186,21 @@ def check_direct(ctx: CheckContext, kind: str) -> None:
     elif kind == "resealed with a key the bank does not have":
         token = _reseal_under(rng.randbytes(32), _tamper(token, lambda env: env.update(sub=thief)))
         here = Situation(AuthInfo(thief), request, now + 5)
+    elif kind == "the caller rewritten and a keyless hash recomputed":
+        token = _rehash(_tamper(token, lambda env: env.update(sub=thief)))
+        here = Situation(AuthInfo(thief), request, now + 5)
+    elif kind == "the nonce edited":
+        token = _tamper(token, lambda env: env.update(nonce=_b64(rng.randbytes(9))))
+    elif kind == "the MAC of another token of the same bank":
+        other = ctx.function("seal_state")(secret.hex(), state, thief, request, now + TTL, nonce)
+        if not isinstance(other, str):
+            raise CheckFailed(f"seal_state() must return a string; it returned {other!r}.", R_SEAL)
+        token = token.partition(".")[0] + "." + other.partition(".")[2]
+        here = Situation(AuthInfo(thief), request, now + 5)
+    elif kind == "opened exactly at its expiry":
+        here = Situation(AuthInfo(owner), request, now + TTL)
+    elif kind == "opened with no caller":
+        here = Situation(None, request, now + 5)
     elif kind == "opened by another caller":
         here = Situation(AuthInfo(thief), request, now + 5)
     elif kind == "opened for another request":
@@ -195,6 +217,14 @@ def check_direct(ctx: CheckContext, kind: str) -> None:
     if want is not None and got != want:
         raise CheckFailed(f"open_state() must accept this token and return its envelope ({kind}); it "
                           f"{'refused it' if got is None else f'returned {got!r}'}. Token: {token}", R_SEAL)
+
+
+def _rehash(token: str) -> str:
+    """The envelope with a MAC anyone can compute — SHA-256 of its bytes, no key — as a thief would make
+    against a seal that is a plain hash (or a CRC) instead of an HMAC."""
+    body = token.partition(".")[0]
+    raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+    return f"{body}.{_b64(hashlib.sha256(raw).digest())}"
 
 
 def _tamper(token: str, change: Any) -> str:
@@ -228,6 +258,55 @@ def _learner_opens(ctx: CheckContext, secret: bytes, token: str, here: Situation
         if exc.is_a("ValueError"):
             return None
         raise
+
+
+# --- generated: one sealed token, opened in any situation ---------------------------------------------
+
+_WHO = ("its caller", "another caller", "nobody")
+_WHEN = ("early", "a moment before expiry", "at expiry", "a moment after expiry")
+_EDITS = ("none", "the caller", "the expiry", "the request", "the MAC stripped", "a keyless hash", "another key")
+
+
+def check_generated(ctx: CheckContext, kind: str) -> None:
+    rng = ctx.rng
+    secret, owner, thief = rng.randbytes(32), pick_name(rng, "user"), pick_name(rng, "user")
+    request = hashlib.sha256(f"pay_invoice|INV-{rng.randint(1000, 9999)}".encode()).hexdigest()
+    other_request = hashlib.sha256(b"another " + request.encode()).hexdigest()
+    now = float(rng.randint(10, 5000))
+    state = {"answers": {"details": {"action": "accept", "content": {"payee": iban(rng), "amount": rng.randint(0, 400)}}}}
+    token = ctx.function("seal_state")(secret.hex(), state, owner, request, now + TTL, _b64(rng.randbytes(9)))
+    if not isinstance(token, str):
+        raise CheckFailed(f"seal_state() must return a string; it returned {token!r}.", R_SEAL)
+    edits = {"none": lambda t: t, "the caller": lambda t: _tamper(t, lambda e: e.update(sub=thief)),
+             "the expiry": lambda t: _tamper(t, lambda e: e.update(exp=now + 100 * TTL)),
+             "the request": lambda t: _tamper(t, lambda e: e.update(req=other_request)),
+             "the MAC stripped": lambda t: t.partition(".")[0],
+             "a keyless hash": lambda t: _rehash(_tamper(t, lambda e: e.update(sub=thief))),
+             "another key": lambda t: _reseal_under(secret[::-1], _tamper(t, lambda e: e.update(sub=thief)))}
+    at = {"early": now + 5, "a moment before expiry": now + TTL - 0.001, "at expiry": now + TTL,
+          "a moment after expiry": now + TTL + 0.001}
+    caller = {"its caller": AuthInfo(owner), "another caller": AuthInfo(thief), "nobody": None}
+
+    def situation(case: tuple[str, str, str, str]) -> tuple[str, Situation]:
+        who, for_request, when, edit = case
+        return edits[edit](token), Situation(caller[who], request if for_request == "its request" else other_request,
+                                             at[when])
+
+    def compare(case: tuple[str, str, str, str], got: Any, want: Any) -> Mismatch | None:
+        if (got is None) == (want is None) and (want is None or got == want):
+            return None
+        verdict = "accepted a token the bank must refuse" if want is None else \
+            "refused a token the bank accepts" if got is None else "returned another envelope"
+        return Mismatch(f"open_state() {verdict}.", R_SEAL, expected="ValueError" if want is None else "the envelope")
+
+    plain = ("its caller", "its request", "early", "none")
+    corners = [plain, *((w, *plain[1:]) for w in _WHO[1:]), ("its caller", "another request", "early", "none"),
+               *(("its caller", "its request", w, "none") for w in _WHEN[1:]), *((*plain[:3], e) for e in _EDITS[1:])]
+    strategy = st.tuples(st.sampled_from(_WHO), st.sampled_from(("its request", "another request")),
+                         st.sampled_from(_WHEN), st.sampled_from(_EDITS))
+    corners_then_generated(ctx, corners, strategy, learner=lambda c: _learner_opens(ctx, secret, *situation(c)),
+                           oracle=lambda c: _fixed_opens(secret, *situation(c)), compare=compare, examples=20,
+                           describe=lambda c: f"the token opened by {c[0]}, for {c[1]}, {c[2]}, edited: {c[3]}")
 
 
 # --- the idempotency key ---------------------------------------------------------------------------
@@ -277,7 +356,9 @@ EXERCISE = Exercise(
         Check("Nothing in the envelope can be changed without the key", R_SEAL, check_direct, SEAL_KINDS,
               hint="Verify the MAC over the bytes you received, then check sub, req and exp from inside them."),
         Check("Bound to the caller, the request and an expiry", R_SEAL, check_direct, BINDING_KINDS,
-              hint="Refuse another caller, another request digest, and now > exp; accept the rightful retry."),
+              hint="Refuse another caller, another request digest, and now >= exp; accept the rightful retry."),
+        Check("Any situation opens like the fixed codec", R_SEAL, check_generated, ("generated",),
+              hint="Verify the MAC first, then the caller, the request and now < exp — all of them.", seeds=1),
         Check("A repeated payment pays once", R_ONCE, check_lab, lab_kinds("requeststate-replay"),
               hint="Key the payment by what it is — this payer, this invoice — not by the round trip.", seeds=1),
         Check("The key names the business operation", R_ONCE, check_key, KEY_KINDS,
@@ -289,7 +370,7 @@ EXERCISE = Exercise(
         Hint("seal_state: body = json.dumps({'state': state, 'sub': caller, 'req': request, 'exp': expires, "
              "'nonce': nonce}).encode(); token = b64url(body) + '.' + b64url(hmac.new(bytes.fromhex(key), body, "
              "sha256).digest()), base64 without '=' padding. open_state: split at '.', decode, compare MACs with "
-             "hmac.compare_digest, then sub == caller, req == request, now <= exp; raise ValueError otherwise.",
+             "hmac.compare_digest, then sub == caller, req == request, now < exp; raise ValueError otherwise.",
              R_SEAL),
         Hint("payment_key: f\"{call['subject']}|pay|{invoice}\" — not the nonce, not the request id.", R_ONCE),
     ),
