@@ -21,7 +21,7 @@ from mcp_sim.grading.runner import grade_seeds, reference_path
 
 CHAPTERS_01_04 = ("ex01_topology", "ex02_error_codes", "ex02_next_message", "ex03_era_detection",
                   "ex03_modern_meta", "ex03_version_negotiation", "ex04_mrtr_loop", "ex04_seal_state")
-ALTERNATIVE_SEEDS = SEEDS[:5]
+ALTERNATIVE_SEEDS = SEEDS[:3]
 
 # --- correct alternatives ------------------------------------------------------------------------------
 
@@ -395,6 +395,24 @@ NEW_WRONG: list[tuple[str, str, Any, str]] = [
     ("ex01_topology", "the clients keyed by server name",
      [('return {"host": host, "clients": clients}', 'return {"host": host, "clients": {c["server"]: c for c in clients}}')],
      "One client per server, owned by the host"),
+    # ex02_next_message: every member of the answer, every id, the error's id
+    ("ex02_next_message", "initialize answered without serverInfo",
+     [('"capabilities": world["server_capabilities"],\n                                           "serverInfo": world["server_info"]}',
+       '"capabilities": world["server_capabilities"]}')],
+     "Server: answer initialize"),
+    ("ex02_next_message", "the client's capabilities echoed as the server's",
+     [('"capabilities": world["server_capabilities"],', '"capabilities": request["params"].get("capabilities", {}),')],
+     "Server: answer initialize"),
+    ("ex02_next_message", "ping answered like tools/list",
+     [('        if method == "ping":\n            return _result(request["id"], {})',
+       '        if method == "ping":\n            return _result(request["id"], {"tools": world["tools"]})')],
+     "Server: answer the pending request with its id"),
+    ("ex02_next_message", "the error response without the request's id",
+     [('return {"jsonrpc": "2.0", "id": request["id"],\n                "error"', 'return {"jsonrpc": "2.0",\n                "error"')],
+     "Server: an unknown method gets -32601"),
+    ("ex02_next_message", "the new id counted from the number of requests",
+     [("new_id = 1\n    while _key(new_id) in used:\n        new_id += 1", "new_id = len(used) + 1")],
+     "Client: a new request gets a fresh id"),
     # ex02_error_codes: a declared capability, the era of a call, a boundary of the id types
     ("ex02_error_codes", "declared capabilities never read",
      [("caps = meta[CC]", "caps = {}")], "No error response when none is due"),

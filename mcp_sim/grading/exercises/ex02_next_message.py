@@ -263,6 +263,8 @@ def check_new_request(ctx: CheckContext, kind: str) -> None:
     world = make_world(rng)
     cid, sid = _Ids(rng, ("req-", "c")), _Ids(rng, ("srv-", "s"))
     cid.style = kind.split()[0]
+    if kind == "int from 2":  # n ids from 2 up: "the number of ids + 1" is one of them
+        cid.next = 2
     transcript = handshake(rng, world, cid) + some_traffic(rng, world, cid, sid)
     if kind.endswith("late answer"):  # an old request answered late: ids need not be the last one seen
         i = cid()
@@ -306,7 +308,7 @@ EXERCISE = Exercise(
               ("int ids", "str ids"),
               hint="The server can send requests too (ping). Which id does the answer to it carry?"),
         Check("Client: a new request gets a fresh id", RULE_NEW_ID, check_new_request,
-              ("int in order", "str in order", "int late answer", "str late answer"),
+              ("int in order", "str in order", "int late answer", "str late answer", "int from 2"),
               hint="Compare your id with every id the client has used for its requests, not only the last one."),
     ),
     hints=(

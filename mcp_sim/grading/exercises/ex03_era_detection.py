@@ -246,11 +246,11 @@ EXERCISE = Exercise(
         Check("HTTP: read the status and the body together", R_HTTP, check_http, HTTP_KINDS,
               hint="Which statuses can a modern answer come with? Look at the body only for those."),
         Check("Every reply shape is classified like the simulator's", R_FALLBACK, check_generated_replies,
-              ("every reply shape",), hint="Modern only on positive evidence: a DiscoverResult or a modern-only "
+              ("every reply shape",), seeds=1, hint="Modern only on positive evidence: a DiscoverResult or a modern-only "
                                            "error code; everything else is legacy."),
         Check("Every status and body are classified like the simulator's", R_HTTP, check_generated_http,
               ("every status × every body",),
-              hint="Only 200 and 400 can carry a modern answer; under them, read the body as detect_era does."),
+              seeds=1, hint="Only 200 and 400 can carry a modern answer; under them, read the body as detect_era does."),
     ),
     hints=(
         Hint("Ask: what proves a server is modern? Only a modern server can answer server/discover with a "

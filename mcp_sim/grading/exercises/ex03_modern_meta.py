@@ -402,11 +402,11 @@ EXERCISE = Exercise(
               ("first try works", "nothing shared"),
               hint="Look at the first response before deciding to send again."),
         Check("Any params and _meta: the request is the simulator's", R_META, check_generated_requests,
-              ("generated",), hint="The caller's params and _meta keys, plus this request's version, capabilities "
+              ("generated",), seeds=1, hint="The caller's params and _meta keys, plus this request's version, capabilities "
                                    "and client info in params._meta."),
         Check("Any two version lists: the retry version is the simulator's", R_RETRY, check_generated_retry,
               ("every client set × every server set",),
-              hint="Only -32022 leads to a retry; among the versions both sides speak, the newest."),
+              seeds=1, hint="Only -32022 leads to a retry; among the versions both sides speak, the newest."),
     ),
     hints=(
         Hint("A 2026-07-28 server remembers nothing between requests, so each request says which version it "
