@@ -309,7 +309,9 @@ async def trust_story(ctx: LabContext, defence: TrustPolicy) -> Outcome:
     }.get(ctx.variant, (f"https://{evil}/oauth/desktop.json", f"https://{evil}/cb"))
 
     def policy(client_id: str, document: dict[str, Any]) -> str | None:
-        return defence.accepts(client_id) or document_on_own_host(client_id, document)
+        """The defence's trust policy, then the world's rule that a document speaks for its own host."""
+        reasons = [defence.accepts(client_id), document_on_own_host(client_id, document)]
+        return next((reason for reason in reasons if reason is not None), None)
 
     table = AuthorizationServer(issuer, lambda: sim.token(16), sim.now_ms)
     front = FrontChannel({victim.subject: (sim.token(8), victim)}, lambda: sim.token(16))
