@@ -28,6 +28,10 @@ DELEGATES: dict[str, tuple[str, str, str]] = {
     "connect": ("mcp_sim.bridge.commands", "connect_command", "connect a simulated client to a real MCP server"),
     "lab": ("mcp_sim.scenarios.security.commands", "lab_command", "list the security labs or run one attack"),
     "rules": ("mcp_sim.course.rules", "rules_command", "list the rules the course teaches, with strength and source"),
+    "class": ("mcp_sim.grading.classroom.commands", "class_command",
+              "run the course for a class: release the learners' copy, serve the grading service"),
+    "submit": ("mcp_sim.grading.classroom.commands", "submit_command",
+               "submit an exercise to your class's grading service (on JupyterHub)"),
 }
 """Subcommands implemented elsewhere: name → (module, function, help). Each function takes the
 remaining arguments and returns an exit code."""

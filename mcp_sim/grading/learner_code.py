@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from mcp_sim.grading import isolation as sandboxing
+import mcp_sim.grading.isolation as sandboxing
 from mcp_sim.grading.model import CheckFailed, Exercise
 from mcp_sim.grading.sandbox import Unreadable, decode, encode
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from mcp_sim.grading import isolation as sandboxing
+import mcp_sim.grading.isolation as sandboxing
 from mcp_sim.trace.jsonl import load_jsonl
 
 SESSION_TIMEOUT: Final = 20.0
