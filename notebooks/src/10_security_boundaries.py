@@ -299,7 +299,8 @@ VariantTable("stdio-stdout-contamination", seed=SEED)
 # code handed to the wrong authorization server, a proxy that lets a stranger ride another user's
 # consent, discovery URLs that send the client to addresses inside the network. Each defence is an
 # exact check by the party that issues or accepts: audience equal to this Server, redirect URIs
-# compared character for character, the issuer checked on every response, consent per client, every
+# compared character for character (the port of a loopback address aside), the issuer checked on
+# every response and a redirect URI per issuer, consent per client, every
 # URL learned from a Server vetted before it is fetched — by the address the request reaches after
 # every translation the network may apply (`[64:ff9b::a9fe:a9fe]`, NAT64's spelling of
 # 169.254.169.254, is still the metadata service). The rules behind them:
@@ -441,11 +442,23 @@ print("\n".join(commands))
 #   the lesson, its legitimate work that the fix is not a wall, and its facts say what the fix leaves
 #   to another boundary.
 #
-# **Not yet covered by a lab.** The Security Best Practices have sections this chapter does not play
-# yet: OAuth authorization URL validation ([[ref security.bp.auth-url-schemes]],
-# [[ref security.bp.auth-url-no-shell]]); localhost redirect URI impersonation with Client ID
-# Metadata Documents; SSRF by an authorization server that fetches those documents; CIMD trust
-# policies; scope minimization ([[ref security.bp.scope-union]]). Stdio privilege escalation through a
+# **The other best-practice sections.** Each has a lab in the authorization table above:
+# `authorization-url-validation` (a scheme allowlist judged as a browser parses the URL, no shell:
+# [[ref security.bp.auth-url-schemes]], [[ref security.bp.auth-url-allowlist]],
+# [[ref security.bp.auth-url-sanitize]], [[ref security.bp.auth-url-no-shell]]);
+# `localhost-redirect-impersonation` (a metadata document proves a domain, not the program on a
+# loopback port; the spec's redirect host and warning inform the user
+# [[ref auth.cimd-show-redirect-host]] [[ref auth.cimd-warn-localhost]], and the lab's fix is an
+# attestation [[ref auth.cimd-attestation]]); `cimd-ssrf` (the authorization server guards its own
+# fetch of a `client_id` URL [[ref auth.cimd-ssrf]]); `cimd-trust-policy` (which documents a protected
+# server accepts [[ref auth.cimd-trust-policies]]); and `scope-minimization` (what a leaked token can
+# do: [[ref security.sim-scope-least-privilege]], [[ref security.bp.scope-union]]). The honest
+# authorization servers of these labs, and of the mix-up and deputy labs, keep a sign-in session per
+# browser, show consent per client with its redirect host and refuse https redirect URIs in dynamic
+# registration — a policy the spec leaves to the server [[ref auth.sim-registration-policy]] — so whose
+# code they issue follows from which browser arrives, signed in as whom. Their redirect comparison is
+# exact except for the port of a loopback IP literal, which RFC 8252 leaves free for native apps
+# [[ref auth.sim-loopback-any-port]]. Stdio privilege escalation through a
 # local proxy is the `proxy-spawn` variant of `local-server-compromise`
 # ([[ref security.bp.stdio-proxy-restrictions]]), and the client's side of URL-mode elicitation is the
 # lab `elicitation-url-handling`: the full URL shown [[ref security.elicitation.url-show-full]], never
