@@ -214,7 +214,42 @@ def feed(pending, chunk):
     return [line.decode("utf-8") for line in done.split(b"\\n") if line.strip()], rest
 '''
 
+CONTROLS_BY_SHAPE = '''
+def who_controls(entry):
+    item = entry["entry"]   # the shape of the entry says which primitive it is, as its list does
+    if "inputSchema" in item:
+        return "model"
+    if "uri" in item or "uriTemplate" in item:
+        return "application"
+    return "user"
+
+
+def needs_approval(tool, trusted):
+    hints = (tool.get("annotations") or {}) if trusted else {}
+    read_only = hints.get("readOnlyHint", False) is True
+    destructive = hints.get("destructiveHint", not read_only) is True
+    return not read_only or destructive
+'''
+
+CONTROLS_BY_KEY = '''
+OWNER = {"tools": "model", "resources": "application", "resourceTemplates": "application", "prompts": "user"}
+
+
+def who_controls(entry):
+    return OWNER[entry["key"]]
+
+
+def needs_approval(tool, trusted):
+    match (trusted, tool.get("annotations", {}).get("readOnlyHint"), tool.get("annotations", {}).get("destructiveHint")):
+        case (True, True, None) | (True, True, False):
+            return False
+        case _:
+            return True
+'''
+
 ALTERNATIVES: list[tuple[str, str, str]] = [
+    ("ex05_who_controls", "the entry's shape decides; hints read with defaults", CONTROLS_BY_SHAPE),
+    ("ex05_who_controls", "the result key decides; a match statement", CONTROLS_BY_KEY),
     ("ex06_stdio_framer", "a find loop on a bytearray that drops the CR", FRAMER_FIND_LOOP),
     ("ex06_stdio_framer", "rpartition, then split", FRAMER_RPARTITION),
     ("ex05_pagination", "a plain JSON cursor", PLAIN_JSON_PAGER),
@@ -333,6 +368,26 @@ WRONG += [
     (F, "only empty lines and a lone CR skipped",
      _edit(F, "        if text.strip():", "        if text not in (\"\", \"\\r\"):"),
      "Only \\n ends a message; blank lines are skipped", "stdio.newline-delimited"),
+]
+
+W = "ex05_who_controls"
+_APPROVE = "Every annotation pattern is decided like the simulator's Host"
+WRONG += [
+    (W, "a trusted idempotentHint taken as safe",
+     _edit(W, "    annotations = tool.get(\"annotations\", {})\n",
+           "    annotations = tool.get(\"annotations\", {})\n    if annotations.get(\"idempotentHint\") is True:\n"
+           "        return False\n"), _APPROVE, "host.unless-read-only"),
+    (W, "a trusted openWorldHint false taken as safe",
+     _edit(W, "    annotations = tool.get(\"annotations\", {})\n",
+           "    annotations = tool.get(\"annotations\", {})\n    if annotations.get(\"openWorldHint\") is False:\n"
+           "        return False\n"), _APPROVE, "host.unless-read-only"),
+    (W, "empty annotations taken as nothing to fear",
+     _edit(W, "    if not trusted:\n", "    if tool.get(\"annotations\") == {}:\n        return False\n    if not trusted:\n"),
+     _APPROVE, "host.unless-read-only"),
+    (W, "a description that names a prompt believed",
+     _edit(W, "    return CONTROLLER[entry[\"list\"]]",
+           "    if \"user picks\" in entry[\"entry\"].get(\"description\", \"\"):\n        return \"user\"\n"
+           "    return CONTROLLER[entry[\"list\"]]"), "Each primitive has its controller", "host.controls-per-primitive"),
 ]
 
 

@@ -12,10 +12,13 @@ names, titles and descriptions. Each case is built with its answer.
 from __future__ import annotations
 
 import copy
+import itertools
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
+from mcp_sim.security.host_policy import ApprovalPolicy
 
 R_CONTROL = "host.controls-per-primitive"
 R_HINTS = "host.annotations-untrusted"
@@ -32,9 +35,8 @@ _BAIT = {  # descriptions that point at another controller: a server can write a
 }
 
 
-def _entry(rng: Any, kind: str) -> dict[str, Any]:
+def _entry(rng: Any, kind: str, description: str) -> dict[str, Any]:
     name = rng.choice(("weekly_report", "run_query", "summarise", "code_review", "inbox", "release_notes"))
-    description = rng.choice(_BAIT[kind])
     if kind == "tools":
         item: dict[str, Any] = {"name": name, "inputSchema": {"type": "object"}}
     elif kind == "resources":
@@ -49,7 +51,11 @@ def _entry(rng: Any, kind: str) -> dict[str, Any]:
 
 
 def check_control(ctx: CheckContext, kind: str) -> None:
-    entry = _entry(ctx.rng, kind)
+    for bait in _BAIT[kind]:  # every misleading description, on every seed
+        _one_control(ctx, kind, _entry(ctx.rng, kind, bait))
+
+
+def _one_control(ctx: CheckContext, kind: str, entry: dict[str, Any]) -> None:
     want = _LISTS[kind][2]
     got = ctx.function("who_controls")(copy.deepcopy(entry))
     if got != want:
@@ -84,7 +90,76 @@ def check_approval(ctx: CheckContext, kind: str) -> None:
                                 "it trusts")
         raise CheckFailed(f"Tool {json.dumps(tool)} from a {'trusted' if trusted else 'untrusted'} server: "
                           f"needs_approval() returned {got!r}, which is not the course Host's policy — {why}.",
-                          R_HINTS if not trusted else R_POLICY, expected=repr(want))
+                          R_HINTS if not trusted else R_POLICY, case=f"{kind}: {json.dumps(tool)}",
+                          expected=repr(want))
+
+
+# --- generated: every annotation pattern, against the simulator's own ApprovalPolicy -------------------
+
+@dataclass(frozen=True)
+class _Tool:
+    """A tool as :class:`~mcp_sim.security.host_policy.ApprovalPolicy` sees it."""
+
+    server: str
+    name: str
+    annotations: dict[str, Any]
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.server}.{self.name}"
+
+
+_HINTS = ("absent", True, False)
+_SHAPES = ("no annotations key", "empty annotations")
+
+
+def every_tool() -> list[tuple[Any, ...]]:
+    """Every annotation pattern (each hint absent, true or false; no annotations key; empty annotations;
+    a title beside the hints), from each kind of server — the fewest hints first, so the first case that
+    fails is the smallest."""
+    cases: list[tuple[Any, ...]] = []
+    for trusted in (True, False):
+        cases += [(trusted, shape, "absent", "absent", "absent", "absent", False) for shape in _SHAPES]
+        cases += [(trusted, "annotations", *hints, titled) for hints in itertools.product(_HINTS, repeat=4)
+                  for titled in (False, True) if not titled or hints[2:] == ("absent", "absent")]
+    return sorted(cases, key=lambda c: sum(h != "absent" for h in c[2:6]))
+
+
+_POLICY = ApprovalPolicy(mode="unless-read-only", trusted_servers=frozenset({"trusted"}))
+
+
+def _tool_of(t: tuple[Any, ...]) -> tuple[dict[str, Any], bool]:
+    trusted, shape, read_only, destructive, idempotent, open_world, titled = t
+    tool: dict[str, Any] = {"name": "act", "description": "Harmless and read-only.", "inputSchema": {"type": "object"}}
+    hints = {k: v for k, v in (("readOnlyHint", read_only), ("destructiveHint", destructive),
+                               ("idempotentHint", idempotent), ("openWorldHint", open_world)) if v != "absent"}
+    if titled:
+        hints["title"] = "Act"
+    if shape == "annotations":
+        tool["annotations"] = hints
+    elif shape == "empty annotations":
+        tool["annotations"] = {}
+    return tool, trusted
+
+
+def _oracle_approval(t: tuple[Any, ...]) -> bool:
+    tool, trusted = _tool_of(t)
+    seen = _Tool("trusted" if trusted else "unknown", tool["name"], dict(tool.get("annotations", {})))
+    return bool(_POLICY.reasons(seen))
+
+
+def check_generated(ctx: CheckContext, kind: str) -> None:
+    """Every pattern (the space is small enough to try all of it), against the simulator's ApprovalPolicy;
+    the first that differs is reported — the cases come fewest hints first."""
+    decide = ctx.function("needs_approval")
+    for case in every_tool():
+        tool, trusted = _tool_of(case)
+        want, got = _oracle_approval(case), decide(copy.deepcopy(tool), trusted)
+        if got is not want:
+            raise CheckFailed(f"Tool {json.dumps(tool)} from a {'trusted' if trusted else 'untrusted'} server: "
+                              f"needs_approval() returned {got!r}, which is not what the simulator's Host policy "
+                              f"decides.", R_POLICY if trusted else R_HINTS,
+                              case=f"{json.dumps(tool)}, trusted={trusted}", expected=repr(want))
 
 
 EXERCISE = Exercise(
@@ -105,6 +180,9 @@ EXERCISE = Exercise(
         Check("A trusted server's annotations: only read-only skips approval", R_POLICY, check_approval,
               tuple(k for k in _APPROVAL if k.startswith("trusted")),
               hint="What does a missing destructiveHint mean, and which hint says the tool changes nothing?"),
+        Check("Every annotation pattern is decided like the simulator's Host", R_POLICY, check_generated,
+              ("generated",), hint="Only a trusted server's readOnlyHint: true, without destructiveHint: true, "
+                                   "skips the user; other hints change nothing."),
     ),
     hints=(
         Hint("Three primitives, three designs: tools → the model, resources and resource templates → the "

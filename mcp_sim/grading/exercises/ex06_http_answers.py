@@ -53,7 +53,8 @@ _KIND_RULE = {
                                  "header names in title case", "header names in mixed case")},
     "initialize": R_INITIALIZE, "a session id from an old client": R_POST_ONLY,
     "MCP-Protocol-Version missing": R_MISSING_VERSION, "MCP-Protocol-Version differs from _meta": R_VERSION,
-    "notification": R_NOTIFY, "GET": R_POST_ONLY, "DELETE": R_POST_ONLY, "unreadable JSON": R_PARSE,
+    "notification": R_NOTIFY, "a notification named like a request": R_NOTIFY, "GET": R_POST_ONLY,
+    "DELETE": R_POST_ONLY, "unreadable JSON": R_PARSE,
     "a version the server does not support": R_UNSUPPORTED, "a method the server does not have": R_UNKNOWN_METHOD,
 }
 
@@ -213,6 +214,9 @@ def make_case(ctx: CheckContext, kind: str) -> tuple[str, dict[str, str], str]:
                               "_meta": message["params"]["_meta"]}}
         headers["Mcp-Method"] = "notifications/cancelled"
         body = encode(message)
+    elif kind == "a notification named like a request":  # no id: nothing is answered, whatever the method
+        message.pop("id")
+        body = encode(message)
     elif kind in ("GET", "DELETE"):
         headers = {"Accept": "text/event-stream", "MCP-Protocol-Version": MODERN}
         return kind, headers, ""
@@ -256,7 +260,7 @@ def check_answer(ctx: CheckContext, kind: str) -> None:
     if not isinstance(got, dict) or not isinstance(got.get("status"), int):
         raise CheckFailed(f'answer() must return {{"status": <int>, "error": <JSON-RPC code or None>}}; got {got!r}.')
     mine = {"status": got["status"], "error": got.get("error")}
-    if kind == "notification" and (mine["status"] == 202 or 400 <= mine["status"] < 500):
+    if kind.startswith(("notification", "a notification")) and (mine["status"] == 202 or 400 <= mine["status"] < 500):
         return  # 2026-07-28 defines no client notification over HTTP: accepting it (202) or refusing it complies
     if kind in _BODY_KINDS and mine != truth:
         request = f"{method} /mcp\n  headers {headers}\n  body {body[:220]!r}"
@@ -456,7 +460,8 @@ EXERCISE = Exercise(
         Check("A missing or different routing header is 400 with -32020", R_HEADERS, check_answer, _MISMATCH, seeds=1,
               hint="Check MCP-Protocol-Version against _meta, Mcp-Method against method, Mcp-Name against "
                    "params.name / params.uri — before anything else looks at the request."),
-        Check("A notification is accepted with 202 (or refused)", R_NOTIFY, check_answer, ("notification",),
+        Check("A notification is accepted with 202 (or refused)", R_NOTIFY, check_answer,
+              ("notification", "a notification named like a request"),
               hint="A message without an id gets no JSON-RPC answer; HTTP still says whether it was accepted. "
                    "This revision defines no client notification over HTTP, so a refusal complies too."),
         Check("GET and DELETE are 405", R_POST_ONLY, check_answer, ("GET", "DELETE"),
