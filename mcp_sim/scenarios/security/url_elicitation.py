@@ -168,8 +168,8 @@ FACTS = LabFacts(
     attacker="a third-party server the user connected",
     controls=("the message and the URL of its URL-mode elicitations: subdomains, user information, host names in "
               "other scripts, and the site behind the URL"),
-    goal="the user's password for another service, typed on the attacker's page, and a request from the user's "
-         "machine it was never allowed to cause",
+    goal=("the user's password for another service (typed on the attacker's look-alike page) and requests from "
+          "the user's machine that the user never agreed to"),
     mistake=("the client fetched the URL for a preview as soon as it arrived and showed the message with a "
              "prettified, shortened link, so the user judged the attacker's URL by its first characters"),
     boundary="the client's URL-mode dialog: no prefetch, the full URL with its domain highlighted, consent first",
@@ -186,8 +186,10 @@ FACTS = LabFacts(
     not_covered=("a page on the right domain that is itself malicious, a look-alike domain the user does not know "
                  "to distrust (github-login.example: the dialog highlights it, the user still has to judge it, "
                  "security.elicitation.url-highlight-domain), the registrable domain read as the last two labels "
-                 "(this simulator's choice; a real client uses the Public Suffix List), and a client that renders "
-                 "links inside form fields (the server's own rules forbid sending them)"),
+                 "(this simulator's choice; a real client uses the Public Suffix List), a client that renders "
+                 "links inside form fields (the server's own rules forbid sending them), and an embedded web view "
+                 "the client can read: both configurations here open the user's own browser, so the lab states "
+                 "security.elicitation.url-open-securely without attacking it"),
     roles=("Host (its user layer), Client, ScriptedModel and both Servers (ctx.elicit_url over MRTR) are the "
            "simulator's own; the dialog, the user's judgement and the browser are modelled in the lab."),
 )
