@@ -31,6 +31,7 @@ from mcp_sim.grading.exercises import (
     ex10_authorize_call,
     ex10_origin_check,
     ex10_replay_guard,
+    ex10_sandbox_policy,
     ex10_token_audience,
     ex11_discovery_urls,
     ex11_pkce,
@@ -341,6 +342,31 @@ def payment_key(call, invoice):
     return repr((call["subject"], "pay", invoice))
 '''
 
+SANDBOX_ALT_SPLIT = '''
+import posixpath
+from urllib.parse import urlsplit
+
+def sandbox_policy(needs, roots):
+    inside = []
+    for uri in roots:
+        parts = urlsplit(uri)
+        if parts.scheme.lower() == "file":
+            inside.append(posixpath.normpath(parts.path))
+    return {"readable": sorted(set(needs["directories"]) | set(inside)), "writable": sorted(set(inside)),
+            "environment": sorted(needs["environment"]), "egress": sorted(needs["egress"])}
+'''
+
+SANDBOX_ALT_KEYS = '''
+import re
+
+def sandbox_policy(needs, roots):
+    paths = [re.sub(r"^file://", "", uri, flags=re.IGNORECASE).rstrip("/") or "/" for uri in roots]
+    policy = {"readable": list(needs.get("directories", ())) + paths, "writable": paths}
+    for mine, theirs in (("environment", "environment"), ("egress", "egress")):
+        policy[mine] = [entry for entry in needs.get(theirs, [])]
+    return policy
+'''
+
 # (exercise, name, source, checks that must pass — all when empty)
 ALTERNATIVES: list[tuple[str, str, str]] = [
     ("ex10_token_audience", "flags first, all() over the scopes", AUDIENCE_ALT_EARLY_SCOPES),
@@ -353,6 +379,8 @@ ALTERNATIVES: list[tuple[str, str, str]] = [
     ("ex10_origin_check", "urlsplit: scheme, host and port", ORIGIN_ALT_PARSER),
     ("ex10_origin_check", "any() over the two hosts", ORIGIN_ALT_ANY),
     ("ex10_authorize_call", "a table of named checks", AUTHORIZE_ALT_TABLE),
+    ("ex10_sandbox_policy", "urlsplit, normpath, sorted sets", SANDBOX_ALT_SPLIT),
+    ("ex10_sandbox_policy", "a case-insensitive prefix strip, a loop over the globs", SANDBOX_ALT_KEYS),
     ("ex10_replay_guard", "the HMAC class, a ValueError subclass, the tenant in the key", REPLAY_ALT_HMAC_CLASS),
     ("ex10_replay_guard", "expiry first, a class of its own, the tenant-free key as a tuple", REPLAY_ALT_ORDER),
     ("ex10_authorize_call", "set differences, the expected principal as a dict", AUTHORIZE_ALT_SETS),
@@ -580,6 +608,30 @@ WRONG: list[tuple[str, str, Any, str, str]] = [
     ("ex10_replay_guard", "the request not checked (generated)",
      [('    if envelope.get("req") != request:\n        raise ValueError("issued for another request")\n', "")],
      "Any situation opens like the fixed codec", "mrtr.state-integrity"),
+    # --- ex10_sandbox_policy ---
+    ("ex10_sandbox_policy", "the scheme stripped as lower-case text",
+     [("root_paths = [urlparse(uri).path for uri in roots]", "root_paths = [uri.removeprefix(\"file://\") for uri in roots]")],
+     "Inside the roots, and nowhere else", "roots.client-exposes-with-permission"),
+    ("ex10_sandbox_policy", "only the first root",
+     [("root_paths = [urlparse(uri).path for uri in roots]", "root_paths = [urlparse(uri).path for uri in roots[:1]]")],
+     "Inside the roots, and nowhere else", "roots.client-exposes-with-permission"),
+    ("ex10_sandbox_policy", "subdomains of each host allowed",
+     [("\"egress\": list(needs.get(\"egress\", []))}",
+       "\"egress\": [*needs.get(\"egress\", []), *(\"*.\" + h for h in needs.get(\"egress\", []))]}")],
+     "Exactly the declared needs", "security.bp.local-guardrails"),
+    ("ex10_sandbox_policy", "hosts matched as prefixes",
+     [("\"egress\": list(needs.get(\"egress\", []))}", "\"egress\": [h + \"*\" for h in needs.get(\"egress\", [])]}")],
+     "Exactly the declared needs", "security.bp.local-guardrails"),
+    ("ex10_sandbox_policy", "globs widened past their underscore",
+     [("\"environment\": list(needs.get(\"environment\", [])),",
+       "\"environment\": [g.replace(\"_*\", \"*\") for g in needs.get(\"environment\", [])],")],
+     "Exactly the declared needs", "security.bp.local-guardrails"),
+    ("ex10_sandbox_policy", "only the first directory",
+     [("[*needs.get(\"directories\", []), *root_paths]", "[*needs.get(\"directories\", [])[:1], *root_paths]")],
+     "Exactly the declared needs", "security.bp.local-guardrails"),
+    ("ex10_sandbox_policy", "the scheme stripped as lower-case text (generated)",
+     [("root_paths = [urlparse(uri).path for uri in roots]", "root_paths = [uri.removeprefix(\"file://\") for uri in roots]")],
+     "Any needs or roots, any probe: the fixed policies' answer", "roots.client-exposes-with-permission"),
 ]
 
 
@@ -732,3 +784,11 @@ def test_replay_reference_opens_like_the_fixed_codec_in_every_situation() -> Non
                     assert got == want, (edited, who, at, req)
                     verdicts.add(want is None)
     assert verdicts == {True, False}
+
+
+@TRUTH_SETTINGS
+@given(case=ex10_sandbox_policy._cases())
+def test_sandbox_reference_is_the_labs_fixed_policies(case: Any) -> None:
+    needs, roots, probe, argument = case
+    policy = ex10_sandbox_policy.policy_from(_reference("ex10_sandbox_policy").sandbox_policy(needs, list(roots)))
+    assert ex10_sandbox_policy._allows(policy, probe, argument) is ex10_sandbox_policy._fixed(case)

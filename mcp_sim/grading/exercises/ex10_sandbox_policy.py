@@ -15,9 +15,13 @@ host?) and compare each answer with the policy of the labs' own fixed defence fo
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
+from hypothesis import strategies as st
+
+from mcp_sim.grading.differential import Mismatch
 from mcp_sim.grading.exercises.ex10_labs import (
     Asker,
     expect_lab_holds,
@@ -26,6 +30,7 @@ from mcp_sim.grading.exercises.ex10_labs import (
     run_learner_lab,
     split_kind,
 )
+from mcp_sim.grading.exercises.generated import corners_then_generated
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 from mcp_sim.scenarios.security import LABS
 from mcp_sim.scenarios.security.client_features import Sandboxing
@@ -90,8 +95,8 @@ def _case(rng: Any, kind: str) -> tuple[dict[str, list[str]], list[str], str, st
     user, server, project = _world(rng)
     data_dir = f"/srv/{server}/data"
     prefix = rng.choice(("GH", "NOTES", "WEATHER"))
-    needs = {"directories": [data_dir], "environment": [f"{prefix}_*", "PATH"],
-             "egress": [f"api.{server}.example"]}
+    needs = {"directories": [f"/opt/{server}/templates", data_dir], "environment": [f"{prefix}_*", "PATH"],
+             "egress": [f"api.{server}.example", f"cdn.{server}.example"]}
     none: dict[str, list[str]] = {"directories": [], "environment": [], "egress": []}
     probes: dict[str, tuple[bool, str, str]] = {
         # kind: (from roots?, probe, argument)
@@ -104,7 +109,16 @@ def _case(rng: Any, kind: str) -> tuple[dict[str, list[str]], list[str], str, st
         "see another server's variable": (False, "env", rng.choice(("FINANCE_API_KEY", "AWS_SECRET_ACCESS_KEY"))),
         "reach its own host": (False, "reach", f"api.{server}.example"),
         "reach another host": (False, "reach", f"collect.{pick_name(rng, 'server')}.example"),
+        "read a file in its first directory": (False, "read", f"/opt/{server}/templates/page.html"),
+        "see a variable that only starts like its glob": (False, "env", f"{prefix}X_TOKEN"),
+        "reach a subdomain of its host": (False, "reach", f"evil.api.{server}.example"),
+        "reach a host that extends its own": (False, "reach", f"api.{server}.example.{pick_name(rng, 'server')}.net"),
+        "reach its second host": (False, "reach", f"cdn.{server}.example"),
         "read a file inside its root": (True, "read", f"{project}/README.md"),
+        "read inside a root written FILE://": (True, "read", f"{project}/src/main.py"),
+        "read inside a root with a trailing slash": (True, "read", f"{project}/docs/index.md"),
+        "read a sibling of a root with a trailing slash": (True, "read", f"{project}-old/.env"),
+        "write inside its second root": (True, "write", f"/srv/shared/{user}/notes.txt"),
         "write a file inside its root": (True, "write", f"{project}/notes/todo.md"),
         "read through .. out of its root": (True, "read", f"{project}/../../.ssh/id_ed25519"),
         "read a sibling folder of its root": (True, "read", f"{project}-secrets/.env"),
@@ -112,7 +126,10 @@ def _case(rng: Any, kind: str) -> tuple[dict[str, list[str]], list[str], str, st
     }
     from_roots, probe, argument = probes[kind]
     if from_roots:
-        return none, [f"file://{project}"], probe, argument
+        root = {"read inside a root written FILE://": f"FILE://{project}",
+                "read inside a root with a trailing slash": f"file://{project}/",
+                "read a sibling of a root with a trailing slash": f"file://{project}/"}.get(kind, f"file://{project}")
+        return none, [root, f"file:///srv/shared/{user}"], probe, argument
     return needs, [], probe, argument
 
 
@@ -121,12 +138,15 @@ def _allows(policy: SandboxPolicy, probe: str, argument: str) -> bool:
             "reach": policy.may_reach}[probe](argument)
 
 
-NEEDS_KINDS = ("read a file in its own directory", "read another server's credentials", "read its directory's parent",
-               "read a sibling directory with the same prefix", "write into a directory it only reads",
-               "see one of its own variables", "see another server's variable", "reach its own host",
-               "reach another host")
+NEEDS_KINDS = ("read a file in its own directory", "read a file in its first directory", "read another server's credentials",
+               "read its directory's parent", "read a sibling directory with the same prefix",
+               "write into a directory it only reads", "see one of its own variables", "see another server's variable",
+               "see a variable that only starts like its glob", "reach its own host", "reach its second host",
+               "reach another host", "reach a subdomain of its host", "reach a host that extends its own")
 ROOTS_KINDS = ("read a file inside its root", "write a file inside its root", "read through .. out of its root",
-               "read a sibling folder of its root", "write outside its root")
+               "read a sibling folder of its root", "write outside its root", "read inside a root written FILE://",
+               "read inside a root with a trailing slash", "read a sibling of a root with a trailing slash",
+               "write inside its second root")
 
 
 def check_direct(ctx: CheckContext, kind: str) -> None:
@@ -142,6 +162,67 @@ def check_direct(ctx: CheckContext, kind: str) -> None:
         raise CheckFailed(f"With needs {json.dumps(needs)} and roots {roots}, the process {allowed} {verb} "
                           f"{argument} ({kind}); under your policy {policy} it {'may' if got else 'may not'}.",
                           R_ROOTS if roots else R_LEAST)
+
+
+# --- generated: any needs or roots, any probe, against the labs' fixed policies --------------------------
+
+_DIRS = ("/srv/notes/data", "/opt/notes/templates", "/srv/notes/data/")
+_GLOBS = ("NOTES_*", "PATH", "GH_TOKEN")
+_EGRESS = ("api.notes.example", "cdn.notes.example")
+_PATHS = ("/srv/notes/data/a.json", "/srv/notes/data-private/k.pem", "/srv/notes/secrets.env", "/srv/notes/data",
+          "/srv/notes/data/../../../etc/passwd", "/opt/notes/templates/x.html", "/home/ada/.ssh/id_ed25519",
+          "/home/ada/p/README.md", "/home/ada/p-secrets/.env", "/home/ada/p/../.bashrc", "/srv/shared/t.txt",
+          "/home/ada/p")
+_VARIABLES = ("NOTES_TOKEN", "NOTESX_TOKEN", "PATH", "PATHEXT", "GH_TOKEN", "AWS_SECRET_ACCESS_KEY")
+_HOSTS = ("api.notes.example", "cdn.notes.example", "evil.api.notes.example", "api.notes.example.evil.net",
+          "collect.evil.example")
+_ROOTS = ("file:///home/ada/p", "FILE:///home/ada/p", "file:///home/ada/p/", "file:///srv/shared", "File:///srv/shared/")
+
+Case = tuple[dict[str, list[str]], list[str], str, str]
+
+
+@st.composite
+def _cases(draw: st.DrawFn) -> Case:
+    none: dict[str, list[str]] = {"directories": [], "environment": [], "egress": []}
+    if draw(st.booleans()):
+        needs = {"directories": draw(st.lists(st.sampled_from(_DIRS), min_size=1, max_size=2, unique=True)),
+                 "environment": draw(st.lists(st.sampled_from(_GLOBS), max_size=2, unique=True)),
+                 "egress": draw(st.lists(st.sampled_from(_EGRESS), max_size=2, unique=True))}
+        roots: list[str] = []
+    else:
+        needs, roots = none, draw(st.lists(st.sampled_from(_ROOTS), min_size=1, max_size=2, unique=True))
+    probe = draw(st.sampled_from(("read", "write", "env", "reach")))
+    argument = draw(st.sampled_from({"env": _VARIABLES, "reach": _HOSTS}.get(probe, _PATHS)))
+    return needs, roots, probe, argument
+
+
+def _fixed(case: Case) -> bool:
+    needs, roots, probe, argument = case
+    fixed = _FOR_ROOTS(roots) if roots else _FOR_NEEDS(Needs(tuple(needs["directories"]), tuple(needs["environment"]),
+                                                             tuple(needs["egress"])))
+    return _allows(fixed, probe, argument)
+
+
+def check_generated(ctx: CheckContext, kind: str) -> None:
+    policies: dict[str, SandboxPolicy] = {}
+
+    def learner(case: Case) -> bool:
+        key = json.dumps(case[:2])
+        if key not in policies:
+            policies[key] = policy_from(ctx.function("sandbox_policy")(copy.deepcopy(case[0]), list(case[1])))
+        return _allows(policies[key], case[2], case[3])
+
+    def compare(case: Case, got: bool, want: bool) -> Mismatch | None:
+        if got is want:
+            return None
+        verb = {"read": "read", "write": "write", "env": "see the variable", "reach": "connect to"}[case[2]]
+        return Mismatch(f"Under your policy the process {'may' if got else 'may not'} {verb} {case[3]}.",
+                        R_ROOTS if case[1] else R_LEAST, expected="it may" if want else "it may not")
+
+    corners = [_case(ctx.rng, k) for k in ("read inside a root written FILE://", "reach a subdomain of its host",
+                                            "see a variable that only starts like its glob")]
+    corners_then_generated(ctx, corners, _cases(), learner=learner, oracle=_fixed, compare=compare,
+                           describe=lambda c: f"needs {json.dumps(c[0])}, roots {c[1]}: {c[2]} {c[3]}")
 
 
 EXERCISE = Exercise(
@@ -163,6 +244,9 @@ EXERCISE = Exercise(
               seeds=1),
         Check("Inside the roots, and nowhere else", R_ROOTS, check_direct, ROOTS_KINDS,
               hint="A root is a path prefix, never a string prefix: /project-secrets is not inside /project."),
+        Check("Any needs or roots, any probe: the fixed policies' answer", R_LEAST, check_generated, ("generated",),
+              hint="Parse each root as a URI (the scheme in any case), keep the globs and hosts exactly as declared.",
+              seeds=1),
     ),
     hints=(
         Hint("Every local server runs as the user, so without a sandbox it can read, write and send whatever the "
