@@ -149,3 +149,36 @@ def test_list_cases_prints_every_check_and_kind() -> None:
         for c in get_exercise(exercise_id).checks:
             assert c.name in text and c.rule in text
             assert all(f"    - {k}\n" in text + "\n" for k in c.kinds)
+
+
+# --- feedback that teaches without telling ---------------------------------------------------------------
+
+LEAK_EXERCISES = ("ex02_error_codes", "ex03_era_detection", "ex03_modern_meta", "ex03_version_negotiation")
+LEAK_STRIDE = 7
+"""Every 7th mutant of each of these exercises' references: a spread of wrong answers, graded fast."""
+
+
+@pytest.mark.parametrize("exercise_id", LEAK_EXERCISES)
+def test_the_first_failure_never_states_the_expected_value(tmp_path: Path, exercise_id: str) -> None:
+    """For wrong answers (mutants of the reference), what is shown with a failure — its explanation and
+    its case, in the text and the HTML forms — never contains the expected value; the expected value is
+    the last hint step, and only that step."""
+    exercise = get_exercise(exercise_id)
+    made = mutation.mutants(reference_path(exercise_id).read_text(encoding="utf-8"))[::LEAK_STRIDE]
+    with_expected = 0
+    for m in made:
+        path = tmp_path / f"{exercise_id}.py"
+        path.write_text(m.source, encoding="utf-8")
+        result = grade_seeds(exercise, path, path.name, [0], stop_at_first_failure=True)[0]
+        first = result.first_failure
+        if result.load_error or first is None or not first.expected:
+            continue
+        with_expected += 1
+        shown = f"{first.explanation}\n{first.case}"
+        assert first.expected not in shown, f"{m.id} ({m.diff}): the failure states the answer"
+        assert first.expected not in result.to_text(hints=0), f"{m.id}: the text form states the answer"
+        shown_html = result._repr_html_().split("<details>")[0]  # the hint steps are folded away after it
+        assert first.expected not in shown_html.replace("&#x27;", "'").replace("&quot;", '"'), m.id
+        steps = result.hint_steps
+        assert steps[-1].endswith(first.expected) and all(first.expected not in s for s in steps[:-1]), m.id
+    assert with_expected >= 2, f"too few failures of {exercise_id} carry an expected value to test"

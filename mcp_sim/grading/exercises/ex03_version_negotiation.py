@@ -65,9 +65,10 @@ def check_echo(ctx: CheckContext, kind: str) -> None:
         requested = versions[-1] if kind == "requested is the latest" else rng.choice(versions[:-1])
         supported = _shuffled(rng, versions)
     got = _str_result(ctx.function("choose_version")(requested, list(supported)), "choose_version")
-    ctx.expect(got == requested, f"The client asked for {requested!r} and the server supports {supported!r}: "
-                                 f"the server must answer with {requested!r}, not {got!r} — the client's choice "
-                                 f"wins whenever the server can speak it.")
+    ctx.expect(got == requested, f"Your function answered {got!r}, though the server speaks the version the client "
+                                 f"asked for.", case=f"the client asks for {requested!r}; the server supports "
+                                                     f"{supported!r}",
+               expected=f"{requested!r}: the client's choice wins whenever the server can speak it")
 
 
 def check_fallback(ctx: CheckContext, kind: str) -> None:
