@@ -154,9 +154,12 @@ CIMD_SSRF = LabFacts(
           "untrusted URL, on every redirect."),
     rules=("auth.cimd-ssrf", "security.bp.ssrf-block-private", "security.bp.ssrf-redirects"),
     not_covered=("DNS rebinding between the check and the fetch (connect to the checked address, or fetch through "
-                 "an egress proxy that applies the same rules), an address translation the guard was not told "
-                 "about, a public service that forwards requests inward, and attacks on a public server through "
-                 "the fetch (rate limits and size limits on the document are not modelled)"),
+                 "an egress proxy that applies the same rules, a mitigation the best practices name beside "
+                 "security.bp.ssrf-block-private), an "
+                 "address translation the guard was not told about, a public service that forwards requests "
+                 "inward, the fetch used against a public server (rate and size limits on documents are not "
+                 "modelled), and what the server does with a document it did fetch: that is its trust policy "
+                 "(auth.cimd-trust-policies)"),
     roles=("The authorization server is OAuthAuthorizationServer with a metadata-document fetcher written in the "
            "lab over its own intranet (sites by address, a DNS table); the guard is url_safety.check_url; the "
            "legitimate sign-in and the files are the simulator's own."),

@@ -100,7 +100,8 @@ SCOPES = LabFacts(
           "ask for the union."),
     rules=("security.sim-scope-least-privilege", "security.bp.scope-union", "auth.scope-selection-order",
            "auth.scope-hierarchy", "security.bp.scope-subset"),
-    not_covered=("the leak itself (token storage, short lifetimes and rotation are other controls), what the "
+    not_covered=("the leak itself and how long a leaked token lasts (storage, short lifetimes and rotation are "
+                 "other controls: auth.short-lived-tokens, auth.refresh-rotation), what the "
                  "leaked token may still do within its scopes (a token stolen after a write step-up still "
                  "writes), an authorization server that grants more than was asked, and revocation"),
     roles=("The files Server is the simulator's own Server, its tools checking the caller's scopes; the client's "
