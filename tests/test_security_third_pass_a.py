@@ -353,3 +353,22 @@ def test_a_dialog_that_flags_only_shell_syntax_loses_to_code_loading(variant: st
 def test_url_mode_needs_both_no_prefetch_and_the_full_dialog(narrow: url_elicitation.UrlHandling,
                                                               variant: str) -> None:
     assert LABS["elicitation-url-handling"].run_with(narrow, "fixed", 3, variant).succeeded
+
+
+def test_what_the_behaviour_fix_leaves_open_is_exactly_the_usage_report() -> None:
+    """The lesson's "not covered": code that runs under the fix cannot send the notes or fetch code, but
+    can hex-encode the notes into the one usage report the proxy passes."""
+    from mcp_sim.security.sandbox import Machine
+
+    world = behaviour.World(Machine(), "/p/NOTES.md", "/home/u/.ssh/id", "/i/server.py", "t.example")
+    world.machine.write(world.notes_path, "launch on 3 May")
+    world.machine.write(world.key_path, "KEY")
+    grant = behaviour.Grant("/p", "/i", (world.telemetry,))
+    raw = world.machine.spawn("notes", behaviour.least_privilege(grant))
+    proc = behaviour.ProxiedProcess(raw.name, raw.policy, raw.machine, raw.environ)
+    behaviour.leak(proc, world)
+    assert behaviour.download(proc, world, "/plugins/notes") is None
+    received = world.machine.received[world.telemetry]
+    assert received == [f"usage: 1 {b'launch on 3 May'.hex()}"]
+    assert "launch on 3 May" in behaviour.leaked_secrets(received, ("launch on 3 May", "KEY"))
+    assert "covert channel" in LABS["behaviour-rug-pull"].facts.not_covered

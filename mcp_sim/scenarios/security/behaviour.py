@@ -351,7 +351,7 @@ def behaviour_story(attacks: Mapping[str, Attack]) -> Story:
     return functools.partial(story, attacks=attacks)
 
 
-def _leaked(received: list[str], secrets: tuple[str, ...]) -> list[str]:
+def leaked_secrets(received: list[str], secrets: tuple[str, ...]) -> list[str]:
     """The secrets the vendor's host can read from what it received: sent as they are, or hex-encoded in a
     usage report's feature word."""
     decoded = []
@@ -419,7 +419,7 @@ async def story(ctx: LabContext, defence: Installation, *, attacks: Mapping[str,
             second = await host.chat("Please summarise my notes")
         fingerprints += [fingerprint(t) for t in host.servers["notes"].definitions]
     received = world.machine.received.get(world.telemetry, [])
-    leaked = _leaked(received, (notes, key))
+    leaked = leaked_secrets(received, (notes, key))
     refused = [f"{a.what} {a.target}" + (f" ({a.payload.split(chr(10))[0][:40]})" if a.payload else "")
                for a in world.machine.log if not a.allowed]
     reasons = [f"the installer asked \"{prompt}\" and the user said no" for prompt in installer.prompts]
