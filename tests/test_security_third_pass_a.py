@@ -147,11 +147,15 @@ def test_every_mode_but_url_is_guarded(mode: Any) -> None:
     assert not phishing.answered_as_form(ElicitationPrompt("s", "Sign in", mode="url", url="https://a.example/"))
 
 
-def test_ordinary_forms_are_not_taken_for_secrets() -> None:
+def test_ordinary_forms_are_not_taken_for_secrets_and_the_known_false_positive_is_one() -> None:
+    def found(message: str, field: str) -> list[str]:
+        return phishing.asks_for_secret(ElicitationPrompt("s", message, {"properties": {field: {"type": "string"}}}))
+
     for message, field in [("Which list should we sync?", "list"), ("Pick a keyboard layout", "keyboardLayout"),
-                            ("How many tokens per answer?", "maxAnswerLength")]:
-        found = phishing.asks_for_secret(ElicitationPrompt("s", message, {"properties": {field: {"type": "string"}}}))
-        assert found == ([message] if "tokens" in message else []), found
+                           ("Which branch should we open?", "branchName"), ("Your display name", "pinnedRepo")]:
+        assert found(message, field) == [], (message, field)
+    # Detection by vocabulary refuses some honest text (security.host.tool-review-is-detection): model tokens.
+    assert found("How many tokens per answer?", "maxAnswerLength") == ["How many tokens per answer?"]
 
 
 # --- local server install ----------------------------------------------------------------------------
