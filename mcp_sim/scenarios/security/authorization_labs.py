@@ -457,9 +457,8 @@ async def deputy_story(ctx: LabContext, defence: ProxyRules) -> Outcome:
             own = await Browser(web, "browser (attacker)", lambda page: True).open(bait, stop_at=upstream)
             bait = own.headers.get("Location") or bait
         if ctx.variant == "own-browser-all-the-way":  # ... and on to the third party, signed in as itself
-            await Browser(web, "browser (attacker)", lambda page: True,
-                          sign_in=lambda page: {"username": mallory.subject,
-                                                "password": front.accounts[mallory.subject][0]}).open(bait)
+            # (signed in at the third party as itself: no browser holds another person's session)
+            await Browser(web, "browser (attacker)", lambda page: True, {upstream: front.signed_in(mallory)}).open(bait)
             bait = link(client, evil_redirect, verifier)  # then, with nothing of the victim's, the user's turn
         direct_verifier = sim.token(32)
         if ctx.variant == "direct-to-third-party":  # a client of its own at the third party, tried first
