@@ -376,3 +376,11 @@ def test_what_the_behaviour_fix_leaves_open_is_exactly_the_usage_report() -> Non
     assert received == [f"usage: 1 {b'launch on 3 May'.hex()}"]
     assert "launch on 3 May" in behaviour.leaked_secrets(received, ("launch on 3 May", "KEY"))
     assert "covert channel" in LABS["behaviour-rug-pull"].facts.not_covered
+
+
+@pytest.mark.skipif(find_spec_dir() is None, reason="official MCP schemas not found")
+@pytest.mark.parametrize("config", ["vulnerable", "fixed"])
+@pytest.mark.parametrize("variant", ["main", *LABS["elicitation-url-handling"].variants])
+def test_every_url_mode_message_is_valid_for_its_revision(variant: str, config: str) -> None:
+    result = LABS["elicitation-url-handling"].run(config, 6, variant)  # type: ignore[arg-type]
+    assert _check_trace(result.trace.events, LABS["elicitation-url-handling"].facts.revision) > 0
