@@ -390,6 +390,12 @@ NEW_WRONG: list[tuple[str, str, Any, str]] = [
     ("ex01_topology", "the command joined into one string",
      [('client["command"] = list(server["command"])', 'client["command"] = " ".join(server["command"])')],
      "Local servers are reached over stdio"),
+    ("ex01_topology", "the URL's query left out",
+     [('client["url"] = server["url"]', 'client["url"] = server["url"].split("?")[0]')],
+     "Every arrangement of up to four servers: the simulator's topology"),
+    ("ex01_topology", "no server gets a placeholder client",
+     [("    clients = []\n", '    clients = [] if servers else [{"id": "client-0", "server": None}]\n')],
+     "Every arrangement of up to four servers: the simulator's topology"),
     ("ex01_topology", "ids from the position, capped at two",
      [('f"client-{number}"', 'f"client-{min(number, 2)}"')], "One client per server, owned by the host"),
     ("ex01_topology", "the clients keyed by server name",
@@ -517,6 +523,7 @@ def test_every_exercise_has_three_new_wrong_answers() -> None:
 # --- one truth -----------------------------------------------------------------------------------------
 
 GENERATED = {
+    "ex01_topology": ["Every arrangement of up to four servers: the simulator's topology"],
     "ex03_era_detection": ["Every reply shape is classified like the simulator's",
                            "Every status and body are classified like the simulator's"],
     "ex03_version_negotiation": ["Any requested version and supported set: the server answers like the simulator's",

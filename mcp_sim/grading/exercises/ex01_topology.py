@@ -9,9 +9,12 @@ servers and Streamable HTTP to remote ones, and leaves the caller's list as it w
 from __future__ import annotations
 
 import copy
+import itertools
 from typing import Any
 
+from mcp_sim.grading.differential import Mismatch, exhaustive, same_json, show
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
+from mcp_sim.trace.topology import DEFAULT_LOCATION
 
 RULE_ONE_CLIENT = "host.one-client-per-server"
 RULE_STDIO = "host.stdio-is-a-local-subprocess"
@@ -130,6 +133,76 @@ def check_remote_http(ctx: CheckContext, kind: str) -> None:
     _check_transport(ctx, kind, "remote")
 
 
+# --- generated: every arrangement of up to four servers, against the simulator's placement table ---------
+
+TRANSPORT_NAMES = {"stdio": "stdio", "http": "streamable-http"}
+"""The simulator's transport keys as this exercise names them."""
+
+
+def simulator_transport(runs: str) -> str:
+    """The transport the simulator's topology places a server of ``runs`` on (``DEFAULT_LOCATION``
+    read backwards: local → stdio, remote → HTTP; in-process memory is no server description here)."""
+    return next(TRANSPORT_NAMES[t] for t, where in DEFAULT_LOCATION.items() if where == runs and t in TRANSPORT_NAMES)
+
+
+def arrangements() -> list[tuple[str, ...]]:
+    """Every sequence of local/remote servers of length 0 to 4 (31 of them), the empty one first."""
+    return [shape for n in range(5) for shape in itertools.product(("local", "remote"), repeat=n)]
+
+
+def _servers_of(rng: Any, shape: tuple[str, ...]) -> list[dict[str, Any]]:
+    names = rng.sample(_SERVER_WORDS, len(shape))
+    out: list[dict[str, Any]] = []
+    for i, (name, runs) in enumerate(zip(names, shape, strict=True)):
+        if runs == "local":  # a one-word command, and commands with options
+            command = [[f"{name}-mcp"], ["python", "-m", f"{name}_server"], ["npx", "-y", f"@acme/{name}"]][i % 3]
+            out.append({"name": f"{name}-{i}", "runs": "local", "command": command})
+        else:  # a URL with a port, a query, or none
+            url = [f"https://{name}.example.com/mcp", f"http://127.0.0.1:{8000 + i}/mcp",
+                   f"https://api.example.com/{name}/mcp?tenant=t{i}"][i % 3]
+            out.append({"name": f"{name}-{i}", "runs": "remote", "url": url})
+    return out
+
+
+def _oracle(case: tuple[str, list[dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    out = {}
+    for s in case[1]:
+        transport = simulator_transport(s["runs"])
+        where = {"command": s["command"]} if transport == "stdio" else {"url": s["url"]}
+        out[s["name"]] = {"transport": transport, **where}
+    return out
+
+
+def _learner(ctx: CheckContext, case: tuple[str, list[dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    host, servers = case
+    if not servers:  # no server: the topology is the host and no client
+        topo = _topology(ctx, host, servers)
+        if topo["clients"]:
+            raise CheckFailed(f"With no server the host needs no client; your topology has {len(topo['clients'])}.",
+                              RULE_ONE_CLIENT)
+        return {}
+    clients = _clients_by_server(ctx, host, servers)
+    return {name: {k: c.get(k) for k in ("transport", "command" if c.get("transport") == "stdio" else "url")}
+            for name, c in clients.items()}
+
+
+def _compare(case: tuple[str, list[dict[str, Any]]], got: dict[str, Any], want: dict[str, Any]) -> Mismatch | None:
+    for s in case[1]:
+        mine, theirs = got[s["name"]], want[s["name"]]
+        if same_json(mine, theirs):
+            continue
+        rule = RULE_STDIO if s["runs"] == "local" else RULE_HTTP
+        return Mismatch(f"The client for {s['name']} ({s['runs']}) is {show(mine)}.", rule, expected=show(theirs))
+    return None
+
+
+def check_generated(ctx: CheckContext, kind: str) -> None:
+    host = ctx.rng.choice(_HOSTS)
+    cases = [(host, _servers_of(ctx.rng, shape)) for shape in arrangements()]
+    exhaustive(ctx, cases, learner=lambda c: _learner(ctx, c), oracle=_oracle, compare=_compare,
+               describe=lambda c: f"host {c[0]!r}, servers {show(c[1], 600)}")
+
+
 EXERCISE = Exercise(
     id="ex01_topology",
     title="Host, clients, servers: build the topology",
@@ -147,6 +220,9 @@ EXERCISE = Exercise(
         Check("Remote servers are reached over Streamable HTTP", RULE_HTTP, check_remote_http,
               ("one remote", "several remote", "mixed", "six mixed"),
               hint="Look at what a remote server description carries that a local one does not."),
+        Check("Every arrangement of up to four servers: the simulator's topology", RULE_ONE_CLIENT, check_generated,
+              ("no server to four, every mix",), seeds=1,
+              hint="One client per server — none when there is none — and the transport follows where each runs."),
     ),
     hints=(
         Hint("In MCP the host never talks to a server directly: it owns clients, and each client talks to one "
