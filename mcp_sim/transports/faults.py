@@ -110,9 +110,11 @@ class Faults:
       never overtakes an earlier one unless it is ``reordered``.
     * ``drop`` / ``drop_at`` — the frame is lost: recorded with the mark ``dropped``, never delivered.
       The caller learns only from its timeout.
-    * ``duplicate`` / ``duplicate_at`` — the frame arrives twice (second copy marked ``duplicate``).
-      A receiver ignores a response whose id it no longer waits for.
-    * ``reorder`` — the frame is held back ``reorder_hold`` seconds so later frames overtake it.
+    * ``duplicate`` / ``duplicate_at`` — the frame arrives twice (second copy marked ``duplicate``),
+      the copy after the original. A receiver ignores a response whose id it no longer waits for, and
+      a copy of a request it has seen (both the server's and the client's session check).
+    * ``reorder`` — the frame is held back ``reorder_hold`` seconds so later frames overtake it (but
+      never the end of its stream or pipe: a control signal waits for every frame in flight).
     * ``corrupt`` / ``corrupt_at`` — one character becomes a control character, so the frame is no
       longer JSON: the receiver sees a parse error (``-32700``).
     * ``disconnect_at`` — the Nth frame never arrives and the connection breaks (both ends see the

@@ -21,12 +21,11 @@ sends and receives JSON-RPC messages and this class turns each one into HTTP, ex
 * Legacy: after ``notifications/initialized`` the client opens the ``GET`` stream for server-initiated
   messages; when a stream breaks it reconnects with ``GET`` + ``Last-Event-ID`` (after the ``retry``
   the server asked for) and receives what it missed; ``aclose`` sends ``DELETE``.
-* Modern: a ``notifications/cancelled`` from the session is *not* sent. Closing the request's response
-  stream is the cancellation in 2026-07-28, so this class closes that stream instead and records
-  why. A broken stream cannot be resumed: the request is lost and the session must re-issue it.
+* Modern: a ``notifications/cancelled`` from the session is *not* sent: closing the request's response stream
+  is the cancellation in 2026-07-28, so this class closes it and records why. A broken stream cannot be
+  resumed: the request is lost and the session must re-issue it.
 
-:meth:`HttpClientStream.http` performs one raw HTTP exchange (any method, any headers) for lessons
-and tests about status codes and headers.
+:meth:`HttpClientStream.http` is one raw HTTP exchange (any method, any headers) for lessons on statuses.
 """
 
 from __future__ import annotations
@@ -276,8 +275,7 @@ class HttpClientStream:
             if first is None:
                 first = shipment
             elif duplicate is not None:
-                # The copy travels as long as the original and waits until the original was handed
-                # to the server (see _post): a copy never overtakes the frame it copies.
+                # The copy travels as long as the original and then waits for it (_post): never overtakes it.
                 copy = HttpExchange(self, HttpRequest(request.method, request.path, request.headers, shipment.frame))
                 self._spawn(duplicate, copy, shipment.delay)
         if first is None:
@@ -316,8 +314,7 @@ class HttpClientStream:
 
     async def _post(self, request: HttpRequest, message: JSONRPCMessage, modern: bool) -> None:
         exchange = HttpExchange(self, request)
-        handed = anyio.Event()
-        """Set once the original is in the server's hands (or lost): only then may its copy arrive."""
+        handed = anyio.Event()  # set once the original is in the server's hands (or lost): then its copy may come
 
         async def duplicate(copy: HttpExchange, delay: float) -> None:
             await anyio.sleep(delay)  # the copy's own time on the wire, as the fault model drew it
@@ -329,17 +326,13 @@ class HttpClientStream:
                 if frame.response is not None and frame.response.body:
                     self._deliver(frame.response.body)
 
-        # A modern POST carries no session: a second copy would reach a fresh, stateless server that
-        # cannot know it saw this request, and the tool would run twice. HTTP runs over TCP, which
-        # never delivers one request twice, so on this link the duplicate fault leaves modern
-        # requests alone (legacy copies share the session, which drops them; answers may still be
-        # duplicated).
+        # A modern POST carries no session: a copy would reach a fresh, stateless server that cannot know
+        # it saw this request. HTTP runs over TCP, which never delivers one request twice, so the fault
+        # leaves modern requests alone (legacy copies share the session, which drops them).
         can_copy = not (modern and isinstance(message, JSONRPCRequest))
         try:
             if not await self._transmit(exchange, duplicate=duplicate if can_copy else None):
-                # Lost on the way: a caller learns it from its timeout. A lost initialized notification
-                # still ends the client's initialization: its GET stream opens all the same.
-                self._listen_after(message, modern)
+                self._listen_after(message, modern)  # a lost `initialized` ends the opening all the same
                 return
             if isinstance(message, JSONRPCRequest):
                 self._open[message.id] = exchange
@@ -452,8 +445,7 @@ class HttpClientStream:
             self.expired = False
 
     async def _resume_answer(self, last_event_id: str, request_id: RequestId) -> None:
-        exchange = await self._resume(last_event_id)
-        if exchange is None:
+        if (exchange := await self._resume(last_event_id)) is None:
             return
         self._open[request_id] = exchange
         try:
@@ -556,10 +548,7 @@ class HttpClientStream:
 class _AnswerReader:
     """Handles one accepted POST's answer frame by frame as it arrives (no task waits for it): a JSON
     body, or SSE events until the server ends the stream. A broken legacy stream is resumed by a task.
-
-    A small object rather than a closure: the exchange holds its reader until the last frame, and an
-    object with ``__slots__`` is fewer objects for the garbage collector than two functions and their
-    cells — which counts with thousands of calls in flight."""
+    A slotted object, not a closure: fewer objects for the garbage collector, with thousands in flight."""
 
     __slots__ = ("client", "exchange", "last_id", "request_id")
 
