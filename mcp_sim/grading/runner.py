@@ -52,7 +52,7 @@ def exercises_dir() -> Path:
             raise ExercisesNotFound(f"MCP_SIM_EXERCISES names {env}, which is not a folder")
         return Path(env)
     folder = project_root() / "exercises"
-    if (folder / "solutions").is_dir():
+    if (folder / "solutions").is_dir() or any(folder.glob("*/starter.py")):  # a class release has no solutions
         return folder
     raise ExercisesNotFound("no exercises folder found in the project; set MCP_SIM_EXERCISES to the folder that "
                             "holds the exercises")

@@ -19,6 +19,7 @@ from typing import Any
 
 import ipywidgets as W
 
+from mcp_sim.grading.classroom.client import NotInAClass, in_class, submit
 from mcp_sim.grading.result import GradeResult, check_rows_html
 from mcp_sim.grading.runner import grade
 
@@ -58,6 +59,13 @@ class GraderPanel(W.VBox):
                       self.hint_button, self.hint_box]
         elif result.passed:
             footer = [W.HTML("<p>✔ All checks passed. Well done!</p>")]
+        self.submit_status = W.HTML("")
+        if in_class() and not result.reference:  # on a class's JupyterHub: hand it in for the real verdict
+            button = W.Button(description="Submit to the class", icon="upload", layout=W.Layout(width="auto"),
+                              tooltip="Send this exercise's file to your class's grader (graded on its side)")
+            button.add_class("mcp-sim-submit")
+            button.on_click(lambda _button: self.submit_to_class())
+            footer = [*footer, button, self.submit_status]
         super().__init__([header, *rows, *footer], **kwargs)
         self.add_class("mcp-sim-grader-panel")
 
@@ -83,6 +91,21 @@ class GraderPanel(W.VBox):
         else:
             self.hint_button.tooltip = f"Reveal hint {self.hints_shown + 1} of {total}"
         return text
+
+
+    def submit_to_class(self) -> dict[str, Any]:
+        """Submit the exercise's file to the class's grading service and show its verdict here."""
+        self.submit_status.value = "<small>Submitted; the class's grader is grading it…</small>"
+        try:
+            state = submit(self.result.exercise)
+        except (NotInAClass, RuntimeError, OSError) as exc:
+            self.submit_status.value = f"<small>Could not submit: {html.escape(str(exc))}</small>"
+            return {"error": str(exc)}
+        mark = "✔ passed" if state.get("passed") else f"✘ {state.get('status')}"
+        self.submit_status.value = (f"<small>Submission #{state.get('id')}: {html.escape(mark)}, "
+                                    f"{state.get('checks_passed')}/{state.get('checks_total')} checks — as your "
+                                    f"class's grader judged it, in its sandbox.</small>")
+        return state
 
 
 def grade_panel(exercise_id: str, **options: Any) -> GraderPanel:

@@ -22,6 +22,11 @@ class NotInAClass(RuntimeError):
     """No grading service is configured here (self-study): the message says what to set."""
 
 
+def in_class() -> bool:
+    """Whether this is a learner's server on a class's JupyterHub (a grading service is configured)."""
+    return bool(os.environ.get("MCP_SIM_CLASS_URL") and os.environ.get("JUPYTERHUB_API_TOKEN"))
+
+
 def _where(url: str | None, token: str | None) -> tuple[str, str]:
     url = url or os.environ.get("MCP_SIM_CLASS_URL", "")
     token = token or os.environ.get("JUPYTERHUB_API_TOKEN", "")

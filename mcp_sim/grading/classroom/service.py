@@ -42,7 +42,6 @@ from starlette.routing import Route
 from mcp_sim.grading.classroom.grader import BadSubmission, grade_source, validate
 from mcp_sim.grading.classroom.store import Store
 from mcp_sim.grading.isolation import Isolation
-from mcp_sim.grading.result import GradeResult
 
 SESSION_COOKIE = "mcp-sim-grader-session"
 
@@ -238,7 +237,8 @@ def create_app(settings: Settings, identity: Identity, store: Store | None = Non
         rows = await anyio.to_thread.run_sync(db.for_user, user)
         items = []
         for r in rows:
-            text = GradeResult.from_dict(r.result).headline() if r.result and "exercise" in r.result else r.status
+            text = (r.status if r.status != "graded" else
+                    f"{'✔ passed' if r.passed else '✘ failed'}, {r.checks_passed}/{r.checks_total} checks")
             items.append(f"<li>#{r.id} {html.escape(r.exercise)}: {html.escape(text)}</li>")
         extra = f"<p><a href='{prefix}/gradebook'>Gradebook</a></p>" if user in settings.instructors else ""
         return HTMLResponse(f"<h1>mcp-sim grader — {html.escape(user)}</h1>{extra}<ul>{''.join(items)}</ul>")
