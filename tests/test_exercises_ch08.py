@@ -274,7 +274,7 @@ def test_the_graders_validator_rejects_what_the_schema_rejects(revision: str) ->
     created = next(i for i, m in enumerate(messages) if methods.get(i) == "tools/call"
                    and ("task" in m["message"]["result"] or m["message"]["result"].get("resultType") == "task"))
     polled = next(i for i, m in enumerate(messages) if m["message"].get("method") == "tasks/get")
-    broken = []
+    broken: list[tuple[dict[str, Any], str | None]] = []
     answer = copy.deepcopy(messages[created]["message"])
     task = answer["result"].get("task", answer["result"])
     task["status"] = "sleeping"                       # not a TaskStatus

@@ -60,7 +60,8 @@ def generated_check(exercise_id: str) -> str:
     return names[0]
 
 
-GENERATED = ("ex07_cache", "ex07_list_changed", "ex07_next_message", "ex08_task_polling")
+GENERATED = ("ex07_cache", "ex07_list_changed", "ex07_next_message", "ex08_task_polling",
+             "ex08_next_message")
 
 
 @pytest.mark.parametrize("exercise_id", GENERATED)
@@ -408,3 +409,39 @@ TP_ALT_FAILED_NONE_LOOP = [("    while task[\"status\"] not in STOP:", "    for 
 @pytest.mark.parametrize("edits", [TP_ALT_ABSOLUTE, TP_ALT_FAILED_NONE_LOOP], ids=["absolute due times", "for loop"])
 def test_ex08_task_polling_alternatives_pass(tmp_path: Path, edits: Any) -> None:
     accepted(tmp_path, "ex08_task_polling", edits)
+
+
+# --- ex08_next_message --------------------------------------------------------------------------------
+
+NX_STATE = "Server: tasks/get and tasks/result"
+NX_POLL = "Client: poll with tasks/get"
+
+NX_WRONG: list[tuple[str, Any, str, str]] = [
+    ("tasks/get answered with the newest task", [('    current = latest[params["taskId"]]',
+                                                   '    current = latest[_tasks(transcript)[2][-1]]')],
+     NX_STATE, "tasks.legacy.result-is-the-call-s"),
+    ("the client polls the first task it created", [('    task_id = order[-1]', '    task_id = order[0]')],
+     NX_POLL, "tasks.legacy.keep-polling"),
+    ("status notifications ignored", [('        if entry["from"] == "server" and msg.get("method") in '
+                                       '("notifications/tasks/status", "notifications/tasks"):',
+                                       '        if entry["from"] == "server" and "method" in msg:\n'
+                                       '            continue\n'
+                                       '        if False:')],
+     NX_STATE, "tasks.legacy.result-is-the-call-s"),
+]
+
+
+@pytest.mark.parametrize("name,edits,check,rule", NX_WRONG, ids=[w[0] for w in NX_WRONG])
+def test_ex08_next_message_wrong_answers(tmp_path: Path, name: str, edits: Any, check: str, rule: str) -> None:
+    rejected(tmp_path, "ex08_next_message", edits, check, rule)
+
+
+NX_STRING_IDS = [("    new_id = max([i for i in used if isinstance(i, int)], default=0) + 1",
+                  "    new_id = f\"req-{len(used) + 1}\"")]
+NX_ERROR_FOR_FINISHED = [("        if modern:                       # the extension acknowledges",
+                          "        if modern and current[\"status\"] not in TERMINAL:  # acknowledged")]
+
+
+@pytest.mark.parametrize("edits", [NX_STRING_IDS, NX_ERROR_FOR_FINISHED], ids=["string ids", "error for finished"])
+def test_ex08_next_message_alternatives_pass(tmp_path: Path, edits: Any) -> None:
+    accepted(tmp_path, "ex08_next_message", edits)

@@ -17,9 +17,13 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 from collections.abc import Callable
 from typing import Any
 
+from hypothesis import strategies as st
+
+from mcp_sim.grading.differential import differential
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 
 R_CREATE = "tasks.legacy.create-task-result"
@@ -64,6 +68,44 @@ def _ask(method: str, test: Callable[[dict[str, Any]], bool] = bool, nth: int = 
     return lambda ms: _request_index(ms, method, test, nth)
 
 
+def _created(messages: list[dict[str, Any]]) -> list[str]:
+    """The taskIds the server handed out, in order."""
+    out = []
+    for m in messages:
+        result = m["message"].get("result") if m["from"] == "server" else None
+        if isinstance(result, dict) and (isinstance(result.get("task"), dict) or result.get("resultType") == "task"):
+            out.append(result.get("task", result)["taskId"])
+    return out
+
+
+def _get_of_older(messages: list[dict[str, Any]]) -> int:
+    """The answer to a tasks/get of a task that is not the newest one."""
+    for i, m in enumerate(messages):
+        msg = m["message"]
+        if m["from"] == "client" and msg.get("method") == "tasks/get" and "id" in msg:
+            made = _created(messages[:i])
+            if made and msg["params"]["taskId"] != made[-1]:
+                return _response_index(messages, i)
+    raise LookupError("no tasks/get of an older task")
+
+
+def _failed_get(messages: list[dict[str, Any]]) -> int:
+    """The answer that first shows a task failed."""
+    return next(i for i, m in enumerate(messages) if m["from"] == "server"
+                and (m["message"].get("result") or {}).get("status") == "failed")
+
+
+def _poll_newest_of_several(messages: list[dict[str, Any]]) -> int:
+    """The client's first tasks/get of a task created after another one."""
+    for i, m in enumerate(messages):
+        msg = m["message"]
+        if m["from"] == "client" and msg.get("method") == "tasks/get" and "id" in msg:
+            made = _created(messages[:i])
+            if len(made) > 1 and msg["params"]["taskId"] == made[-1]:
+                return i
+    raise LookupError("no poll of a second task")
+
+
 CASES: dict[str, tuple[str, Finder]] = {
     # kind: (role, where the expected message is)
     "create": ("server", _answer("tools/call", _opted_in)),
@@ -72,6 +114,9 @@ CASES: dict[str, tuple[str, Finder]] = {
     "cancel working": ("server", _answer("tasks/cancel", nth=1)),   # then one that still works
     "tasks/get after the completion notice": ("server", _answer("tasks/get", nth=1)),
     "tasks/result": ("server", _answer("tasks/result")),
+    "tasks/get of an older task": ("server", _get_of_older),
+    "tasks/get of a failed task": ("server", _failed_get),
+    "poll a second task": ("client", _poll_newest_of_several),
     "poll": ("client", _ask("tasks/get")),
     "fetch the result": ("client", _ask("tasks/result")),
     "answer input_required": ("client", _ask("tasks/update")),
@@ -137,11 +182,11 @@ def _same_id(a: Any, b: Any) -> bool:
     return a == b and type(a) is type(b)
 
 
-def judge(ctx: CheckContext, kind: str, rule: str) -> None:
+def judge(ctx: CheckContext, kind: str, rule: str, rng: Any = None) -> None:
     from mcp_sim.grading.exercises.ex08_task_traces import TASKS_EXT, schema_problems
     from mcp_sim.wire.jsonrpc import InvalidMessage, JSONRPCErrorResponse, JSONRPCRequest, parse_object
 
-    role, transcript, world, expected, method = build_case(ctx.rng, kind)
+    role, transcript, world, expected, method = build_case(ctx.rng if rng is None else rng, kind)
     got = ctx.function("next_message")(role, copy.deepcopy(transcript), copy.deepcopy(world))
     last = transcript[-1]
     where = (f"Playing the {role} of a {world['revision']} session; the transcript's last message: "
@@ -214,6 +259,23 @@ def _both(case: str) -> tuple[str, ...]:
     return (f"{case} in {LEGACY}", f"{case} in {MODERN}")
 
 
+# --- generated: any kind, on any of several stories of this seed ----------------------------------------
+
+def check_generated(ctx: CheckContext, kind: str) -> None:
+    """Every kind of the fixed checks, on stories the fixed cases did not draw (other tools, times,
+    intervals, retention, answers; with and without tasks/list): a seeded generator of the same power."""
+    kinds = [(k, c.rule) for c in EXERCISE.checks if c.run is not check_generated for k in c.kinds]
+    cases = st.tuples(st.integers(0, len(kinds) - 1), st.integers(0, 5))
+
+    def learner(case: tuple[int, int]) -> None:
+        which, story = case
+        judge(ctx, kinds[which][0], kinds[which][1], random.Random(f"ex08_next_message|{ctx.seed}|{story}"))
+
+    differential(ctx, cases, learner=learner, oracle=lambda case: None, compare=lambda *_: None,
+                 describe=lambda case: f"the kind {kinds[case[0]][0]!r} on story {case[1] + 1} of this seed",
+                 raises_rule=R_SCHEMA, examples=12)
+
+
 EXERCISE = Exercise(
     id="ex08_next_message",
     title="Continue a tasks session: the next message, as Client or Server",
@@ -233,15 +295,19 @@ EXERCISE = Exercise(
         Check("Server: cancel a working task", R_CANCEL, _check(R_CANCEL), _both("cancel working"),
               hint="What does each era answer a successful tasks/cancel with?"),
         Check("Server: tasks/get and tasks/result", R_STATE, _check(R_STATE),
-              (f"tasks/get after the completion notice in {LEGACY}", f"tasks/result in {LEGACY}"),
+              (f"tasks/get after the completion notice in {LEGACY}", f"tasks/result in {LEGACY}",
+               *_both("tasks/get of an older task"), f"tasks/get of a failed task in {LEGACY}"),
               hint="Find the latest Task the server announced for this taskId, and the tool's output in the world."),
-        Check("Client: poll with tasks/get", R_POLL, _check(R_POLL), _both("poll"),
+        Check("Client: poll with tasks/get", R_POLL, _check(R_POLL), (*_both("poll"), *_both("poll a second task")),
               hint="Which task is working, and what does a 2026-07-28 request always carry?"),
         Check("Client: fetch the result, answer the input", R_NEXT, _check(R_NEXT),
               (f"fetch the result in {LEGACY}", f"answer input_required in {MODERN}"),
               hint="Read the last tasks/get answer: completed (2025-11-25) or input_required (2026-07-28)?"),
         Check("Client: cancel with tasks/cancel", R_CANCEL, _check(R_CANCEL), _both("cancel"),
               hint="The world says the user gave up: which request stops a task, and which task is it?"),
+        Check("Any kind, on other stories: the simulator's next message", R_STATE, check_generated, ("generated",),
+              hint="Replay the smallest case's transcript by hand: which request is pending, or what is the "
+                   "newest task's latest status?"),
     ),
     hints=(
         Hint("Sort the transcript first: client requests by id, the server's answers, the server's notices. "

@@ -41,6 +41,8 @@ from mcp_sim.sim.world import Simulation
 LEGACY: Final = "2025-11-25"
 MODERN: Final = "2026-07-28"
 TASKS_EXT: Final = "io.modelcontextprotocol/tasks"
+FAILING_TOOL: Final = "cleanup"
+"""A tool whose task fails: a failed task sits among the others, so ``failed`` is terminal too."""
 
 _LONG = ("render", "transcode", "backup", "index_docs", "train_model", "compress")
 _ONLY_TASK = ("export", "archive", "publish", "migrate")
@@ -92,6 +94,12 @@ def _build_server(world: dict[str, Any]) -> Server:
                 description="Runs only as a task.")(only_task)
     server.tool(name=world["asking_tool"], task_support="optional",
                 description="Asks the user before it finishes.")(asking)
+
+    async def failing(ctx: Context) -> str:
+        await ctx.sleep(1)
+        raise McpError(-32603, "the disk is full")  # a protocol error: the task fails in both eras
+
+    server.tool(name=FAILING_TOOL, task_support="optional", description="Fails after a second.")(failing)
     return server
 
 
@@ -108,7 +116,11 @@ async def _legacy_story(client: Any, world: dict[str, Any]) -> None:
     await client.request("tasks/get", {"taskId": task_id})
     await client.request("tasks/result", {"taskId": task_id}, timeout=60)
     await _expect_error(client.request("tasks/cancel", {"taskId": task_id}))
+    failing = await client.request("tools/call", {"name": FAILING_TOOL, "arguments": {}, "task": {}})
+    await anyio.sleep(2)
+    await client.request("tasks/get", {"taskId": failing["task"]["taskId"]})
     second = await client.request("tools/call", {"name": world["only_task_tool"], "arguments": {}, "task": {}})
+    await client.request("tasks/get", {"taskId": task_id})  # an older task, not the newest
     await client.request("tasks/cancel", {"taskId": second["task"]["taskId"]})
     await anyio.sleep(0.1)
 
@@ -131,8 +143,12 @@ async def _modern_story(client: Any, world: dict[str, Any]) -> None:
     await client.request("tasks/update", {"taskId": asked["taskId"], "inputResponses": answers}, capabilities=caps)
     await anyio.sleep(1)
     await client.request("tasks/get", {"taskId": asked["taskId"]}, capabilities=caps)
+    failing = await client.request("tools/call", {"name": FAILING_TOOL, "arguments": {}}, capabilities=caps)
+    await anyio.sleep(2)
+    await client.request("tasks/get", {"taskId": failing["taskId"]}, capabilities=caps)
     second = await client.request("tools/call", {"name": world["only_task_tool"], "arguments": {}},
                                   capabilities=caps)
+    await client.request("tasks/get", {"taskId": task_id}, capabilities=caps)  # an older task, not the newest
     await client.request("tasks/cancel", {"taskId": second["taskId"]}, capabilities=caps)
     await client.request("tasks/get", {"taskId": second["taskId"]}, capabilities=caps)
 
