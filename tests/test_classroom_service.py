@@ -165,6 +165,23 @@ def test_the_service_grades_in_the_os_sandbox(tmp_path: Path) -> None:
     assert not grade_source("ex05_pagination", steal)["passed"]
 
 
+def test_regrade_grades_every_stored_submission_again_in_the_sandbox(tmp_path: Path) -> None:
+    from mcp_sim.cli import main
+
+    try:
+        check_available()
+    except IsolationUnavailable as exc:
+        pytest.skip(str(exc))
+    url = f"sqlite:///{tmp_path / 'grades.sqlite'}"
+    store = Store(url)
+    number = store.submit("ada", "ex05_pagination", reference_path("ex05_pagination").read_text(encoding="utf-8"))
+    assert store.claim() is not None
+    store.finish(number, {"passed": False, "checks": [{"status": "failed"}]})  # a verdict of an older grader
+    assert main(["class", "regrade", "--db", url]) == 0
+    row = store.get(number)
+    assert row is not None and row.status == "graded" and row.passed is True
+
+
 def test_the_release_withholds_solutions_tests_and_benchmarks(tmp_path: Path) -> None:
     target = tmp_path / "class"
     files = release(ROOT, target)

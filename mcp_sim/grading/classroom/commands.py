@@ -21,12 +21,14 @@ def _out(text: str) -> None:
 
 
 def class_command(args: list[str]) -> int:
-    """``mcp-sim class release DIR`` · ``mcp-sim class serve`` · ``mcp-sim class hub-config``."""
+    """``mcp-sim class release DIR`` · ``serve`` · ``regrade [--db URL]`` · ``hub-config``."""
     parser = argparse.ArgumentParser(prog="mcp-sim class", description="Run the course for a class.")
     sub = parser.add_subparsers(dest="action", required=True)
     rel = sub.add_parser("release", help="write the learners' copy of the course (no solutions, no tests) to DIR")
     rel.add_argument("dir", type=Path)
     sub.add_parser("serve", help="run the grading service (JupyterHub starts it: see hub-config)")
+    again = sub.add_parser("regrade", help="grade every stored submission again, in the sandbox (after a grader change)")
+    again.add_argument("--db", default="", help="the database URL (default: $MCP_SIM_GRADES_DB)")
     sub.add_parser("hub-config", help="print a jupyterhub_config.py for a class on this machine")
     try:
         ns = parser.parse_args(args)
@@ -41,6 +43,19 @@ def class_command(args: list[str]) -> int:
             _out(f"mcp-sim class release: {exc}")
             return 2
         _out(f"{len(files)} files written to {ns.dir} (withheld: reference solutions, tests, benchmarks, CI).")
+        return 0
+    if ns.action == "regrade":
+        import os
+
+        from mcp_sim.grading.classroom.grader import grade_source
+        from mcp_sim.grading.classroom.store import Store
+
+        store = Store(ns.db or os.environ.get("MCP_SIM_GRADES_DB", "sqlite:///mcp-sim-grades.sqlite"))
+        count = store.requeue_all()
+        while (job := store.claim()) is not None:
+            number, exercise, source = job
+            store.finish(number, grade_source(exercise, source))
+        _out(f"{count} submissions graded again.")
         return 0
     if ns.action == "serve":
         from mcp_sim.grading.classroom.service import main

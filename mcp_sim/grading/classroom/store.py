@@ -113,6 +113,11 @@ class Store:
             return int(db.execute(SUBMISSIONS.update().where(SUBMISSIONS.c.status == "grading")
                                   .values(status="queued")).rowcount)
 
+    def requeue_all(self) -> int:
+        """Queue every submission again (after the grader changed): the service grades them anew."""
+        with self.engine.begin() as db:
+            return int(db.execute(SUBMISSIONS.update().values(status="queued")).rowcount)
+
     def get(self, submission_id: int) -> Submission | None:
         with self.engine.connect() as db:
             row = db.execute(sa.select(SUBMISSIONS).where(SUBMISSIONS.c.id == submission_id)).first()
