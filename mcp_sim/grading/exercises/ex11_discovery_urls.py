@@ -67,7 +67,8 @@ HEADER_KINDS = ("resource_metadata first", "resource_metadata after error and sc
 WELL_KNOWN_KINDS = ("no resource_metadata, endpoint at /mcp", "no resource_metadata, an error, endpoint at /mcp",
                     "no resource_metadata, nested path", "no resource_metadata, endpoint at the root",
                     "an empty challenge", "trailing slash on the path", "an endpoint with a port",
-                    "resource_metadata empty")
+                    "resource_metadata empty", "another scheme carrying resource_metadata",
+                    "an unquoted parameter, no resource_metadata")
 AS_KINDS = ("issuer without a path", "issuer with a path", "issuer with a nested path", "issuer with a trailing slash",
             "issuer with a port")
 
@@ -110,6 +111,10 @@ def _prm_case(rng: Any, kind: str) -> tuple[str, str]:
         return _challenge(rng, metadata=None, error=True), f"{server}/"
     if kind == "an endpoint with a port":
         return _challenge(rng, metadata=None), f"https://{host}:{rng.randint(8000, 9999)}{path}"
+    if kind == "another scheme carrying resource_metadata":
+        return f'Basic realm="mcp", resource_metadata="https://{host}/other/prm"', server
+    if kind == "an unquoted parameter, no resource_metadata":
+        return "Bearer error=invalid_token, scope=mcp", server
     if kind == "resource_metadata empty":
         return 'Bearer error="invalid_token", resource_metadata=""', server
     raise KeyError(kind)

@@ -13,6 +13,7 @@ seed tries every case kind; the seed picks hosts, scopes, tokens and times.
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 from hypothesis import strategies as st
@@ -101,7 +102,8 @@ INVALID_KINDS = ("a token the authorization server never issued", "an expired to
 SCOPE_KINDS = ("the first of two required scopes missing", "the second of two required scopes missing",
                "every required scope missing", "a scope that extends a required one", "a wildcard scope")
 OK_KINDS = ("a valid token", "a valid token with extra scopes", "a token expiring in one millisecond",
-            "the required scopes in another order", "the scheme in lower case", "the scheme in upper case")
+            "the required scopes in another order", "the scheme in lower case", "the scheme in upper case",
+            "two spaces after the scheme")
 ORDER_KINDS = ("expired and a scope missing", "another Server's token and a scope missing")
 
 
@@ -139,12 +141,18 @@ def build_case(rng: Any, kind: str) -> tuple[str | None, dict[str, Any] | None, 
         return rng.choice(("Bearer", "Bearer ")), None, server
     if kind == "a token the authorization server never issued":
         return f"Bearer at_{rng.getrandbits(64):016x}", None, server
-    if kind in ("a valid token", "the scheme in lower case", "the scheme in upper case"):
-        scheme = {"the scheme in lower case": "bearer", "the scheme in upper case": "BEARER"}.get(kind, "Bearer")
+    if kind in ("a valid token", "the scheme in lower case", "the scheme in upper case", "two spaces after the scheme"):
+        scheme = {"the scheme in lower case": "bearer", "the scheme in upper case": "BEARER",
+                  "two spaces after the scheme": "Bearer "}.get(kind, "Bearer")
         return f"{scheme} {token['token']}", token, server
     if kind == "an expired token presented with bearer in lower case":
         bearer = f"bearer {token['token']}"
     return bearer, {**token, **changes[kind]}, server
+
+
+_PARAM = r'[!#$%&\'*+.^_`|~0-9A-Za-z-]+[ \t]*=[ \t]*(?:[!#$%&\'*+.^_`|~0-9A-Za-z-]+|"(?:[^"\\]|\\.)*")'
+_CHALLENGE = re.compile(rf"[Bb][Ee][Aa][Rr][Ee][Rr](?: +{_PARAM}(?:[ \t]*,[ \t]*{_PARAM})*)?")
+"""A Bearer challenge as RFC 7235 § 4.1 writes it: the scheme, then comma-separated auth-params."""
 
 
 def judge(authorization: str | None, token: dict[str, Any] | None, server: dict[str, Any],
@@ -166,6 +174,9 @@ def judge(authorization: str | None, token: dict[str, Any] | None, server: dict[
     if not isinstance(header, str) or header.strip().partition(" ")[0].lower() != "bearer":
         return (f"The {want} carries no Bearer challenge in www_authenticate (it was {header!r}).",
                 R_NONE if want == 401 else R_SCOPE, "a Bearer challenge")
+    if not _CHALLENGE.fullmatch(header.strip()):
+        return (f"The challenge {header!r} is not a list of name=value parameters separated by commas (RFC 7235 "
+                "§ 4.1), so a client cannot read it.", R_METADATA, 'Bearer name="value", name="value"')
     if params.get("resource_metadata") != server["resource_metadata"]:
         return (f"The challenge {header!r} does not name this server's resource_metadata, so the client cannot "
                 "find the authorization server.", R_METADATA, f"resource_metadata=\"{server['resource_metadata']}\"")
@@ -202,7 +213,7 @@ def check_direct(ctx: CheckContext, kind: str) -> None:
 
 # --- generated: any header, token and server, against the simulator's token table ----------------------
 
-FAULTS = ("no header", "Basic", "Bearer alone", "bearer", "BEARER", "unknown token", "another token's value",
+FAULTS = ("no header", "Basic", "Bearer alone", "bearer", "BEARER", "two spaces", "unknown token", "another token's value",
           "expired", "expiring now", "expiring in 1 ms", "audience + /", "audience prefix", "another path",
           "another server", "one scope missing", "no scope", "a wildcard scope", "a longer scope", "scopes reordered",
           "extra scopes")
@@ -254,7 +265,7 @@ def _faulty(faults: set[str], host: str, required: list[str], now: float, value:
         token = None
     presented = "at_other" if "another token's value" in faults else value
     scheme = next((f for f in ("Basic", "bearer", "BEARER") if f in faults), "Bearer")
-    authorization: str | None = f"{scheme} {presented}"
+    authorization: str | None = f"{scheme}{'  ' if 'two spaces' in faults else ' '}{presented}"
     if "Bearer alone" in faults:
         authorization = "Bearer"
     if "no header" in faults:
