@@ -247,7 +247,56 @@ def needs_approval(tool, trusted):
             return True
 '''
 
+DIAGNOSE_RECURSIVE = '''
+MODERN = "2026-07-28"
+CHECKS = {"string": lambda v: isinstance(v, str), "object": lambda v: isinstance(v, dict),
+          "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+def valid(value, schema):
+    if not CHECKS.get(schema.get("type"), lambda v: True)(value):
+        return False
+    if isinstance(value, dict):
+        if not set(schema.get("required", ())) <= set(value):
+            return False
+        return all(valid(value[k], sub) for k, sub in schema.get("properties", {}).items() if k in value)
+    return True
+
+
+def diagnose(trace):
+    asked, schemas, cursors = {}, {}, []
+    for i, entry in enumerate(trace["messages"]):
+        m = entry["message"]
+        if entry["from"] == "client":
+            asked[m["id"]] = m
+            cursor = m.get("params", {}).get("cursor")
+            if cursor is not None and cursor not in cursors:
+                return {"index": i, "rule": "invented-cursor"}
+            continue
+        request = asked[m["id"]]
+        if "error" in m:
+            expected = -32602 if trace["revision"] == MODERN else -32002
+            if request["method"] == "resources/read" and m["error"]["code"] != expected:
+                return {"index": i, "rule": "not-found-code"}
+            continue
+        if trace["revision"] == MODERN and "resultType" not in m["result"]:
+            return {"index": i, "rule": "result-type"}
+        for tool in m["result"].get("tools", []):
+            if tool.get("outputSchema"):
+                schemas[tool["name"]] = tool["outputSchema"]
+        if "nextCursor" in m["result"]:
+            cursors.append(m["result"]["nextCursor"])
+        schema = schemas.get(request.get("params", {}).get("name")) if request["method"] == "tools/call" else None
+        if schema is not None and not valid(m["result"].get("structuredContent"), schema):
+            return {"index": i, "rule": "output-schema"}
+    return None
+'''
+
 ALTERNATIVES: list[tuple[str, str, str]] = [
+    ("ex05_diagnose", "a recursive schema check, cursors in a list", DIAGNOSE_RECURSIVE),
+    ("ex05_diagnose", "the reference walked with an index of responses first",
+     _edit("ex05_diagnose", "    for index, entry in enumerate(trace[\"messages\"]):\n        msg = entry[\"message\"]",
+           "    for index in range(len(trace[\"messages\"])):\n        msg = trace[\"messages\"][index][\"message\"]")),
     ("ex05_who_controls", "the entry's shape decides; hints read with defaults", CONTROLS_BY_SHAPE),
     ("ex05_who_controls", "the result key decides; a match statement", CONTROLS_BY_KEY),
     ("ex06_stdio_framer", "a find loop on a bytearray that drops the CR", FRAMER_FIND_LOOP),
@@ -388,6 +437,32 @@ WRONG += [
      _edit(W, "    return CONTROLLER[entry[\"list\"]]",
            "    if \"user picks\" in entry[\"entry\"].get(\"description\", \"\"):\n        return \"user\"\n"
            "    return CONTROLLER[entry[\"list\"]]"), "Each primitive has its controller", "host.controls-per-primitive"),
+]
+
+D = "ex05_diagnose"
+WRONG += [
+    (D, "a tools/call result with two text blocks flagged",
+     _edit(D, "        if method == \"tools/call\" and params[\"name\"] in schemas:",
+           "        if method == \"tools/call\" and len(result.get(\"content\", [])) != 1:\n"
+           "            return {\"index\": index, \"rule\": \"output-schema\"}\n"
+           "        if method == \"tools/call\" and params[\"name\"] in schemas:"),
+     "Sound traces are sound", "tools.structured-content-conforms"),
+    (D, "resultType looked for on tools/call results only",
+     _edit(D, "if revision == \"2026-07-28\" and \"resultType\" not in result:",
+           "if revision == \"2026-07-28\" and method == \"tools/call\" and \"resultType\" not in result:"),
+     "A modern result without resultType", "jsonrpc.result-type-required"),
+    (D, "an invented cursor recognised by its shape",
+     _edit(D, "if \"cursor\" in params and params[\"cursor\"] not in issued:",
+           "if \"cursor\" in params and not params[\"cursor\"].isalnum():"),
+     "A cursor the client made up", "pagination.cursor-opaque"),
+    (D, "error codes judged in a first pass",
+     _edit(D, "    return None\n", "    return None\n\n\n_diagnose = diagnose\n\n\ndef diagnose(trace):\n"
+              "    for index, entry in enumerate(trace[\"messages\"]):\n"
+              "        error = entry[\"message\"].get(\"error\")\n"
+              "        if error is not None and error[\"code\"] != NOT_FOUND[trace[\"revision\"]]:\n"
+              "            return {\"index\": index, \"rule\": \"not-found-code\"}\n"
+              "    return _diagnose(trace)\n"),
+     "With two mistakes, the first one is named", "pagination.cursor-opaque"),
 ]
 
 

@@ -45,9 +45,14 @@ def _tool(name: str, schema: dict[str, Any] | None) -> dict[str, Any]:
     return tool
 
 
-def build_trace(rng: Any, revision: str, mistake: str) -> tuple[dict[str, Any], int | None]:
-    """A trace in ``revision`` with ``mistake`` in it (or none: ``""``), and the index of the bad message.
-    ``mistake`` is a rule tag, for output-schema with how the content breaks it (``output-schema:type``)."""
+def build_trace(rng: Any, revision: str, mistake: str, *, read_first: bool = False, where: int = 0,
+                cursor_form: int = 0, also: str = "") -> tuple[dict[str, Any], int | None]:
+    """A trace in ``revision`` with ``mistake`` in it (or none: ``""``), and the index of the first bad message.
+
+    ``mistake`` is a rule tag, for output-schema with how the content breaks it (``output-schema:type``).
+    What the seed does not choose: whether ``resources/read`` comes before ``tools/call`` (``read_first``),
+    which result lacks ``resultType`` (``where``: 0 the first page, 1 the second, 2 the tools/call result),
+    which invented cursor the client sends (``cursor_form``), and a second mistake ``also`` later in the trace."""
     modern = revision == "2026-07-28"
     base = rng.randint(1, 50)
     ids = [base + i for i in range(4)]
@@ -55,7 +60,10 @@ def build_trace(rng: Any, revision: str, mistake: str) -> tuple[dict[str, Any], 
     cursor = rng.choice(("eyJvIjoyfQ", "cGFnZS0y", "b2Zmc2V0OjI"))
     tool_name = rng.choice(("temperature", "reading", "measure"))
     names = rng.sample(["forecast", "alerts", "convert", "search"], 3)
+    mistakes = {m for m in (mistake, also) if m}
+    tags = {m.partition(":")[0]: m.partition(":")[2] for m in mistakes}
     out: list[dict[str, Any]] = []
+    bad: list[int] = []
 
     def client(i: int, method: str, params: dict[str, Any]) -> None:
         if modern:
@@ -63,79 +71,129 @@ def build_trace(rng: Any, revision: str, mistake: str) -> tuple[dict[str, Any], 
         out.append({"from": "client", "message": {"jsonrpc": "2.0", "id": ids[i], "method": method,
                                                   "params": params}})
 
+    results: list[int] = []
+
     def result(i: int, body: dict[str, Any]) -> None:
         body = {"resultType": "complete", **body} if modern else body
+        results.append(len(out))
         out.append({"from": "server", "message": {"jsonrpc": "2.0", "id": ids[i], "result": body}})
 
     cache = {"ttlMs": 60000, "cacheScope": "public"} if modern else {}
     client(0, "tools/list", {})
     result(0, {"tools": [_tool(names[0], None), _tool(names[1], None)], "nextCursor": cursor, **cache})
-    sent = cursor if mistake != "invented-cursor" else rng.choice(("page=2", "2", cursor + "x", "offset:2"))
-    client(1, "tools/list", {"cursor": sent})
+    invented = ("page=2", "2", cursor + "x", "offset:2", cursor.lower())[cursor_form]
+    if "invented-cursor" in tags:
+        bad.append(len(out))
+    client(1, "tools/list", {"cursor": invented if "invented-cursor" in tags else cursor})
     result(1, {"tools": [_tool(names[2], None), _tool(tool_name, _OUTPUT_SCHEMA)], **cache})
     structured: dict[str, Any] = {"city": city, "celsius": 12 + rng.randint(0, 15)}
-    rule, _, variant = mistake.partition(":")
-    if rule == "output-schema":
-        if variant == "missing":
-            del structured["celsius"]
-        elif variant == "type":
-            structured["celsius"] = str(structured["celsius"])
-        else:
-            structured["temp"] = structured.pop("celsius")
+    variant = tags.get("output-schema")
+    if variant == "missing":
+        del structured["celsius"]
+    elif variant == "type":
+        structured["celsius"] = str(structured["celsius"])
+    elif variant == "renamed":
+        structured["temp"] = structured.pop("celsius")
+    content = [{"type": "text", "text": json.dumps(structured)}]
+    if not mistakes:  # a decoy: a second text block is no mistake
+        content.append({"type": "text", "text": f"Measured in {city}."})
     calls = [("tools/call", {"name": tool_name, "arguments": {"city": city}},
-              {"content": [{"type": "text", "text": json.dumps(structured)}], "structuredContent": structured}),
+              {"content": content, "structuredContent": structured}),
              ("resources/read", {"uri": f"notes://{rng.choice(('archive', 'old', 'x'))}"}, None)]
-    rng.shuffle(calls)
-    bad: int | None = None
+    if read_first:
+        calls.reverse()
     for i, (method, params, body) in enumerate(calls, start=2):
         client(i, method, params)
         if body is not None:
-            if rule == "output-schema":
-                bad = len(out)
+            if variant is not None:
+                bad.append(len(out))
             result(i, body)
         else:
             right, wrong = (-32602, -32002) if modern else (-32002, -32602)
-            if mistake == "not-found-code":
-                bad = len(out)
-            code = wrong if mistake == "not-found-code" else right
+            if "not-found-code" in tags:
+                bad.append(len(out))
+            code = wrong if "not-found-code" in tags else right
             out.append({"from": "server", "message": {"jsonrpc": "2.0", "id": ids[i], "error": {
                 "code": code, "message": "Resource not found", "data": {"uri": params["uri"]}}}})
-    if mistake == "invented-cursor":
-        bad = 2
-    if mistake == "result-type":
-        bad = rng.choice([i for i, m in enumerate(out) if "result" in m["message"]])
-        out[bad]["message"]["result"].pop("resultType")
-    return {"revision": revision, "messages": out}, bad
+    if "result-type" in tags:
+        index = results[where]
+        out[index]["message"]["result"].pop("resultType")
+        bad.append(index)
+    return {"revision": revision, "messages": out}, (min(bad) if bad else None)
 
 
 KINDS = {"output-schema:missing": ("2025-11-25", "2026-07-28"), "output-schema:type": ("2025-11-25", "2026-07-28"),
          "output-schema:renamed": ("2025-11-25",), "not-found-code": ("2025-11-25", "2026-07-28"),
          "invented-cursor": ("2025-11-25", "2026-07-28"), "result-type": ("2026-07-28",)}
+_ORDERS = {"call first": False, "read first": True}
+_WHERE = {"on the first page": 0, "on the second page": 1, "on the tools/call result": 2}
+_CURSORS = {"made up": 0, "a bare number": 1, "the issued one edited": 2, "an offset": 3, "in lower case": 4}
+_TWO: dict[str, tuple[str, str, dict[str, Any]]] = {  # two mistakes: the first in the trace is the one to name
+    "invented-cursor, then not-found-code": ("invented-cursor", "not-found-code", {}),
+    "result-type, then output-schema:type": ("result-type", "output-schema:type", {"where": 1}),
+    "not-found-code, then result-type": ("not-found-code", "result-type", {"where": 2, "read_first": True}),
+}
+
+
+def _build(ctx: CheckContext, kind: str) -> tuple[str, str, dict[str, Any], int | None]:
+    """The kind's trace: ``<mistake>[, <variation>] in <revision>``."""
+    what, revision = kind.rsplit(" in ", 1)
+    mistake, _, variation = what.partition(" (")
+    variation = variation.rstrip(")")
+    opts: dict[str, Any] = {}
+    also = ""
+    if mistake in _TWO:
+        mistake, also, opts = _TWO[mistake]
+    elif variation in _ORDERS:
+        opts["read_first"] = _ORDERS[variation]
+    elif variation in _WHERE:
+        opts["where"] = _WHERE[variation]
+    elif variation in _CURSORS:
+        opts["cursor_form"] = _CURSORS[variation]
+    mistake = "" if mistake == "sound trace" else mistake
+    trace, bad = build_trace(ctx.rng, revision, mistake, also=also, **opts)
+    return mistake, revision, trace, bad
 
 
 def _ask(ctx: CheckContext, kind: str) -> None:
-    mistake, revision = kind.rsplit(" in ", 1)
-    mistake = "" if mistake == "sound trace" else mistake
-    trace, bad = build_trace(ctx.rng, revision, mistake)
+    mistake, revision, trace, bad = _build(ctx, kind)
     got = ctx.function("diagnose")(copy.deepcopy(trace))
     listing = "\n".join(f"  [{i}] {m['from']}: {json.dumps(m['message'])}" for i, m in enumerate(trace["messages"]))
     if bad is None:
         if got is not None:
             raise CheckFailed(f"Trace ({revision}):\n{listing}\nEvery message here keeps the rules (a legacy "
-                              f"-32002, an echoed cursor and matching structuredContent are all correct), so "
-                              f"diagnose() should return None; it returned {got!r}.",
-                              _rule_for(got.get("rule", "") if isinstance(got, dict) else "", revision))
+                              f"-32002, an echoed cursor, a second text block and matching structuredContent are "
+                              f"all correct), yet diagnose() reported {got!r}.",
+                              _rule_for(got.get("rule", "") if isinstance(got, dict) else "", revision),
+                              case=f"the sound trace above ({revision})", expected="None")
         return
-    tag = mistake.partition(":")[0]
-    want = {"index": bad, "rule": tag}
+    first = next(tag for tag in RULE_TAGS if _breaks_at(trace, bad, tag, mistake, kind))
+    want = {"index": bad, "rule": first}
     if got != want:
-        raise CheckFailed(f"Trace ({revision}):\n{listing}\nOne message of this trace breaks a rule; "
-                          f"diagnose() returned {got!r}, which is not it.", _rule_for(tag, revision),
-                          case=f"the trace above ({revision})", expected=json.dumps(want))
+        raise CheckFailed(f"Trace ({revision}):\n{listing}\nA message of this trace breaks a rule; "
+                          f"diagnose() returned {got!r}, which does not name the first one.",
+                          _rule_for(first, revision), case=f"the trace above ({revision})", expected=json.dumps(want))
 
 
-def _kinds(*mistakes: str) -> tuple[str, ...]:
-    return tuple(f"{m} in {era}" for m in mistakes for era in KINDS[m])
+def _breaks_at(trace: dict[str, Any], index: int, tag: str, mistake: str, kind: str) -> bool:
+    """Whether the message at ``index`` is the one ``tag``'s mistake made (the first of two)."""
+    names = [mistake.partition(":")[0]]
+    what = kind.rsplit(" in ", 1)[0]
+    if what in _TWO:
+        names = [m.partition(":")[0] for m in _TWO[what][:2]]
+    message = trace["messages"][index]["message"]
+    made = {"invented-cursor": "method" in message, "not-found-code": "error" in message,
+            "result-type": "result" in message and "resultType" not in message["result"],
+            "output-schema": "result" in message and "structuredContent" in message["result"]}
+    return tag in names and made[tag]
+
+
+def _kinds(*mistakes: str, variations: tuple[str, ...] = ()) -> tuple[str, ...]:
+    return tuple(f"{m}{f' ({v})' if v else ''} in {era}" for m in mistakes for era in KINDS[m.split(',')[0]]
+                 for v in (variations or ("",)))
+
+
+_SOUND = tuple(f"sound trace ({order}) in {era}" for era in ("2025-11-25", "2026-07-28") for order in _ORDERS)
 
 
 EXERCISE = Exercise(
@@ -147,18 +205,21 @@ EXERCISE = Exercise(
     rules=(R_SCHEMA, R_NOT_FOUND, R_NOT_FOUND_LEGACY, R_CURSOR, R_RESULT_TYPE),
     functions=("diagnose",),
     checks=(
-        Check("Sound traces are sound", R_NOT_FOUND_LEGACY, _ask, ("sound trace in 2025-11-25", "sound trace in 2026-07-28"),
+        Check("Sound traces are sound", R_NOT_FOUND_LEGACY, _ask, _SOUND,
               hint="A code is only wrong for the revision it is sent in; look at the trace's revision first."),
-        Check("structuredContent that breaks the outputSchema", R_SCHEMA, _ask, _kinds("output-schema:missing", "output-schema:type",
-                                                                              "output-schema:renamed"),
+        Check("structuredContent that breaks the outputSchema", R_SCHEMA, _ask,
+              _kinds("output-schema:missing", "output-schema:type", "output-schema:renamed", variations=tuple(_ORDERS)),
               hint="Find the tool's outputSchema in the tools/list pages and validate the structuredContent "
                    "against it."),
-        Check("The wrong not-found code for the era", R_NOT_FOUND, _ask, _kinds("not-found-code"),
+        Check("The wrong not-found code for the era", R_NOT_FOUND, _ask, _kinds("not-found-code", variations=tuple(_ORDERS)),
               hint="Which code means 'resource not found' in this trace's revision?"),
-        Check("A cursor the client made up", R_CURSOR, _ask, _kinds("invented-cursor"),
+        Check("A cursor the client made up", R_CURSOR, _ask, _kinds("invented-cursor", variations=tuple(_CURSORS)),
               hint="Compare each cursor a client sends with the nextCursor values it received."),
-        Check("A modern result without resultType", R_RESULT_TYPE, _ask, _kinds("result-type"),
+        Check("A modern result without resultType", R_RESULT_TYPE, _ask, _kinds("result-type", variations=tuple(_WHERE)),
               hint="In 2026-07-28, which member must every result have?"),
+        Check("With two mistakes, the first one is named", R_CURSOR, _ask,
+              tuple(f"{two} in 2026-07-28" for two in _TWO),
+              hint="Walk the trace in order and stop at the first message that breaks a rule."),
     ),
     hints=(
         Hint("Walk the messages in order, remembering what you have seen: each request's method by id, the "
