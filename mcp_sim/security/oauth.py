@@ -31,6 +31,14 @@ What it serves:
   (rotated on every use). The ``resource`` parameter (RFC 8707) becomes the token's **audience**, so
   the token works at that one MCP Server only.
 
+By default whoever arrives at ``/authorize`` is the one scripted :class:`ScriptedUser`, who answers
+without a page — enough to follow a client's flow. A security lab gives the server a
+:class:`~mcp_sim.security.oauth_front.FrontChannel` instead (``front=``): a sign-in session per browser,
+a consent page per client naming where the code goes, and a registration policy (``registration=``,
+``document_policy=``), so whose code it issues follows from which browser asked, signed in as whom.
+Redirect URIs match exactly except the port of a loopback IP literal (:func:`loopback_any_port_match`,
+RFC 8252 section 7.3; rule ``auth.sim-loopback-any-port``).
+
 Tokens themselves are issued and validated by :class:`~mcp_sim.security.tokens.AuthorizationServer`
 (the token table), which this class wraps: a resource server calls ``tokens.validate``.
 """
