@@ -485,6 +485,17 @@ NEW_WRONG: list[tuple[str, str, Any, str]] = [
      [("retry_params = dict(params)  # original params, fresh each round",
        "retry_params = dict(params)\n        params = retry_params")],
      "Second and third rounds work like the first"),
+    ("ex04_mrtr_loop", "an empty requestState taken for none",
+     [('if "requestState" in result:\n            retry_params["requestState"]',
+       'if result.get("requestState"):\n            retry_params["requestState"]')],
+     "requestState is echoed exactly, never invented"),
+    ("ex04_mrtr_loop", "the answers of every round so far sent again",
+     [("    while True:", "    answered = {}\n    while True:"),
+      ('            retry_params["inputResponses"] = {\n',
+       '            answered.update({\n'),
+      ("for key, request in requests.items()\n            }",
+       "for key, request in requests.items()\n            })\n            retry_params[\"inputResponses\"] = dict(answered)")],
+     "Second and third rounds work like the first"),
     ("ex04_mrtr_loop", "_meta dropped from the retry",
      [("retry_params = dict(params)", 'retry_params = {k: v for k, v in params.items() if k != "_meta"}')],
      "The retry keeps the original params"),
@@ -523,6 +534,7 @@ def test_every_exercise_has_three_new_wrong_answers() -> None:
 # --- one truth -----------------------------------------------------------------------------------------
 
 GENERATED = {
+    "ex04_mrtr_loop": ["Any script of rounds: every request is the simulator client's"],
     "ex01_topology": ["Every arrangement of up to four servers: the simulator's topology"],
     "ex03_era_detection": ["Every reply shape is classified like the simulator's",
                            "Every status and body are classified like the simulator's"],

@@ -17,10 +17,17 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
+import anyio
+from hypothesis import strategies as st
+
+from mcp_sim.grading.differential import Mismatch, differential, same_json, show
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
+from mcp_sim.roles.client.client_input import ClientInput
 
 R_FULFIL = "mrtr.client-fulfils-input-requests"
 R_NEW_ID = "mrtr.retry-new-id"
@@ -284,6 +291,8 @@ def check_state(ctx: CheckContext, kind: str) -> None:
     rng = ctx.rng
     script = make_script(rng, 2, state_mode="awkward" if kind == "states that change under normalisation"
                          else "always")
+    if kind == "an empty requestState":  # "" is a state too: echoed, not taken for none
+        script["rounds"][0] = (script["rounds"][0][0], "")
     if kind == "dropped in round 2":  # carrying the old state forward is inventing one
         asked = script["rounds"][1][0] or {"confirm": _input_request(rng, "confirm", "elicitation/create")}
         script["rounds"][1] = (asked, None)
@@ -300,6 +309,85 @@ def check_rounds(ctx: CheckContext, kind: str) -> None:
     if kind == "input, then state only":
         script["rounds"][1] = ({}, f"st-only.{rng.getrandbits(32):x}")
     run_script(ctx, script)
+
+
+# --- generated: any script of rounds, against the simulator client's own retry builder --------------------
+
+SCRIPTS = st.fixed_dictionaries({
+    "seed": st.integers(0, 2**16), "method": st.sampled_from(("tools/call", "prompts/get", "resources/read")),
+    "rounds": st.lists(st.tuples(st.lists(st.sampled_from(("elicitation/create", "sampling/createMessage",
+                                                           "roots/list")), max_size=3),
+                                 st.sampled_from(("none", "plain", "awkward", "empty"))), max_size=3),
+    "final": st.sampled_from(("complete", "no resultType", "error"))})
+
+
+def script_of(case: dict[str, Any]) -> dict[str, Any]:
+    """The :func:`make_script` script a generated case names: its rounds, states and final answer."""
+    rng = random.Random(case["seed"])
+    script = make_script(rng, 0, method=case["method"])
+    keys = list(_KEYS)
+    rng.shuffle(keys)
+    for i, (kinds, state_kind) in enumerate(case["rounds"]):
+        asked = {keys.pop(): _input_request(rng, "q", kind) for kind in kinds}
+        prefix, suffix = _AWKWARD_STATES[i % len(_AWKWARD_STATES)]
+        state = {"none": None, "plain": f"st{i}.{rng.getrandbits(32):x}", "empty": "",
+                 "awkward": f"{prefix}{rng.getrandbits(24):x}{suffix}"}[state_kind]
+        if not asked and state is None:
+            state = f"st{i}"  # an InputRequiredResult carries inputRequests or requestState
+        script["rounds"].append((asked, state))
+    body = {"content": [{"type": "text", "text": "done"}]}
+    script["final"] = {"error": {"code": -32603, "message": "failed"}} if case["final"] == "error" else \
+        body if case["final"] == "no resultType" else {"resultType": "complete", **body}
+    return script
+
+
+def simulator_requests(script: dict[str, Any]) -> list[dict[str, Any]]:
+    """The params of every request the simulator's client sends for ``script``: the first one, then each
+    retry as ``ClientInput._fulfil_input_required`` builds it from the round's InputRequiredResult."""
+    handlers = make_handlers(script["salt"], [])
+
+    async def fulfil(method: str, params: dict[str, Any], declared: Any) -> Any:
+        return handlers[method](params)
+
+    client = SimpleNamespace(fulfil_input=fulfil, protocol_version="2026-07-28")
+    out = [copy.deepcopy(script["params"])]
+    for asked, state in script["rounds"]:
+        result: dict[str, Any] = {"resultType": "input_required"}
+        if asked:
+            result["inputRequests"] = copy.deepcopy(asked)
+        if state is not None:
+            result["requestState"] = state
+        out.append(anyio.run(ClientInput._fulfil_input_required, client, copy.deepcopy(script["params"]),  # type: ignore[arg-type]
+                             result, {}))
+    return out
+
+
+def _learner_requests(ctx: CheckContext, case: dict[str, Any]) -> Any:
+    script = script_of(case)
+    try:
+        server, _ = run_script(ctx, script)
+    except CheckFailed as exc:
+        return {"failed": str(exc), "rule": exc.rule}
+    return [r.get("params") for r in server.requests]
+
+
+def _compare_requests(case: dict[str, Any], got: Any, want: list[dict[str, Any]]) -> Mismatch | None:
+    if isinstance(got, dict):
+        return Mismatch(got["failed"], got["rule"] or R_ROUNDS)
+    for n, (mine, theirs) in enumerate(zip(got, want, strict=False)):
+        mine = {k: v for k, v in mine.items() if not (k == "inputResponses" and v == {})}
+        if not same_json(mine, theirs):
+            return Mismatch(f"Request #{n + 1} carried params {show(mine)}, not what the simulator's client sends.",
+                            R_STATE if n and mine.get("requestState") != theirs.get("requestState") else R_PARAMS,
+                            expected=show(theirs))
+    return None if len(got) == len(want) else Mismatch(f"The client sent {len(got)} requests for a script of "
+                                                       f"{len(want) - 1} input rounds.", R_ROUNDS)
+
+
+def check_generated(ctx: CheckContext, kind: str) -> None:
+    differential(ctx, SCRIPTS, learner=lambda case: _learner_requests(ctx, case), oracle=lambda case:
+                 simulator_requests(script_of(case)), compare=_compare_requests,
+                 describe=lambda case: _story(script_of(case)), examples=12)
 
 
 EXERCISE = Exercise(
@@ -320,7 +408,8 @@ EXERCISE = Exercise(
         Check("Every retry has a new id", R_NEW_ID, check_new_ids, ("one round", "two rounds"),
               hint="Compare each request's id with the ids of the requests before it."),
         Check("requestState is echoed exactly, never invented", R_STATE, check_state,
-              ("echo", "dropped in round 2", "states that change under normalisation"),
+              ("echo", "dropped in round 2", "states that change under normalisation",
+                                               "an empty requestState"),
               hint="Compare the requestState you send with the one in the latest answer, character for "
                    "character."),
         Check("The retry keeps the original params", R_PARAMS, check_params,
@@ -329,6 +418,9 @@ EXERCISE = Exercise(
         Check("Second and third rounds work like the first", R_ROUNDS, check_rounds,
               ("two rounds", "three rounds", "input, then state only"),
               hint="What ends the loop? Compare the answer after a retry with the first answer."),
+        Check("Any script of rounds: every request is the simulator client's", R_ROUNDS, check_generated,
+              ("generated",), seeds=1,
+              hint="Each retry is the original params, plus this round's inputResponses and requestState only."),
     ),
     hints=(
         Hint("MRTR is a loop the server drives: every answer says whether it is final. Only an "
