@@ -194,3 +194,18 @@ def test_the_first_call_story_shows_the_token_masked(witness: Witness) -> None:
     bodies = " ".join(str(e.framing.get("body", "")) + (e.text or "") for e in run.recorder.events)
     assert "code=code_REDACTED" in bodies and "code_verifier=REDACTED" in bodies
 
+
+
+def test_browser_session_cookies_and_passwords_are_masked_where_exchanges_are_recorded() -> None:
+    """A browser's sign-in and session cookies (the labs' front channels) never reach a trace either."""
+    from mcp_sim.transports.http_redact import redact, shown_headers
+
+    shown = shown_headers({"Cookie": "as-session=s3cr3t-session-id; theme=dark",
+                           "Set-Cookie": "as-session=n3w-s3cr3t; Path=/; HttpOnly; SameSite=Lax"})
+    assert shown["Cookie"] == "as-session=REDACTED; theme=REDACTED"
+    assert shown["Set-Cookie"] == "as-session=REDACTED; Path=/; HttpOnly; SameSite=Lax"
+    assert "s3cr3t" not in json.dumps(shown)
+    form = redact("username=ada&password=correct-horse-battery")
+    assert form is not None and "correct-horse" not in form and "username=ada" in form
+    body = redact(json.dumps({"username": "ada", "password": "correct-horse-battery"}), "application/json")
+    assert body is not None and "correct-horse" not in body

@@ -13,9 +13,9 @@ from typing import Any, Final
 from urllib.parse import parse_qs, urlencode
 
 SECRET_FIELDS: Final = frozenset({"access_token", "refresh_token", "id_token", "code", "code_verifier",
-                                  "client_secret", "client_assertion", "assertion"})
+                                  "client_secret", "client_assertion", "assertion", "password"})
 """Form, query and JSON fields whose values never appear in a trace: tokens, authorization codes,
-PKCE verifiers, client secrets and client assertions."""
+PKCE verifiers, client secrets, client assertions and passwords."""
 
 
 def mask(value: str) -> str:
@@ -50,7 +50,8 @@ def redact(text: str | None, content_type: str | None = None) -> str | None:
 def shown_headers(headers: Any) -> dict[str, str]:
     """``headers`` as a trace shows them: ``Authorization`` keeps its scheme and masks its credentials
     (a bearer token, a client's Basic secret); a ``Location`` keeps its address and masks the secrets
-    of its query (the authorization code rides on the redirect)."""
+    of its query (the authorization code rides on the redirect); ``Cookie`` and ``Set-Cookie`` keep
+    the cookie names (and attributes) and mask the values (browser session ids)."""
     shown = dict(headers.to_dict() if hasattr(headers, "to_dict") else headers)
     for name, value in shown.items():
         if name.lower() == "authorization":
@@ -58,4 +59,9 @@ def shown_headers(headers: Any) -> dict[str, str]:
             shown[name] = f"{scheme} {mask(credentials)}" if credentials else mask(value)
         elif name.lower() == "location":
             shown[name] = redact(value) or value
+        elif name.lower() == "cookie":  # a browser's session cookies: names stay, values do not
+            shown[name] = "; ".join(f"{part.partition('=')[0].strip()}=REDACTED" for part in value.split(";"))
+        elif name.lower() == "set-cookie":  # the value is secret, its attributes (Path, HttpOnly…) teach
+            first, sep, attributes = value.partition(";")
+            shown[name] = f"{first.partition('=')[0].strip()}=REDACTED{sep}{attributes}"
     return shown
