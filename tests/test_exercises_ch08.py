@@ -290,15 +290,18 @@ def test_the_graders_validator_rejects_what_the_schema_rejects(revision: str) ->
         assert ex08_task_traces.schema_problems(message, method, revision) != [], message
 
 
-@pytest.mark.parametrize("kind", [k for c in ex08_diagnose.EXERCISE.checks for k in c.kinds if "sound" not in k])
+@pytest.mark.parametrize("kind", [k for c in ex08_diagnose.EXERCISE.checks for k in c.kinds
+                                  if "sound" not in k and k != "generated"])
 def test_a_broken_trace_differs_from_the_run_in_one_message(kind: str) -> None:
-    mistake, revision = kind.rsplit(" in ", 1)
-    for seed in range(10):
+    what, revision = kind.rsplit(" in ", 1)
+    mistake, _, variant = what.partition(": ")
+    for seed in range(4):
         rng = random.Random(seed)
         story_seed = rng.randrange(1 << 16)
-        original, _ = ex08_task_traces.task_trace(random.Random(story_seed), revision)
+        original, _ = ex08_task_traces.task_trace(random.Random(story_seed), revision,
+                                                  True if variant == "no list" else None)
         broken = copy.deepcopy(original)
-        bad = ex08_diagnose.break_trace(random.Random(seed), broken, revision, mistake)
+        bad = ex08_diagnose.break_trace(random.Random(seed), broken, revision, mistake, variant)
         changed = [i for i, (a, b) in enumerate(zip(original, broken, strict=True)) if a != b]
         assert changed == [bad] or (mistake == "undeclared" and len(changed) == 1), (kind, seed, changed, bad)
 

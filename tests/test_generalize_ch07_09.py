@@ -61,7 +61,7 @@ def generated_check(exercise_id: str) -> str:
 
 
 GENERATED = ("ex07_cache", "ex07_list_changed", "ex07_next_message", "ex08_task_polling",
-             "ex08_next_message")
+             "ex08_next_message", "ex08_diagnose")
 
 
 @pytest.mark.parametrize("exercise_id", GENERATED)
@@ -445,3 +445,54 @@ NX_ERROR_FOR_FINISHED = [("        if modern:                       # the extens
 @pytest.mark.parametrize("edits", [NX_STRING_IDS, NX_ERROR_FOR_FINISHED], ids=["string ids", "error for finished"])
 def test_ex08_next_message_alternatives_pass(tmp_path: Path, edits: Any) -> None:
     accepted(tmp_path, "ex08_next_message", edits)
+
+
+# --- ex08_diagnose ------------------------------------------------------------------------------------
+
+DG_TERMINAL = "A finished task's status goes back"
+
+DG_WRONG: list[tuple[str, Any, str, str]] = [
+    ("failed is not taken for terminal", [('TERMINAL = ("completed", "failed", "cancelled")',
+                                           'TERMINAL = ("completed", "cancelled")')],
+     DG_TERMINAL, "tasks.legacy.terminal-is-final"),
+    ("only the tasks since the newest create are remembered",
+     [("            else:\n                continue\n            found = _check_task(index, task, revision, status)",
+       "            else:\n                continue\n            status.clear()\n"
+       "            found = _check_task(index, task, revision, status)")],
+     DG_TERMINAL, "tasks.legacy.terminal-is-final"),
+    ("only tasks/get answers are checked for their taskId",
+     [('            if result["taskId"] != asked:', '            if result["taskId"] != asked and method == "tasks/get":')],
+     "An answer about another task", "tasks.legacy.task-id-names-the-task"),
+    ("tasks/list never checked against the capability",
+     [('                if method == "tasks/list" and "list" not in caps:\n                    return bad(index, "undeclared")\n', '')],
+     "Tasks without the capability or the extension", "tasks.legacy.only-declared"),
+    ("the other era's field names not noticed",
+     [('    if any(name in task for name in OTHER_NAMES[revision]):\n        return {"index": index, "rule": "era-shape"}\n', '')],
+     "A Task in the other era's shape", "tasks.legacy.create-task-result"),
+    ("a result is wrong only while working",
+     [('"result" in task and task["status"] != "completed"', '"result" in task and task["status"] == "working"')],
+     "A result while the task works", "tasks.ext.get-by-status"),
+]
+
+
+@pytest.mark.parametrize("name,edits,check,rule", DG_WRONG, ids=[w[0] for w in DG_WRONG])
+def test_ex08_diagnose_wrong_answers(tmp_path: Path, name: str, edits: Any, check: str, rule: str) -> None:
+    rejected(tmp_path, "ex08_diagnose", edits, check, rule)
+
+
+DG_JSON_IDS = [('            requests[repr(msg["id"])] = msg', '            requests[json.dumps(msg["id"])] = msg'),
+               ('        request = requests.get(repr(msg.get("id")), {})',
+                '        request = requests.get(json.dumps(msg.get("id")), {})'),
+               ("from typing import Any\n", "import json\nfrom typing import Any\n")]
+DG_OTHER_ORDER = [('''    if any(name in task for name in OTHER_NAMES[revision]):
+        return {"index": index, "rule": "era-shape"}
+    if revision == MODERN and "result" in task and task["status"] != "completed":
+        return {"index": index, "rule": "result-while-working"}''', '''    if revision == MODERN and task.get("status") != "completed" and "result" in task:
+        return {"index": index, "rule": "result-while-working"}
+    if set(task) & set(OTHER_NAMES[revision]):
+        return {"index": index, "rule": "era-shape"}''')]
+
+
+@pytest.mark.parametrize("edits", [DG_JSON_IDS, DG_OTHER_ORDER], ids=["ids as JSON text", "checks in another order"])
+def test_ex08_diagnose_alternatives_pass(tmp_path: Path, edits: Any) -> None:
+    accepted(tmp_path, "ex08_diagnose", edits)

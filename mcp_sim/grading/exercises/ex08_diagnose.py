@@ -16,8 +16,12 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 from typing import Any
 
+from hypothesis import strategies as st
+
+from mcp_sim.grading.differential import differential
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 
 R_TERMINAL = "tasks.legacy.terminal-is-final"
@@ -62,22 +66,39 @@ def _task_of(msg: dict[str, Any]) -> dict[str, Any] | None:
     return result if "taskId" in result else None
 
 
-def _status_messages(messages: list[dict[str, Any]], answered: dict[int, dict[str, Any]]) -> list[int]:
-    """Server messages that show a Task after an earlier message showed the same task terminal."""
+def _status_messages(messages: list[dict[str, Any]], answered: dict[int, dict[str, Any]],
+                     terminal: str) -> list[int]:
+    """Server messages that show a Task after an earlier message showed the same task ``terminal``."""
     seen: dict[str, str] = {}
     out = []
     for i, m in enumerate(messages):
         task = _task_of(m["message"]) if m["from"] == "server" else None
         if task is None:
             continue
-        if seen.get(task["taskId"]) in _TERMINAL and answered.get(i, {}).get("method") != "tasks/cancel":
+        if seen.get(task["taskId"]) == terminal and answered.get(i, {}).get("method") != "tasks/cancel":
             out.append(i)
         seen[task["taskId"]] = task["status"]
     return out
 
 
-def break_trace(rng: Any, messages: list[dict[str, Any]], revision: str, mistake: str) -> int:
-    """Break one message of ``messages`` (in place) the way ``mistake`` says; return its index."""
+VARIANTS: dict[str, dict[str, tuple[str, ...]]] = {
+    # mistake -> revision -> the variations of that mistake, each its own case kind
+    "terminal-regress": {LEGACY: ("completed, then working", "failed, then completed", "cancelled, then working"),
+                         MODERN: ("completed, then working", "completed, then failed")},
+    "wrong-task-id": {LEGACY: ("tasks/get names another task", "tasks/cancel names an unknown task"),
+                      MODERN: ("tasks/get names another task", "tasks/get names an unknown task")},
+    "undeclared": {LEGACY: ("no requests.tools.call", "no cancel", "no list", "no tasks at all"),
+                   MODERN: ("the first task", "a later task")},
+    "cancel-finished": {LEGACY: ("a completed task",)},
+    "result-while-working": {MODERN: ("while working", "while input_required")},
+    "era-shape": {LEGACY: ("the create answer flattened", "ttlMs for ttl", "pollIntervalMs for pollInterval"),
+                  MODERN: ("the create answer nested", "ttl for ttlMs", "pollInterval for pollIntervalMs")},
+}
+
+
+def break_trace(rng: Any, messages: list[dict[str, Any]], revision: str, mistake: str, variant: str) -> int:
+    """Break one message of ``messages`` (in place) the way ``mistake`` and its ``variant`` say; return
+    its index. The seed (``rng``) only chooses among equivalent places."""
     answered = _methods(messages)
     modern = revision == MODERN
 
@@ -85,24 +106,29 @@ def break_trace(rng: Any, messages: list[dict[str, Any]], revision: str, mistake
         return [i for i, req in answered.items() if req["method"] == method and test(i)]
 
     if mistake == "terminal-regress":
-        at = rng.choice(_status_messages(messages, answered))
+        before, _, after = variant.partition(", then ")
+        at = rng.choice(_status_messages(messages, answered, before))
         task = _task_of(messages[at]["message"])
         assert task is not None
-        task["status"] = rng.choice([s for s in ("working", "input_required", "failed", "completed")
-                                     if s != task["status"]])
+        task["status"] = after
         for key in ("result", "error", "inputRequests"):
             task.pop(key, None)
         return at
     if mistake == "wrong-task-id":
-        at = rng.choice(responses("tasks/get") + responses("tasks/cancel", lambda i: "taskId" in messages[i]["message"].get("result", {})))
+        if variant.startswith("tasks/cancel"):
+            at = rng.choice(responses("tasks/cancel", lambda i: "taskId" in messages[i]["message"].get("result", {})))
+        else:
+            at = rng.choice(responses("tasks/get"))
         task = _task_of(messages[at]["message"])
         assert task is not None
         ids = sorted({t["taskId"] for t in (_task_of(m["message"]) for m in messages if m["from"] == "server") if t})
-        task["taskId"] = rng.choice([t for t in ids if t != task["taskId"]] + [f"task-{rng.randint(7, 99)}"])
+        others = [t for t in ids if t != task["taskId"]]
+        task["taskId"] = rng.choice(others) if "another" in variant else f"task-{rng.randint(50, 99)}"
         return at
     if mistake == "undeclared":
         if modern:
-            at = rng.choice([i for i in answered if messages[i]["message"].get("result", {}).get("resultType") == "task"])
+            made = [i for i in answered if messages[i]["message"].get("result", {}).get("resultType") == "task"]
+            at = made[0] if variant == "the first task" else rng.choice(made[1:])
             caps = answered[at]["params"]["_meta"][_CC]
             del caps["extensions"][_EXT]
             if not caps["extensions"]:
@@ -110,9 +136,8 @@ def break_trace(rng: Any, messages: list[dict[str, Any]], revision: str, mistake
             return at
         init = next(i for i, req in answered.items() if req["method"] == "initialize")
         tasks_caps = messages[init]["message"]["result"]["capabilities"]["tasks"]
-        options = ["requests", "cancel", "everything"] + (["list"] if "tasks/list" in
-                                                           {r["method"] for r in answered.values()} else [])
-        what = rng.choice(options)
+        what = {"no requests.tools.call": "requests", "no cancel": "cancel", "no list": "list",
+                "no tasks at all": "everything"}[variant]
         if what == "everything":
             del messages[init]["message"]["result"]["capabilities"]["tasks"]
         else:
@@ -134,49 +159,46 @@ def break_trace(rng: Any, messages: list[dict[str, Any]], revision: str, mistake
         done = next(_task_of(messages[i]["message"]) for i in responses("tasks/get")
                     if messages[i]["message"]["result"]["status"] == "completed")
         assert done is not None
-        at = rng.choice([i for i in responses("tasks/get")
-                         if messages[i]["message"]["result"]["status"] in ("working", "input_required")])
+        status = variant.split()[-1]
+        at = rng.choice([i for i in responses("tasks/get") if messages[i]["message"]["result"]["status"] == status])
         messages[at]["message"]["result"]["result"] = copy.deepcopy(done["result"])
         return at
     if mistake == "era-shape":
         created = [i for i in responses("tools/call") if _task_of(messages[i]["message"]) is not None]
-        shown = created + responses("tasks/get")
-        at = rng.choice(shown)
-        result = messages[at]["message"]["result"]
-        if at in created and rng.random() < 0.5:
+        if variant.startswith("the create answer"):
+            at = rng.choice(created)
+            result = messages[at]["message"]["result"]
             if modern:  # the legacy nesting, in a 2026-07-28 answer
                 task = {k: result.pop(k) for k in list(result) if k not in ("resultType", "_meta")}
                 result["task"] = task
             else:       # the extension's flattening, in a 2025-11-25 answer
                 result.update(result.pop("task"))
             return at
+        at = rng.choice(created + responses("tasks/get"))
         task = _task_of(messages[at]["message"])
         assert task is not None
-        names = (("ttlMs", "ttl"), ("pollIntervalMs", "pollInterval")) if modern else \
-            (("ttl", "ttlMs"), ("pollInterval", "pollIntervalMs"))
-        old, new = rng.choice(names)
+        new, _, old = variant.partition(" for ")
         task[new] = task.pop(old)
         return at
     raise ValueError(mistake)
 
 
-def build_trace(rng: Any, revision: str, mistake: str) -> tuple[dict[str, Any], int | None]:
-    """A simulated trace in ``revision`` with ``mistake`` in it (``""``: none), and the bad index."""
+def build_trace(rng: Any, revision: str, mistake: str, variant: str = "") -> tuple[dict[str, Any], int | None]:
+    """A simulated trace in ``revision`` with ``mistake`` (``""``: none) in its ``variant``, and the bad
+    index. A 2025-11-25 client sends tasks/list only where a variation needs it (or the story draws)."""
     from mcp_sim.grading.exercises.ex08_task_traces import public, story
 
-    messages, _ = story(rng, revision)
-    bad = break_trace(rng, messages, revision, mistake) if mistake else None
+    messages, _ = story(rng, revision, True if variant == "no list" else None)
+    bad = break_trace(rng, messages, revision, mistake, variant) if mistake else None
     return {"revision": revision, "messages": public(messages)}, bad
 
 
-KINDS = {"terminal-regress": (LEGACY, MODERN), "wrong-task-id": (LEGACY, MODERN), "undeclared": (LEGACY, MODERN),
-         "cancel-finished": (LEGACY,), "result-while-working": (MODERN,), "era-shape": (LEGACY, MODERN)}
-
-
-def _ask(ctx: CheckContext, kind: str) -> None:
-    mistake, revision = kind.rsplit(" in ", 1)
+def _ask(ctx: CheckContext, kind: str, rng: Any = None) -> None:
+    """``kind`` is ``"<mistake>: <variant> in <revision>"`` or ``"sound trace in <revision>"``."""
+    what, revision = kind.rsplit(" in ", 1)
+    mistake, _, variant = what.partition(": ")
     mistake = "" if mistake == "sound trace" else mistake
-    trace, bad = build_trace(ctx.rng, revision, mistake)
+    trace, bad = build_trace(ctx.rng if rng is None else rng, revision, mistake, variant)
     got = ctx.function("diagnose")(copy.deepcopy(trace))
     listing = "\n".join(f"  [{i}] {m['from']}: {json.dumps(m['message'])}" for i, m in enumerate(trace["messages"]))
     if bad is None:
@@ -184,8 +206,9 @@ def _ask(ctx: CheckContext, kind: str) -> None:
             tag = got.get("rule", "") if isinstance(got, dict) else ""
             raise CheckFailed(f"Trace ({revision}):\n{listing}\nEvery message here keeps the rules (a 2025-11-25 "
                               f"cancel of a finished task refused, a 2026-07-28 one acknowledged, input_required "
-                              f"going back to working and a task polled after it ended are all fine), so diagnose() should return None; it returned "
-                              f"{got!r}.", RULE_TAGS.get(tag if isinstance(tag, str) else "", ""))
+                              f"going back to working and a task polled after it ended are all fine), yet "
+                              f"diagnose() returned {got!r}.", RULE_TAGS.get(tag if isinstance(tag, str) else "", ""),
+                              expected="None")
         return
     want = {"index": bad, "rule": mistake}
     if got != want:
@@ -195,7 +218,27 @@ def _ask(ctx: CheckContext, kind: str) -> None:
 
 
 def _kinds(mistake: str) -> tuple[str, ...]:
-    return tuple(f"{mistake} in {era}" for era in KINDS[mistake])
+    return tuple(f"{mistake}: {variant} in {era}" for era, variants in VARIANTS[mistake].items()
+                 for variant in variants)
+
+
+def check_generated(ctx: CheckContext, kind: str) -> None:
+    """Every kind, on other stories of this seed (other tools, times, with and without tasks/list):
+    a seeded generator of the same power as the fixed cases."""
+    kinds = [k for c in EXERCISE.checks if c.run is not check_generated for k in c.kinds]
+    rules = {k: c.rule for c in EXERCISE.checks for k in c.kinds}
+
+    def learner(case: tuple[int, int]) -> None:
+        try:
+            _ask(ctx, kinds[case[0]], random.Random(f"ex08_diagnose|{ctx.seed}|{case[1]}"))
+        except CheckFailed as exc:
+            raise CheckFailed(str(exc), exc.rule or rules[kinds[case[0]]], case=exc.case, expected=exc.expected) \
+                from None
+
+    differential(ctx, st.tuples(st.integers(0, len(kinds) - 1), st.integers(0, 5)), learner=learner,
+                 oracle=lambda case: None, compare=lambda *_: None,
+                 describe=lambda case: f"the kind {kinds[case[0]]!r} on story {case[1] + 1} of this seed",
+                 raises_rule=R_SHAPE, examples=12)
 
 
 EXERCISE = Exercise(
@@ -222,6 +265,9 @@ EXERCISE = Exercise(
               hint="Which status may carry a result?"),
         Check("A Task in the other era's shape", R_SHAPE, _ask, _kinds("era-shape"),
               hint="Look at the names of the ttl and interval fields, and where the Task sits in the create answer."),
+        Check("Any kind, on other stories of the seed", R_TERMINAL, check_generated, ("generated",),
+              hint="Walk the smallest case's trace by hand, keeping each task's latest status and each request "
+                   "by id."),
     ),
     hints=(
         Hint("Walk the messages in order and keep: each request by id (answers carry no method), the server's "

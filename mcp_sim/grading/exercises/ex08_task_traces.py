@@ -49,7 +49,7 @@ _ONLY_TASK = ("export", "archive", "publish", "migrate")
 _ASKING = ("deploy", "approve_invoice", "delete_old_logs")
 
 
-def draw_world(rng: Any, revision: str) -> dict[str, Any]:
+def draw_world(rng: Any, revision: str, with_list: bool | None = None) -> dict[str, Any]:
     """The surface of one story: names, durations and answers, all from ``rng``."""
     long_tool, only_task, asking = rng.choice(_LONG), rng.choice(_ONLY_TASK), rng.choice(_ASKING)
     steps, step_s = rng.randint(2, 4), rng.choice((5, 10, 15))
@@ -61,7 +61,7 @@ def draw_world(rng: Any, revision: str) -> dict[str, Any]:
         "poll_interval_ms": rng.choice((500, 1000, 2000, 5000)),
         "server_ttl_ms": rng.choice((120_000, 300_000, 600_000)),
         "requested_ttl_ms": rng.choice((240_000, 480_000, 900_000)),
-        "with_list": rng.random() < 0.5,
+        "with_list": rng.random() < 0.5 if with_list is None else with_list,
         "outputs": {long_tool: f"{long_tool} finished (job {token})", only_task: f"{only_task} done",
                     asking: f"{asking}: confirmed"},
         "user_answer": {"action": "accept", "content": {"ok": rng.choice((True, False))}},
@@ -160,9 +160,10 @@ async def _expect_error(pending: Any) -> None:
         return
 
 
-def task_trace(rng: Any, revision: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Run the era's story with a surface drawn from ``rng``; return its messages and its world."""
-    world = draw_world(rng, revision)
+def task_trace(rng: Any, revision: str, with_list: bool | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Run the era's story with a surface drawn from ``rng`` (``with_list``: whether a 2025-11-25
+    client also sends tasks/list; drawn when ``None``); return its messages and its world."""
+    world = draw_world(rng, revision, with_list)
     sim = Simulation(rng.randint(0, 10**6))
 
     async def main() -> None:
@@ -180,15 +181,15 @@ def task_trace(rng: Any, revision: str) -> tuple[list[dict[str, Any]], dict[str,
 
 
 @functools.lru_cache(maxsize=1024)
-def _recorded(story_seed: int, revision: str) -> str:
+def _recorded(story_seed: int, revision: str, with_list: bool | None = None) -> str:
     """One run, kept as JSON text: a simulation is deterministic, so the same seed need not run twice
     (the grader replays the same cases for every file it grades)."""
-    return json.dumps(task_trace(random.Random(story_seed), revision))
+    return json.dumps(task_trace(random.Random(story_seed), revision, with_list))
 
 
-def story(rng: Any, revision: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def story(rng: Any, revision: str, with_list: bool | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """:func:`task_trace` for a story seed drawn from ``rng``; a fresh copy every time."""
-    messages, world = json.loads(_recorded(rng.randrange(1 << 16), revision))
+    messages, world = json.loads(_recorded(rng.randrange(1 << 16), revision, with_list))
     return messages, world
 
 
