@@ -430,6 +430,16 @@ NEW_WRONG: list[tuple[str, str, Any, str]] = [
      [('if modern and tool["needs"] and tool["needs"] not in caps:',
        'if modern and tool["needs"] and not caps.get(tool["needs"]):')],
      "No error response when none is due"),
+    ("ex02_error_codes", "an empty string id refused",
+     [("return isinstance(value, str) or", 'return (isinstance(value, str) and value != "") or')],
+     "Every envelope: the error code of the simulator's decoder"),
+    ("ex02_error_codes", "params null read as no params",
+     [('if "params" in msg and not isinstance(msg["params"], dict):',
+       'if msg.get("params") is not None and not isinstance(msg["params"], dict):')],
+     "Every envelope: the error code of the simulator's decoder"),
+    ("ex02_error_codes", "jsonrpc compared as a number",
+     [('msg.get("jsonrpc") != "2.0"', 'str(msg.get("jsonrpc")) != "2.0"')],
+     "Every envelope: the error code of the simulator's decoder"),
     # ex03_era_detection: every status, every neighbouring code
     ("ex03_era_detection", "any 2xx-4xx status with a modern body", ERA_HTTP_STATUS_RANGE,
      "HTTP: read the status and the body together"),
@@ -534,6 +544,7 @@ def test_every_exercise_has_three_new_wrong_answers() -> None:
 # --- one truth -----------------------------------------------------------------------------------------
 
 GENERATED = {
+    "ex02_error_codes": ["Every envelope: the error code of the simulator's decoder"],
     "ex04_mrtr_loop": ["Any script of rounds: every request is the simulator client's"],
     "ex01_topology": ["Every arrangement of up to four servers: the simulator's topology"],
     "ex03_era_detection": ["Every reply shape is classified like the simulator's",

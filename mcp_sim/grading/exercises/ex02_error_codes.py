@@ -14,11 +14,14 @@ or ``None``: an ``isError`` result, which the tools page recommends); 2025-06-18
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable
 from typing import Any
 
+from mcp_sim.grading.differential import Mismatch, exhaustive
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
+from mcp_sim.wire.jsonrpc import InvalidMessage, decode
 
 R_PARSE = "jsonrpc.standard-error-codes"
 R_INVALID = "jsonrpc.request-id-not-null"
@@ -318,6 +321,61 @@ def _make_check(factory: Callable[[Any, str], Case]) -> Callable[[CheckContext, 
     return run
 
 
+# --- generated: every envelope, against the simulator's own JSON-RPC decoder --------------------------------
+
+_ABSENT = object()
+ENVELOPE_AXES: dict[str, tuple[Any, ...]] = {
+    "jsonrpc": ("2.0", _ABSENT, "1.0", 2.0),
+    "method": ("tools/list", _ABSENT, "", 7, None),
+    "id": (_ABSENT, 1, 0, -5, "a", "", None, 1.5, True, [1], {}),
+    "params": (_ABSENT, {}, [], "x", None),
+}
+"""Every value of every member of a request the README names; the generated check tries all their
+combinations (1,100 messages) on every seed."""
+RAW_LINES = ("", " ", "{", "null", "[]", "123", '"tools/list"', '[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]',
+             '{"jsonrpc":"2.0","id":1,"method":"tools/list",}', "{'jsonrpc':'2.0'}")
+
+
+def envelopes() -> list[str]:
+    """Every combination of :data:`ENVELOPE_AXES` as a JSON line, then the :data:`RAW_LINES`."""
+    out = []
+    for values in itertools.product(*ENVELOPE_AXES.values()):
+        msg = {k: v for k, v in zip(ENVELOPE_AXES, values, strict=True) if v is not _ABSENT}
+        out.append(json.dumps(msg, separators=(",", ":")))
+    return out + list(RAW_LINES)
+
+
+def simulator_envelope(line: str) -> tuple[int | None, bool]:
+    """(the code the simulator's decoder answers ``line`` with, or None; whether the answer is free).
+
+    A valid request here is ``tools/list`` on a legacy server that has it: no error is due. A malformed
+    *notification* (no id, params not an object) is free: JSON-RPC calls it an Invalid Request, and the
+    simulator, like MCP for every notification, does not answer it — -32600 and None both pass."""
+    decoded = decode(line)
+    if isinstance(decoded, InvalidMessage):
+        return decoded.reply.error.code, not decoded.is_answerable
+    return None, False
+
+
+def check_generated_envelopes(ctx: CheckContext, kind: str) -> None:
+    server = make_server(ctx.rng, ctx.rng.choice(LEGACY))
+    if "tools/list" not in server["methods"]:
+        server["methods"].append("tools/list")
+    server["broken_methods"] = []
+
+    def compare(line: str, got: Any, want: tuple[int | None, bool]) -> Mismatch | None:
+        code, free = want
+        if (got == code and type(got) is type(code)) or (free and got in (None, -32600)):
+            return None
+        return Mismatch(f"Your function returned {got!r}.", RULE_OF_CODE.get(code, R_INVALID),
+                        expected=f"{code!r}" + (" (or None: a notification)" if free else ""))
+
+    exhaustive(ctx, envelopes(), learner=lambda line: ctx.function("choose_error_code")(
+                   line, json.loads(json.dumps(server))),
+               oracle=simulator_envelope, compare=compare,
+               describe=lambda line: f"line {line!r} to a {server['revision']} server that has tools/list")
+
+
 EXERCISE = Exercise(
     id="ex02_error_codes",
     title="Pick the right error code",
@@ -349,6 +407,10 @@ EXERCISE = Exercise(
         Check("No error response when none is due", R_NO_ERROR, _make_check(case_no_error), NO_ERROR_KINDS,
               hint="Some messages need no error at all: a valid request (in any version the server supports), "
                    "a tool whose own work fails, and every notification."),
+        Check("Every envelope: the error code of the simulator's decoder", R_INVALID, check_generated_envelopes,
+              ("every jsonrpc × method × id × params, and raw lines",), seeds=1,
+              hint="Read the line in order: JSON at all, then an object with jsonrpc 2.0, a method, params as an "
+                   "object, an id that is a string or an integer."),
     ),
     hints=(
         Hint("Work from the outside in, as a server does: can the text be parsed? Is it a request at all? Does "
