@@ -292,7 +292,56 @@ def diagnose(trace):
     return None
 '''
 
+STDOUT_JUDGE = '''
+import json
+
+WHO = {"stdout": "server", "stdin": "client"}
+
+
+def _shape_ok(value):
+    if type(value) is not dict or value.get("jsonrpc") != "2.0":
+        return False
+    return isinstance(value.get("method"), str) or ("id" in value and ("result" in value or "error" in value))
+
+
+def diagnose(lines):
+    for i, line in enumerate(lines):
+        who = WHO.get(line["stream"])
+        if who is None:
+            continue
+        try:
+            value = json.loads(line["text"])
+        except json.JSONDecodeError:
+            return {"writer": who, "index": i}
+        if not _shape_ok(value):
+            return {"writer": who, "index": i}
+    return None
+'''
+
+STDOUT_GENERATOR = '''
+import json
+
+
+def _message(text):
+    try:
+        v = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(v, dict) and v.get("jsonrpc") == "2.0" and (
+        type(v.get("method")) is str or ("id" in v and any(k in v for k in ("result", "error"))))
+
+
+def diagnose(lines):
+    bad = ((i, l) for i, l in enumerate(lines) if l["stream"] != "stderr" and not _message(l["text"]))
+    found = next(bad, None)
+    if found is None:
+        return None
+    return {"index": found[0], "writer": "server" if found[1]["stream"] == "stdout" else "client"}
+'''
+
 ALTERNATIVES: list[tuple[str, str, str]] = [
+    ("ex06_diagnose_stdout", "a shape function and a writer table", STDOUT_JUDGE),
+    ("ex06_diagnose_stdout", "a generator of bad lines", STDOUT_GENERATOR),
     ("ex05_diagnose", "a recursive schema check, cursors in a list", DIAGNOSE_RECURSIVE),
     ("ex05_diagnose", "the reference walked with an index of responses first",
      _edit("ex05_diagnose", "    for index, entry in enumerate(trace[\"messages\"]):\n        msg = entry[\"message\"]",
@@ -463,6 +512,21 @@ WRONG += [
               "            return {\"index\": index, \"rule\": \"not-found-code\"}\n"
               "    return _diagnose(trace)\n"),
      "With two mistakes, the first one is named", "pagination.cursor-opaque"),
+]
+
+S = "ex06_diagnose_stdout"
+_ANY = "Every kind of line that is no message is found"
+WRONG += [
+    (S, "any object with jsonrpc 2.0 taken for a message",
+     _edit(S, "    if isinstance(value.get(\"method\"), str):", "    if True:"), _ANY, "stdio.stdout-only-messages"),
+    (S, "the jsonrpc version never read",
+     _edit(S, "if not isinstance(value, dict) or value.get(\"jsonrpc\") != \"2.0\":", "if not isinstance(value, dict):"),
+     _ANY, "stdio.stdout-only-messages"),
+    (S, "stdout scanned before stdin",
+     _edit(S, "    for index, line in enumerate(lines):",
+           "    order = sorted(range(len(lines)), key=lambda i: lines[i][\"stream\"] != \"stdout\")\n"
+           "    for index, line in ((i, lines[i]) for i in order):"),
+     "A line on stdin that is not a message is the client's fault", "stdio.stdin-only-messages"),
 ]
 
 

@@ -16,6 +16,9 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
+from hypothesis import strategies as st
+
+from mcp_sim.grading.differential import Mismatch, differential
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 from mcp_sim.scenarios.stdio_pitfalls import StdioLine, notes_session, pitfall_session
 from mcp_sim.wire.jsonrpc import InvalidMessage, decode
@@ -39,7 +42,18 @@ def culprit(lines: Sequence[StdioLine]) -> dict[str, Any] | None:
 def _session(ctx: CheckContext, kind: str) -> Sequence[StdioLine]:
     revision = ctx.rng.choice(_REVISIONS)
     seed = ctx.rng.randrange(12)
+    if kind in _TWO_BAD:  # two culprits: the first one written is the one to name
+        lines = list(notes_session(seed, revision))
+        for at, stream, text in _TWO_BAD[kind]:
+            lines.insert(at, StdioLine(stream, text))  # type: ignore[arg-type]
+        return lines
     return notes_session(seed, revision) if kind == "healthy session" else pitfall_session(kind, seed, revision)
+
+
+_TWO_BAD = {"two bad lines, the client's first": ((3, "stdin", "note to self: retry later"),
+                                                  (6, "stdout", "debug: got request")),
+            "two bad lines, the server's first": ((3, "stdout", '{"level": "debug", "msg": "hi"}'),
+                                                  (6, "stdin", "hello?"))}
 
 
 def check_diagnose(ctx: CheckContext, kind: str) -> None:
@@ -80,6 +94,64 @@ def check_diagnose(ctx: CheckContext, kind: str) -> None:
                           f"diagnose() said {got.get('writer')!r}.", rule)
 
 
+# --- generated: bad lines of every kind anywhere, on any pipe, against the simulator's own decoder ----------
+
+BAD_LINES = ("debug: entering handler", '{"level": "info", "msg": "started"}', "[1, 2, 3]", "42", '"text"',
+             '{"jsonrpc": "1.0", "id": 1, "result": {}}', '{"jsonrpc": "2.0", "id": 5}', "{",
+             '  "jsonrpc": "2.0",', "ERROR: disk full", "null", '{"jsonrpc": "2.0"}')
+"""Lines that are no JSON-RPC message: text, JSON that is not an object, an object without "2.0", an id with
+neither result nor error, a piece of pretty-printed JSON."""
+
+_STREAM = st.sampled_from(("stdout", "stdin", "stderr"))
+_SESSIONS = st.tuples(st.integers(0, 3), st.sampled_from(_REVISIONS),
+                      st.lists(st.tuples(st.integers(0, 40), _STREAM, st.sampled_from(BAD_LINES)), max_size=3))
+
+
+def inject(t: tuple[int, str, list[tuple[int, str, str]]]) -> list[StdioLine]:
+    """A healthy notes session with the given lines put in at the given places."""
+    seed, revision, extra = t
+    lines = list(notes_session(seed, revision))
+    for at, stream, text in extra:
+        lines.insert(at % (len(lines) + 1), StdioLine(stream, text))  # type: ignore[arg-type]
+    return lines
+
+
+def check_every_bad_line(ctx: CheckContext, kind: str) -> None:
+    """Each kind of line that is no message, alone in a healthy session, on the pipe the kind names."""
+    stream = kind.removeprefix("each bad line on ")
+    seed, revision = ctx.rng.randrange(4), ctx.rng.choice(_REVISIONS)
+    for text in BAD_LINES:
+        lines = inject((seed, revision, [(3, stream, text)]))
+        want = culprit(lines)
+        got = ctx.function("diagnose")([line.as_dict() for line in lines])
+        if got != want:
+            raise CheckFailed(f"Line 3 on {stream}, {text!r}, is no JSON-RPC message (and every other line on stdin "
+                              f"and stdout is one); diagnose() reported {got!r}.",
+                              R_STDOUT if stream == "stdout" else R_STDIN, case=f"{text!r} on {stream}",
+                              expected=repr(want))
+
+
+def check_generated(ctx: CheckContext, kind: str) -> None:
+    def learner(t: tuple[int, str, list[tuple[int, str, str]]]) -> Any:
+        return ctx.function("diagnose")([line.as_dict() for line in inject(t)])
+
+    def compare(t: tuple[int, str, list[tuple[int, str, str]]], got: Any, want: Any) -> Mismatch | None:
+        if got == want:
+            return None
+        lines = inject(t)
+        if want is None:
+            return Mismatch(f"diagnose() reported {got!r} for a session whose stdin and stdout lines are all "
+                            f"JSON-RPC messages (the extra lines are on stderr).", R_STDERR, expected="None")
+        bad = lines[want["index"]]
+        return Mismatch(f"In this session the line {want['index']} on {bad.stream}, {bad.text!r}, is the first on "
+                        f"stdin or stdout that is no JSON-RPC message; diagnose() reported {got!r}.",
+                        R_STDOUT if want["writer"] == "server" else R_STDIN, expected=repr(want))
+
+    differential(ctx, _SESSIONS, learner=learner, oracle=lambda t: culprit(inject(t)), compare=compare,
+                 describe=lambda t: f"the notes session {t[0]} ({t[1]}) with {t[2] or 'nothing'} put in "
+                                    f"(position, pipe, line)")
+
+
 EXERCISE = Exercise(
     id="ex06_diagnose_stdout",
     title="Which line broke the stdio stream, and who wrote it?",
@@ -90,15 +162,22 @@ EXERCISE = Exercise(
     functions=("diagnose",),
     checks=(
         Check("A line on stdout that is not a message is the server's fault", R_STDOUT, check_diagnose,
-              ("debug print", "json log on stdout", "pretty-printed json"),
+              ("debug print", "json log on stdout", "pretty-printed json", "two bad lines, the server's first"),
               hint="Valid JSON is not enough: a message is an object with jsonrpc \"2.0\" and a method, or an id "
                    "with a result or an error."),
         Check("A line on stdin that is not a message is the client's fault", R_STDIN, check_diagnose,
-              ("client note on stdin",),
+              ("client note on stdin", "two bad lines, the client's first"),
               hint="stdin is written by the client, stdout by the server."),
         Check("stderr is for logs: sound sessions are sound", R_STDERR, check_diagnose,
               ("logs on stderr", "healthy session"),
               hint="Never judge stderr lines; and a JSON-RPC error reply is a message, not the culprit."),
+        Check("Every kind of line that is no message is found", R_STDOUT, check_every_bad_line,
+              ("each bad line on stdout", "each bad line on stdin"),
+              hint="Valid JSON is not enough; nor is an object: it needs jsonrpc \"2.0\" and a method, or an id "
+                   "with a result or an error."),
+        Check("Any session is judged like the simulator's decoder", R_STDOUT, check_generated, ("generated",),
+              hint="A message is an object with jsonrpc \"2.0\" and a method, or an id with a result or an error; "
+                   "name the first line on stdin or stdout that is not one."),
     ),
     hints=(
         Hint("Only stdin and stdout carry protocol. Skip every stderr line.", R_STDERR),
