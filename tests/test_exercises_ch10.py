@@ -72,16 +72,14 @@ def sandbox_policy(needs, roots):
 WRONG: list[tuple[str, str, Any, str]] = [
     # --- ex10_review_everything ---
     ("ex10_review_everything", "only the description is reviewed",
-     [("strings({k: tool.get(k) for k in READ_BY_THE_MODEL})", "strings({\"description\": tool.get(\"description\")})")],
+     [("strings({k: v for k, v in tool.items() if k != \"_meta\"})", "strings({\"description\": tool.get(\"description\")})")],
      "Every string the model reads is reviewed"),
     ("ex10_review_everything", "invisible characters are not revealed",
      [("        visible = as_the_model_reads(text)\n", "        visible = text\n")],
      "Every string the model reads is reviewed"),
     ("ex10_review_everything", "the output schema and annotations are skipped",
-     [('READ_BY_THE_MODEL = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")',
-       'READ_BY_THE_MODEL = ("name", "title", "description", "inputSchema")\n'
-       'FINGERPRINTED = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")'),
-      ("for k in READ_BY_THE_MODEL}, sort_keys=True", "for k in FINGERPRINTED}, sort_keys=True")],
+     [('strings({k: v for k, v in tool.items() if k != "_meta"})',
+       'strings({k: v for k, v in tool.items() if k in ("name", "title", "description", "inputSchema")})')],
      "Fields no attack has used yet"),
     ("ex10_review_everything", "one phrase blocked", ONE_PHRASE_REVIEW, "Fields no attack has used yet"),
     ("ex10_review_everything", "every definition refused",

@@ -31,6 +31,7 @@ from mcp_sim.grading.exercises import (
     ex10_authorize_call,
     ex10_origin_check,
     ex10_replay_guard,
+    ex10_review_everything,
     ex10_sandbox_policy,
     ex10_token_audience,
     ex11_discovery_urls,
@@ -367,8 +368,46 @@ def sandbox_policy(needs, roots):
     return policy
 '''
 
+REVIEW_ALT_STACK = '''
+import hashlib, json, re, unicodedata
+
+SIGNS = [re.compile(p, re.I) for p in (
+    r"\\b(before|after|when(ever)?)\\s+(you\\s+)?(us|call|invok|run)\\w*|\\b(always|never|must|you should|"
+    r"make sure|ignore|instead|override|forget|pretend)\\b|\\bdo(n't| not)\\b",
+    r"\\b(tell|mention|reveal|show|inform|notify)\\w*\\b.{0,30}\\buser\\b|\\b(secret(ly)?|silently|quietly|hidden)\\b",
+    r"<\\s*/?\\s*[A-Za-z_]+\\s*>|\\[(system|inst)\\]",
+    r"(~|\\.\\.)?/[\\w.-]+/[\\w./-]+|\\b(ssh|id_rsa|id_ed25519|\\.env|credential|password|api[_ ]?key|token)s?\\b")]
+SNAKE = re.compile(r"\\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\\b|\\b\\w+__\\w+\\b")
+TAGS = {code: code - 0xE0000 for code in range(0xE0020, 0xE007F)}
+
+def shown(text):
+    text = text.translate(TAGS)
+    return unicodedata.normalize("NFKC", "".join(c for c in text if unicodedata.category(c) != "Cf"))
+
+def review(server, tool):
+    names = {tool.get("name", "")} | set(tool.get("inputSchema", {}).get("properties", {}))
+    stack = [(False, v) for k, v in tool.items() if k != "_meta"] + [(True, k) for k in tool if k != "_meta"]
+    while stack:
+        is_key, item = stack.pop()
+        if isinstance(item, dict):
+            stack += [(True, k) for k in item] + [(False, v) for v in item.values()]
+        elif isinstance(item, list):
+            stack += [(False, v) for v in item]
+        elif isinstance(item, str):
+            seen = shown(item)
+            if seen != item:
+                return False
+            if not is_key and (any(p.search(seen) for p in SIGNS) or set(SNAKE.findall(seen)) - names):
+                return False
+    return True
+
+def fingerprint(tool):
+    keys = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
+    return hashlib.blake2b(json.dumps([[k, tool.get(k)] for k in keys], sort_keys=True).encode()).hexdigest()
+'''
+
 # (exercise, name, source, checks that must pass — all when empty)
-ALTERNATIVES: list[tuple[str, str, str]] = [
+ALTERNATIVES: list[tuple[str, str, Any]] = [
     ("ex10_token_audience", "flags first, all() over the scopes", AUDIENCE_ALT_EARLY_SCOPES),
     ("ex10_token_audience", "audience before expiry, a set difference", AUDIENCE_ALT_AUD_FIRST),
     ("ex11_discovery_urls", "a hand-written RFC 7235 tokenizer, urlunsplit", DISCOVERY_ALT_TOKENIZER),
@@ -379,6 +418,10 @@ ALTERNATIVES: list[tuple[str, str, str]] = [
     ("ex10_origin_check", "urlsplit: scheme, host and port", ORIGIN_ALT_PARSER),
     ("ex10_origin_check", "any() over the two hosts", ORIGIN_ALT_ANY),
     ("ex10_authorize_call", "a table of named checks", AUTHORIZE_ALT_TABLE),
+    ("ex10_review_everything", "a stack walk, str.translate, BLAKE2 of a list", REVIEW_ALT_STACK),
+    ("ex10_review_everything", "the reference's walk with a base64 SHA-256 pin", [
+        ("    return hashlib.sha256(text.encode()).hexdigest()",
+         "    import base64\n    return base64.b64encode(hashlib.sha256(text.encode('utf-8')).digest()).decode()")]),
     ("ex10_sandbox_policy", "urlsplit, normpath, sorted sets", SANDBOX_ALT_SPLIT),
     ("ex10_sandbox_policy", "a case-insensitive prefix strip, a loop over the globs", SANDBOX_ALT_KEYS),
     ("ex10_replay_guard", "the HMAC class, a ValueError subclass, the tenant in the key", REPLAY_ALT_HMAC_CLASS),
@@ -641,12 +684,36 @@ WRONG: list[tuple[str, str, Any, str, str]] = [
     ("ex10_sandbox_policy", "the scheme stripped as lower-case text (generated)",
      [("root_paths = [urlparse(uri).path for uri in roots]", "root_paths = [uri.removeprefix(\"file://\") for uri in roots]")],
      "Any needs or roots, any probe: the fixed policies' answer", "roots.client-exposes-with-permission"),
+    # --- ex10_review_everything ---
+    ("ex10_review_everything", "paths are refused only with an order",
+     [("    re.compile(r\"(~|\\.\\.)?/[\\w.-]+/[\\w./-]+|\\b(ssh|id_rsa|id_ed25519|\\.env|credential|password|api[_ ]?key|\"\n"
+       "               r\"token)s?\\b\", re.I),\n", "")],
+     "One sign is enough: a path, an order, a hidden character", "security.host.tool-review-is-detection"),
+    ("ex10_review_everything", "orders are refused only with a path",
+     [("        if any(sign.search(visible) for sign in SIGNS):",
+       "        if any(sign.search(visible) for sign in SIGNS[1:]):")],
+     "One sign is enough: a path, an order, a hidden character", "security.host.tool-review-is-detection"),
+    ("ex10_review_everything", "hidden characters not revealed before the words",
+     [("        visible = as_the_model_reads(text)\n", "        visible = text\n")],
+     "One sign is enough: a path, an order, a hidden character", "security.host.tool-review-is-detection"),
+    ("ex10_review_everything", "lists not walked (items, anyOf, examples)",
+     [("        return [s for item in value for s in strings(item)]", "        return []")],
+     "Fields no attack has used yet", "security.host.tool-review-is-detection"),
+    ("ex10_review_everything", "only the six fingerprinted fields reviewed",
+     [('strings({k: v for k, v in tool.items() if k != "_meta"})', "strings({k: tool.get(k) for k in READ_BY_THE_MODEL})")],
+     "Any definition reviews like the Host's reviewer", "security.host.tool-review-is-detection"),
+    ("ex10_review_everything", "a CRC as the fingerprint",
+     [("    return hashlib.sha256(text.encode()).hexdigest()", "    import zlib\n    return format(zlib.crc32(text.encode()), '08x')")],
+     "The fingerprint changes exactly when the definition does", "security.host.rereview-changed-definitions"),
+    ("ex10_review_everything", "Python's hash() as the fingerprint",
+     [("    return hashlib.sha256(text.encode()).hexdigest()", "    return str(hash(text))")],
+     "The fingerprint changes exactly when the definition does", "security.host.rereview-changed-definitions"),
 ]
 
 
 @pytest.mark.parametrize(("exercise_id", "name", "source"), ALTERNATIVES, ids=[f"{a[0]}:{a[1]}" for a in ALTERNATIVES])
-def test_a_valid_alternative_design_passes(tmp_path: Path, exercise_id: str, name: str, source: str) -> None:
-    for result in _grade(tmp_path, exercise_id, source, ALT_SEEDS):
+def test_a_valid_alternative_design_passes(tmp_path: Path, exercise_id: str, name: str, source: Any) -> None:
+    for result in _grade(tmp_path, exercise_id, _source(exercise_id, source), ALT_SEEDS):
         assert result.passed, f"{name}:\n{result}"
 
 
@@ -801,3 +868,19 @@ def test_sandbox_reference_is_the_labs_fixed_policies(case: Any) -> None:
     needs, roots, probe, argument = case
     policy = ex10_sandbox_policy.policy_from(_reference("ex10_sandbox_policy").sandbox_policy(needs, list(roots)))
     assert ex10_sandbox_policy._allows(policy, probe, argument) is ex10_sandbox_policy._fixed(case)
+
+
+def test_review_reference_is_the_hosts_reviewer_everywhere() -> None:
+    ref, module = _reference("ex10_review_everything"), ex10_review_everything
+    verdicts = set()
+    for where in module._WHERE:
+        for poison in module._POISON:
+            tool = module._definition(where, poison, "3")
+            want = bool(module._REVIEWER("weather", tool))
+            assert ref.review("weather", tool) is want, (where, poison)
+            verdicts.add(want)
+    assert verdicts == {True, False}
+    rng = random.Random(2)
+    for kind in module.DIRECT_POISON_KINDS + module.SINGLE_SIGN_KINDS:
+        tool = module._poisoned(rng, kind if kind in module.SINGLE_SIGN_KINDS else module._where(kind))
+        assert not module._REVIEWER("weather", tool) and not ref.review("weather", tool), kind

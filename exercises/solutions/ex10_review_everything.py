@@ -56,7 +56,7 @@ def strings(value: Any) -> list[tuple[bool, str]]:
 def review(server: str, tool: dict[str, Any]) -> bool:
     """Approve the definition only if nothing the model reads is aimed at the model."""
     own = {str(tool.get("name", ""))} | set((tool.get("inputSchema") or {}).get("properties") or {})
-    for is_key, text in strings({k: tool.get(k) for k in READ_BY_THE_MODEL}):
+    for is_key, text in strings({k: v for k, v in tool.items() if k != "_meta"}):  # _meta is for the client only
         visible = as_the_model_reads(text)
         if visible != text:
             return False  # text a person reviewing the tool cannot see
