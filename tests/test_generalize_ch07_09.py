@@ -61,7 +61,7 @@ def generated_check(exercise_id: str) -> str:
 
 
 GENERATED = ("ex07_cache", "ex07_list_changed", "ex07_next_message", "ex08_task_polling",
-             "ex08_next_message", "ex08_diagnose")
+             "ex08_next_message", "ex08_diagnose", "ex09_host_policy")
 
 
 @pytest.mark.parametrize("exercise_id", GENERATED)
@@ -496,3 +496,64 @@ DG_OTHER_ORDER = [('''    if any(name in task for name in OTHER_NAMES[revision])
 @pytest.mark.parametrize("edits", [DG_JSON_IDS, DG_OTHER_ORDER], ids=["ids as JSON text", "checks in another order"])
 def test_ex08_diagnose_alternatives_pass(tmp_path: Path, edits: Any) -> None:
     accepted(tmp_path, "ex08_diagnose", edits)
+
+
+# --- ex09_host_policy ---------------------------------------------------------------------------------
+
+HP_FILTER = "The tool filter: globs, deny over allow, servers, read-only"
+HP_APPROVAL = "Approval in each mode, with and without trust"
+
+HP_WRONG: list[tuple[str, Any, str, str]] = [
+    ("an empty server list read as no list", [("    if servers is not None and server not in servers:",
+                                               "    if servers and server not in servers:")],
+     HP_FILTER, "host.tool-policy"),
+    ("read_only false written out taken for true", [('    if policy.get("read_only") and not',
+                                                     '    if "read_only" in policy and not')],
+     HP_FILTER, "host.tool-policy"),
+    ("a deny glob matched against the bare name too",
+     [('    if _matches(qualified, policy.get("deny", [])):',
+       '    if _matches(qualified, policy.get("deny", [])) or _matches(tool["name"], policy.get("deny", [])):')],
+     HP_FILTER, "host.tool-policy"),
+    ("no approval field read as unless-read-only", [('    mode = policy.get("approval", "always")',
+                                                     '    mode = policy.get("approval", "unless-read-only")')],
+     HP_APPROVAL, "host.approval-policy"),
+]
+
+
+@pytest.mark.parametrize("name,edits,check,rule", HP_WRONG, ids=[w[0] for w in HP_WRONG])
+def test_ex09_host_policy_wrong_answers(tmp_path: Path, name: str, edits: Any, check: str, rule: str) -> None:
+    rejected(tmp_path, "ex09_host_policy", edits, check, rule)
+
+
+HP_ALT_ONE_EXPRESSION = '''
+import fnmatch
+
+
+def may_see(tool, server, trusted, policy):
+    name = server + "__" + tool["name"]
+    ann = tool.get("annotations") or {}
+    return (server in policy.get("servers", [server])
+            and not any(fnmatch.fnmatchcase(name, g) for g in policy.get("deny", ()))
+            and (not policy.get("read_only", False) or (trusted and ann.get("readOnlyHint") == True))  # noqa: E712
+            and any(fnmatch.fnmatchcase(name, g) for g in policy.get("allow", ("*",))))
+
+
+def must_ask(tool, server, trusted, policy):
+    ann = tool.get("annotations") or {}
+    ro = trusted and ann.get("readOnlyHint") is True
+    says_safe = trusted and ann.get("destructiveHint") is False
+    destructive = ann.get("destructiveHint") is True or not (ro or says_safe)
+    names = (server + "__" + tool["name"], tool["name"])
+    risky = any(fnmatch.fnmatchcase(n, g) for n in names for g in policy.get("always_confirm", ()))
+    mode = policy.get("approval", "always")
+    return risky or destructive or mode == "always" or (mode == "unless-read-only" and not ro)
+'''
+
+HP_ALT_DEFAULTS_WRITTEN = [('def may_see(tool: dict[str, Any], server: str, trusted: bool, policy: dict[str, Any]) -> bool:\n',
+                            'def may_see(tool: dict[str, Any], server: str, trusted: bool, policy: dict[str, Any]) -> bool:\n'
+                            '    policy = {"allow": ["*"], "deny": [], "read_only": False, **policy}\n')]
+
+
+@pytest.mark.parametrize("source", [HP_ALT_ONE_EXPRESSION, HP_ALT_DEFAULTS_WRITTEN], ids=["expressions", "defaults"])
+def test_ex09_host_policy_alternatives_pass(tmp_path: Path, source: Any) -> None:
+    accepted(tmp_path, "ex09_host_policy", source)
