@@ -250,7 +250,9 @@ def needs_approval(tool, trusted):
 DIAGNOSE_RECURSIVE = '''
 MODERN = "2026-07-28"
 CHECKS = {"string": lambda v: isinstance(v, str), "object": lambda v: isinstance(v, dict),
-          "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)}
+          "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+          "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+          "boolean": lambda v: isinstance(v, bool), "array": lambda v: isinstance(v, list)}
 
 
 def valid(value, schema):

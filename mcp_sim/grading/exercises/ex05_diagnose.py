@@ -32,8 +32,12 @@ def _rule_for(tag: str, revision: str) -> str:
     return RULE_TAGS.get(tag, "")
 
 
-_OUTPUT_SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}, "celsius": {"type": "number"}},
-                  "required": ["city", "celsius"]}
+_OUTPUT_SCHEMA = {"type": "object", "properties": {
+    "city": {"type": "string"}, "celsius": {"type": "number"}, "station": {"type": "integer"},
+    "sunny": {"type": "boolean"}, "wind": {"type": "object"}, "alerts": {"type": "array"}},
+    "required": ["city", "celsius"]}
+_WRONG_TYPE = {  # one wrong value per property type: each type is checked on every seed
+    "city": 7, "celsius": "14", "station": 2.5, "sunny": "yes", "wind": [12], "alerts": {"flood": True}}
 
 
 def _tool(name: str, schema: dict[str, Any] | None) -> dict[str, Any]:
@@ -86,14 +90,20 @@ def build_trace(rng: Any, revision: str, mistake: str, *, read_first: bool = Fal
         bad.append(len(out))
     client(1, "tools/list", {"cursor": invented if "invented-cursor" in tags else cursor})
     result(1, {"tools": [_tool(names[2], None), _tool(tool_name, _OUTPUT_SCHEMA)], **cache})
-    structured: dict[str, Any] = {"city": city, "celsius": 12 + rng.randint(0, 15)}
+    structured: Any = {"city": city, "celsius": 12 + rng.randint(0, 15) + (0.5 if read_first else 0),
+                       "station": rng.randint(100, 999), "sunny": rng.random() < 0.5, "wind": {"kmh": 12}, "alerts": []}
     variant = tags.get("output-schema")
     if variant == "missing":
         del structured["celsius"]
-    elif variant == "type":
-        structured["celsius"] = str(structured["celsius"])
+    elif variant == "type" or variant in _WRONG_TYPE:
+        name = variant if variant in _WRONG_TYPE else "celsius"
+        structured[name] = _WRONG_TYPE[name]
     elif variant == "renamed":
         structured["temp"] = structured.pop("celsius")
+    elif variant == "a boolean for a number":
+        structured["celsius"] = True
+    elif variant == "not an object":
+        structured = [structured["city"], structured["celsius"]]
     content = [{"type": "text", "text": json.dumps(structured)}]
     if not mistakes:  # a decoy: a second text block is no mistake
         content.append({"type": "text", "text": f"Measured in {city}."})
@@ -122,8 +132,10 @@ def build_trace(rng: Any, revision: str, mistake: str, *, read_first: bool = Fal
     return {"revision": revision, "messages": out}, (min(bad) if bad else None)
 
 
+_SCHEMA_VARIANTS = ("city", "station", "sunny", "wind", "alerts", "a boolean for a number", "not an object")
 KINDS = {"output-schema:missing": ("2025-11-25", "2026-07-28"), "output-schema:type": ("2025-11-25", "2026-07-28"),
-         "output-schema:renamed": ("2025-11-25",), "not-found-code": ("2025-11-25", "2026-07-28"),
+         "output-schema:renamed": ("2025-11-25",),
+         **{f"output-schema:{v}": ("2025-11-25",) for v in _SCHEMA_VARIANTS}, "not-found-code": ("2025-11-25", "2026-07-28"),
          "invented-cursor": ("2025-11-25", "2026-07-28"), "result-type": ("2026-07-28",)}
 _ORDERS = {"call first": False, "read first": True}
 _WHERE = {"on the first page": 0, "on the second page": 1, "on the tools/call result": 2}
@@ -208,7 +220,8 @@ EXERCISE = Exercise(
         Check("Sound traces are sound", R_NOT_FOUND_LEGACY, _ask, _SOUND,
               hint="A code is only wrong for the revision it is sent in; look at the trace's revision first."),
         Check("structuredContent that breaks the outputSchema", R_SCHEMA, _ask,
-              _kinds("output-schema:missing", "output-schema:type", "output-schema:renamed", variations=tuple(_ORDERS)),
+              _kinds("output-schema:missing", "output-schema:type", "output-schema:renamed", variations=tuple(_ORDERS))
+              + _kinds(*(f"output-schema:{v}" for v in _SCHEMA_VARIANTS)),
               hint="Find the tool's outputSchema in the tools/list pages and validate the structuredContent "
                    "against it."),
         Check("The wrong not-found code for the era", R_NOT_FOUND, _ask, _kinds("not-found-code", variations=tuple(_ORDERS)),
