@@ -26,6 +26,8 @@ DELEGATES: dict[str, tuple[str, str, str]] = {
     "progress": ("mcp_sim.grading.commands", "progress_command", "show which exercises you have solved"),
     "serve": ("mcp_sim.bridge.commands", "serve_command", "serve a simulated server to a real MCP client"),
     "connect": ("mcp_sim.bridge.commands", "connect_command", "connect a simulated client to a real MCP server"),
+    "check": ("mcp_sim.bridge.check.command", "check_command",
+              "check a real MCP server in both eras under a workload and a nemesis, rule by rule"),
     "lab": ("mcp_sim.scenarios.security.commands", "lab_command", "list the security labs or run one attack"),
     "rules": ("mcp_sim.course.rules", "rules_command", "list the rules the course teaches, with strength and source"),
     "class": ("mcp_sim.grading.classroom.commands", "class_command",

@@ -1,0 +1,291 @@
+"""Checkers that read a recorded run and report what broke a rule (chapter 12).
+
+A checker sees only the trace — the frames as they crossed the pipe, their marks and the transport
+events — never the workload's own variables, so a trace saved with ``--trace`` can be checked again
+later and gives the same findings. This module holds the checks every frame is held to, whatever it
+was meant to do:
+
+* **framing** — each line the server writes is UTF-8 JSON and nothing else (no stray prints);
+* **schema** — each message validates against the official schema of the session's revision, and a
+  result against the result type of the method it answers;
+* **correlation** — every request gets exactly one response with its id, no response names an id
+  nobody sent, a null id only answers a frame that could not be read;
+* **robustness and timing** — the process does not die under the workload, answers within the
+  deadline, and (2026-07-28) exits on its own once stdin closes;
+* **era** — a 2026-07-28 stdio server sends no requests of its own.
+
+What each marked request was *expected* to get is checked in :mod:`.expectations`, from the pairs
+this module makes (:func:`pair_responses`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp_sim.bridge.check.findings import Category, Finding
+from mcp_sim.protocol import schema
+from mcp_sim.protocol.revisions import LATEST_LEGACY, REVISIONS
+from mcp_sim.trace.event import TraceEvent
+
+CLOSE_MARK = "check:close"
+KILL_MARK = "nemesis:kill"
+MALFORMED_EXPECTATIONS = ("expect:parse-error", "expect:invalid-request")
+
+
+@dataclass
+class LinkRun:
+    """Everything recorded on one link, with the requests paired to their responses."""
+
+    name: str
+    era: str
+    revision: str
+    events: list[TraceEvent]
+    requests: list[TraceEvent] = field(default_factory=list)
+    answers: dict[int, list[TraceEvent]] = field(default_factory=dict)
+    """request seq → the responses paired with it, in order."""
+    stray: list[TraceEvent] = field(default_factory=list)
+    """Responses that answer no request sent on this link."""
+
+    def answer(self, request: TraceEvent) -> TraceEvent | None:
+        found = self.answers.get(request.seq)
+        return found[0] if found else None
+
+
+def client_of(link: str) -> str:
+    return f"client/{link}"
+
+
+def server_of(link: str) -> str:
+    return f"server/{link}"
+
+
+def negotiated_revision(events: Iterable[TraceEvent], era: str) -> str:
+    """The revision a link spoke: the version in the first initialize result (legacy), else 2026-07-28."""
+    if era == "modern":
+        return "2026-07-28"
+    for e in events:
+        if e.kind == "response" and e.method == "initialize" and isinstance(e.message, dict):
+            version = (e.message.get("result") or {}).get("protocolVersion")
+            if isinstance(version, str) and version in REVISIONS and REVISIONS[version].era == "legacy":
+                return version
+    return LATEST_LEGACY
+
+
+def pair_responses(link: str, era: str, events: list[TraceEvent]) -> LinkRun:
+    """Pair each server response with the request it answers: by id, first come first served (two
+    requests sent with one id may take two responses); an error with a null id goes to the earliest
+    frame that could not be read and is still unanswered."""
+    run = LinkRun(link, era, negotiated_revision(events, era), events)
+    open_by_id: dict[str, list[TraceEvent]] = {}
+    malformed: list[TraceEvent] = []
+    for e in events:
+        if e.sender == client_of(link):
+            if e.kind == "request":
+                run.requests.append(e)
+                open_by_id.setdefault(_key(e.request_id), []).append(e)
+            elif any(m in e.marks for m in MALFORMED_EXPECTATIONS):
+                malformed.append(e)
+                readable = _readable_id(e)
+                if readable is not None:
+                    open_by_id.setdefault(_key(readable), []).append(e)
+        elif e.sender == server_of(link) and e.kind in ("response", "error"):
+            waiting = open_by_id.get(_key(e.request_id)) if e.request_id is not None else None
+            if waiting:
+                run.answers.setdefault(waiting.pop(0).seq, []).append(e)
+            elif e.request_id is None and e.kind == "error" and malformed:
+                run.answers.setdefault(malformed.pop(0).seq, []).append(e)
+            elif e.request_id is not None and _sent_before(run, e):
+                run.answers.setdefault(_sent_before(run, e), []).append(e)  # a second answer
+            else:
+                run.stray.append(e)
+    return run
+
+
+def _key(request_id: Any) -> str:
+    return f"{type(request_id).__name__}:{request_id!r}"
+
+
+def _readable_id(e: TraceEvent) -> Any:
+    message = e.message
+    if isinstance(message, dict) and isinstance(message.get("id"), (str, int)) and not isinstance(
+            message.get("id"), bool):
+        return message["id"]
+    return None
+
+
+def _sent_before(run: LinkRun, response: TraceEvent) -> int:
+    """The seq of the last request with the response's id (0 if none): a repeated answer to it."""
+    for e in reversed(run.requests):
+        if e.seq < response.seq and _key(e.request_id) == _key(response.request_id):
+            return e.seq
+    return 0
+
+
+# --- the checks every frame is held to --------------------------------------------------------------
+
+def _finding(run: LinkRun, rule: str, category: Category, message: str, seq: int | None,
+             **evidence: Any) -> Finding:
+    return Finding.of(rule, category, run.revision, message, seq, link=run.name, **evidence)
+
+
+def check_framing(run: LinkRun) -> list[Finding]:
+    """Each stdout line is UTF-8 JSON-RPC; a batch only where the revision has batches."""
+    out = []
+    for e in run.events:
+        if e.sender != server_of(run.name) or (e.message is None and e.kind != "invalid"):
+            continue
+        declared = (e.framing.get("stdio") or {}).get("bytes")
+        if e.raw is not None and isinstance(declared, int) and declared != len(e.raw.encode()) + 1:
+            out.append(_finding(run, "transport.utf-8", "framing",
+                                "the server wrote a line that is not valid UTF-8", e.seq))
+        if e.kind == "invalid" and e.message is None:
+            out.append(_finding(run, "stdio.stdout-only-messages", "framing",
+                                f"the server wrote a line to stdout that is not JSON: {_short(e.raw)}", e.seq))
+        elif e.kind == "invalid":
+            out.append(_finding(run, "jsonrpc.messages-follow-jsonrpc", "jsonrpc",
+                                f"the server wrote JSON that is not a JSON-RPC 2.0 message: {_short(e.raw)}", e.seq))
+        elif e.kind == "batch" and run.revision != "2025-03-26":
+            out.append(_finding(run, "jsonrpc.batches-only-2025-03-26", "framing",
+                                f"the server wrote a batch (a JSON array), which {run.revision} does not have",
+                                e.seq))
+    return out
+
+
+def _result_type(method: str | None, revision: str, result: Any) -> str | None:
+    if method is None:
+        return None
+    info = REVISIONS[revision].method(method)
+    if isinstance(result, dict) and result.get("resultType") == "input_required":
+        return "InputRequiredResult" if "InputRequiredResult" in schema.definition_names(revision) else None
+    if info is None or info.result_type not in schema.definition_names(revision):
+        return None
+    return info.result_type
+
+
+def check_schema(run: LinkRun) -> list[Finding]:
+    """Each message the server writes against the JSONRPCMessage schema, and each result against
+    its method's result type (on the session's revision)."""
+    asked: dict[int, str | None] = {}
+    """response seq → the method of the request it was paired with (None: its id was in flight twice,
+    so which request it answers cannot be told)."""
+    counts: dict[str, int] = {}
+    for request in run.requests:
+        counts[_key(request.request_id)] = counts.get(_key(request.request_id), 0) + 1
+    for request in run.requests:
+        for response in run.answers.get(request.seq, []):
+            asked[response.seq] = request.method if counts[_key(request.request_id)] == 1 else None
+    out = []
+    for e in run.events:
+        if e.sender != server_of(run.name) or e.kind not in ("request", "response", "error", "notification"):
+            continue
+        errors = schema.schema_errors(e.message, run.revision)
+        what = "message"
+        if not errors and e.kind == "response" and isinstance(e.message, dict):
+            result = e.message.get("result")
+            definition = _result_type(asked.get(e.seq), run.revision, result)
+            if definition is not None:
+                errors = schema.schema_errors(result, run.revision, definition)
+                what = f"{definition} (the answer to {e.method})"
+        if errors:
+            out.append(_finding(run, "check.schema-valid", "schema",
+                                f"the {what} breaks the {run.revision} schema: {errors[0]}", e.seq))
+    return out
+
+
+def check_correlation(run: LinkRun, *, deadline_ms: float) -> list[Finding]:
+    """One response per request, in time; none to an id nobody sent."""
+    out = []
+    for e in run.stray:
+        if e.request_id is None:
+            out.append(_finding(run, "jsonrpc.error-echoes-id-when-readable", "jsonrpc",
+                                "an error with a null id answers no unreadable frame", e.seq))
+        else:
+            out.append(_finding(run, "jsonrpc.response-echoes-id", "jsonrpc",
+                                f"a response with id {e.request_id!r}, which no request on this link had "
+                                "(a response to a notification, or a wrong id)", e.seq))
+    copies: dict[str, int] = {}
+    for request in run.requests:
+        copies[_key(request.request_id)] = copies.get(_key(request.request_id), 0) + 1
+    ended = _ends(run)
+    for request in run.requests:
+        answers = run.answers.get(request.seq, [])
+        if {"cancelled", "duplicate", "nemesis:hangup"} & set(request.marks):
+            continue
+        if not answers:
+            if any(start < request.seq < end and how == "crash" for start, end, how in ended):
+                continue  # counted once, as the crash
+            out.append(_finding(run, "check.request-answered", "timing",
+                                f"{request.method} (id {request.request_id!r}) got no response within the "
+                                f"deadline of {deadline_ms / 1000:g} s", request.seq))
+            continue
+        late = answers[0].t_ms - request.t_ms
+        if late > deadline_ms:
+            out.append(_finding(run, "check.request-answered", "timing",
+                                f"{request.method} was answered after {late / 1000:.1f} s, beyond the deadline",
+                                request.seq, response_seq=answers[0].seq))
+        if len(answers) > 1 and copies[_key(request.request_id)] == 1:
+            out.append(_finding(run, "check.request-answered", "jsonrpc",
+                                f"{request.method} (id {request.request_id!r}) was answered {len(answers)} times",
+                                request.seq, response_seq=answers[1].seq))
+    return out
+
+
+def _ends(run: LinkRun) -> list[tuple[int, int, str]]:
+    """(spawn seq, end seq, how) for each process on the link: ``exited``/``terminated``/``killed`` (how
+    the shutdown went) when the checker closed its stdin first, ``nemesis`` after the nemesis's
+    SIGKILL, else ``crash``."""
+    spans = []
+    start, how = 0, "crash"
+    for e in run.events:
+        if e.kind != "transport":
+            continue
+        text = e.text or ""
+        if text.startswith("spawned process"):
+            start, how = e.seq, "crash"
+        elif CLOSE_MARK in e.marks:
+            how = "closed"
+        elif KILL_MARK in e.marks:
+            how = "nemesis"
+        elif text.startswith("process ") and " with code " in text:
+            spans.append((start, e.seq, how if how != "closed" else text.split()[2]))
+    return spans
+
+
+def check_process(run: LinkRun) -> list[Finding]:
+    """The server keeps serving until its stdin closes; in 2026-07-28 it then exits on its own."""
+    out = []
+    for _start, end, how in _ends(run):
+        if how == "crash":
+            last = max((e.seq for e in run.events if e.seq < end and e.sender == client_of(run.name)), default=end)
+            out.append(_finding(run, "realwire.stdio-server-serves-the-session", "robustness",
+                                f"the server process ended while the session was still open "
+                                f"(after frame {last})", end, last_client_frame=last))
+        elif how in ("terminated", "killed") and run.era == "modern":
+            out.append(_finding(run, "stdio.modern.exit-on-eof", "lifecycle",
+                                f"the server did not exit after its stdin closed: it had to be {how}", end))
+    return out
+
+
+def check_era(run: LinkRun) -> list[Finding]:
+    """A 2026-07-28 stdio server writes no requests (what it needs travels in an InputRequiredResult)."""
+    if run.era != "modern":
+        return []
+    return [_finding(run, "stdio.modern.server-sends-no-requests", "lifecycle",
+                     f"the server sent a {e.method} request over 2026-07-28 stdio", e.seq)
+            for e in run.events if e.sender == server_of(run.name) and e.kind == "request"]
+
+
+def _short(text: str | None, width: int = 80) -> str:
+    text = text or ""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def split_links(events: Iterable[TraceEvent], eras: Mapping[str, str]) -> list[tuple[str, str, list[TraceEvent]]]:
+    """(link, era, its events) for each link the run named, in the order of ``eras``."""
+    by_link: dict[str, list[TraceEvent]] = {name: [] for name in eras}
+    for e in events:
+        if e.link in by_link:
+            by_link[e.link].append(e)
+    return [(name, eras[name], by_link[name]) for name in eras]
