@@ -214,30 +214,45 @@ def _short(node: ast.AST) -> str:
 
 
 def mutants(source: str) -> list[Mutant]:
-    """Every mutant of ``source``, in source order (deterministic: same source, same ids)."""
+    """Every mutant of ``source``, in source order (deterministic: same source, same ids).
+
+    Each mutation puts an edited copy of one node in the tree, unparses the tree and puts the original
+    back: only the node is copied, never the whole tree."""
     tree = ast.parse(source)
     lines = source.splitlines()
-    original = ast.unparse(tree)
     nodes = list(ast.walk(tree))
+    parents: dict[int, tuple[ast.AST, str, int | None]] = {}
+    for parent in nodes:
+        for name, value in ast.iter_fields(parent):
+            if isinstance(value, ast.AST):
+                parents[id(value)] = (parent, name, None)
+            elif isinstance(value, list):
+                for j, item in enumerate(value):
+                    if isinstance(item, ast.AST):
+                        parents[id(item)] = (parent, name, j)
     skip = _docstrings(tree) | _not_code(tree)
-    seen = {original}
+    seen = {ast.unparse(tree)}
     occurrences: dict[str, int] = {}
     out: list[Mutant] = []
 
-    def add(index: int, operator: str, apply: Callable[[list[ast.AST]], tuple[ast.AST, ast.AST]]) -> None:
-        mutated = copy.deepcopy(tree)
-        copies = list(ast.walk(mutated))
-        try:
-            before, after = apply(copies)
-            ast.fix_missing_locations(mutated)
-            text = ast.unparse(mutated)
-            compile(text, "<mutant>", "exec")
-        except (SyntaxError, ValueError, TypeError):
+    def put(node: ast.AST, replacement: ast.AST) -> None:
+        parent, name, j = parents[id(node)]
+        if j is None:
+            setattr(parent, name, replacement)
+        else:
+            getattr(parent, name)[j] = replacement
+
+    def add(where: ast.AST, operator: str, before: ast.AST, after: ast.AST) -> None:
+        put(before, after)
+        try:  # a program that does not compile is graded as one that does not load ("invalid")
+            text = ast.unparse(tree)
+        except (ValueError, TypeError):
             return
+        finally:
+            put(after, before)
         if text in seen:
             return
         seen.add(text)
-        where = nodes[index]
         line, col = getattr(where, "lineno", 0), getattr(where, "col_offset", 0)
         old = _segment(source, before)
         new = _short(after)
@@ -249,41 +264,20 @@ def mutants(source: str) -> list[Mutant]:
         mid = f"{line}:{col}:{operator}:{digest}"
         out.append(Mutant(mid, line, col, operator, f"L{line}: {old}  →  {new}", text))
 
-    for index, node in enumerate(nodes):
+    for node in nodes:
         for operator, edit in _edits(node, skip):
-            def apply(copies: list[ast.AST], index: int = index, edit: Edit = edit) -> tuple[ast.AST, ast.AST]:
-                target = copies[index]
-                before = copy.deepcopy(target)
-                replacement = edit(target)
-                if replacement is not target:
-                    _replace(copies, target, replacement)
-                return before, replacement
-            add(index, operator, apply)
+            if id(node) not in parents:
+                continue
+            replacement = edit(copy.deepcopy(node))
+            parents[id(replacement)] = parents[id(node)]
+            add(node, operator, node, replacement)
         for i, name in _statement_edits(node):
-            def blank(copies: list[ast.AST], index: int = index, i: int = i, name: str = name) -> tuple[ast.AST, ast.AST]:
-                body = getattr(copies[index], name)
-                before = body[i]
-                body[i] = ast.Pass()
-                return before, body[i]
             stmt = getattr(node, name)[i]
-            add(nodes.index(stmt), "stmt", blank)
+            blank = ast.copy_location(ast.Pass(), stmt)
+            parents[id(blank)] = (node, name, i)
+            add(stmt, "stmt", stmt, blank)
     out.sort(key=lambda m: (m.line, m.col, m.operator, m.id))
     return out
-
-
-def _replace(copies: list[ast.AST], target: ast.AST, replacement: ast.AST) -> None:
-    """Put ``replacement`` where ``target`` sits in its parent (found among ``copies``)."""
-    for parent in copies:
-        for name, value in ast.iter_fields(parent):
-            if value is target:
-                setattr(parent, name, replacement)
-                return
-            if isinstance(value, list):
-                for j, item in enumerate(value):
-                    if item is target:
-                        value[j] = replacement
-                        return
-    raise ValueError("node without a parent")
 
 
 # --- grading the mutants -------------------------------------------------------------------------------
