@@ -341,7 +341,77 @@ def diagnose(lines):
     return {"index": found[0], "writer": "server" if found[1]["stream"] == "stdout" else "client"}
 '''
 
+SESSIONS_TABLE = '''
+import json
+
+
+def server_status(method, headers, body, live_sessions):
+    session = {k.casefold(): v for k, v in headers.items()}.get("mcp-session-id")
+    is_init = method == "POST" and json.loads(body).get("method") == "initialize"
+    if is_init:
+        return 200 if session is None else 400
+    if session is None:
+        return 400
+    if session not in set(live_sessions):
+        return 404
+    if method == "DELETE":
+        return 200
+    message = json.loads(body)
+    return 202 if "id" not in message or "method" not in message else 200
+
+
+def client_headers(method, session_id):
+    return {} if session_id is None or method == "initialize" else {"mcp-session-id": session_id}
+
+
+def after_404(method, status):
+    return ["initialize", "notifications/initialized", method] if status == 404 else []
+'''
+
+SESSIONS_CLASS = '''
+import json
+
+
+class _Request:
+    def __init__(self, method, headers, body):
+        self.method = method
+        self.session = next((v for k, v in headers.items() if k.lower() == "mcp-session-id"), None)
+        self.message = json.loads(body) if body else {}
+
+    @property
+    def opens_session(self):
+        return self.method == "POST" and self.message.get("method") == "initialize"
+
+
+def server_status(method, headers, body, live_sessions):
+    r = _Request(method, headers, body)
+    if r.opens_session:
+        return 400 if r.session else 200
+    if not r.session:
+        return 400
+    if r.session not in live_sessions:
+        return 404
+    if r.method == "POST" and not ("id" in r.message and "method" in r.message):
+        return 202
+    return 200
+
+
+def client_headers(method, session_id):
+    headers = {}
+    if method != "initialize" and session_id:
+        headers["Mcp-Session-Id"] = session_id
+    return headers
+
+
+def after_404(method, status):
+    if status != 404:
+        return []
+    return ["initialize", "notifications/initialized"] + [method]
+'''
+
 ALTERNATIVES: list[tuple[str, str, str]] = [
+    ("ex06_legacy_sessions", "casefolded headers, a lower-case header sent", SESSIONS_TABLE),
+    ("ex06_legacy_sessions", "a request class", SESSIONS_CLASS),
     ("ex06_diagnose_stdout", "a shape function and a writer table", STDOUT_JUDGE),
     ("ex06_diagnose_stdout", "a generator of bad lines", STDOUT_GENERATOR),
     ("ex05_diagnose", "a recursive schema check, cursors in a list", DIAGNOSE_RECURSIVE),
@@ -529,6 +599,21 @@ WRONG += [
            "    order = sorted(range(len(lines)), key=lambda i: lines[i][\"stream\"] != \"stdout\")\n"
            "    for index, line in ((i, lines[i]) for i in order):"),
      "A line on stdin that is not a message is the client's fault", "stdio.stdin-only-messages"),
+]
+
+L = "ex06_legacy_sessions"
+WRONG += [
+    (L, "the session header known in two spellings",
+     _edit(L, "    return next((value for name, value in headers.items() if name.lower() == SESSION), None)",
+           "    return headers.get(\"Mcp-Session-Id\", headers.get(SESSION))"),
+     "A live session's requests are served; DELETE ends it", "http.legacy.session-id-carry"),
+    (L, "a DELETE without a session id answered 404",
+     _edit(L, "    if session is None:\n        return 400",
+           "    if session is None:\n        return 404 if method == \"DELETE\" else 400"),
+     "No session id is 400; an unknown one is 404", "http.legacy.missing-session-400"),
+    (L, "initialize refused only with a live session id",
+     _edit(L, "return 400 if session is not None else 200", "return 400 if session in live_sessions else 200"),
+     "Any request is answered like the simulated server", "http.legacy.initialize-with-session-400"),
 ]
 
 

@@ -23,7 +23,9 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
+from hypothesis import strategies as st
 
+from mcp_sim.grading.differential import Mismatch, differential
 from mcp_sim.grading.exercises.ex06_http_answers import weather_server
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 from mcp_sim.roles.client import Client
@@ -43,6 +45,7 @@ R_404 = "http.legacy.404-starts-over"
 _KIND_RULE = {  # the rule each server case is about: the spec's, or this simulator's where the spec is silent
     "initialize without a session id": R_MAY, "request in the live session": R_CARRY,
     "notification in the live session": R_ACCEPTED, "session id header in lower case": R_CARRY,
+    "session id header in upper case": R_CARRY,
     "DELETE of the live session": R_DELETE, "initialize carrying a session id": R_INIT_400,
     "request without a session id": R_400, "request with an ended session id": R_404_SERVER,
     "request with an id never issued": R_404_SERVER, "DELETE without a session id": R_400,
@@ -128,10 +131,16 @@ def replay(revision: str, build: Callable[[str, str, dict[str, Any]], tuple[str,
     return out["status"], out["live"], out["request"]
 
 
-def _bodies(ctx: CheckContext) -> tuple[str, dict[str, Any], tuple[dict[str, Any], ...]]:
-    revision = ctx.rng.choice(_REVISIONS)
+def _bodies(ctx: CheckContext, revision: str | None = None) -> tuple[str, dict[str, Any], tuple[dict[str, Any], ...]]:
+    revision = revision or ctx.rng.choice(_REVISIONS)
     first, second = ctx.rng.sample(sorted(_LATER_CALLS), 2)
-    posts = client_trace(ctx.rng.randrange(4), revision, first, second)
+    return bodies_of(ctx.rng.randrange(4), revision, first, second)
+
+
+def bodies_of(seed: int, revision: str, first: str, second: str
+              ) -> tuple[str, dict[str, Any], tuple[dict[str, Any], ...]]:
+    """The requests a case replays, taken from the simulator's own client at work (see :func:`client_trace`)."""
+    posts = client_trace(seed, revision, first, second)
     init = next(p for p in posts if p["method"] == "initialize")
     initialized = next(p for p in posts if p["method"] == "notifications/initialized")
     request = next(p for p in posts if p["method"] == first)
@@ -156,6 +165,8 @@ def _case(kind: str, rng: Any) -> Callable[[str, str, dict[str, Any]], tuple[str
             return "POST", {**head, SESSION: live}, bodies["initialized"]
         if kind == "session id header in lower case":
             return "POST", {**head, SESSION.lower(): live}, body
+        if kind == "session id header in upper case":
+            return "POST", {**head, SESSION.upper(): live}, body
         session = {"request in the live session": live, "request without a session id": None,
                    "request with an ended session id": ended, "request with an id never issued": never,
                    "DELETE of the live session": live, "DELETE without a session id": None,
@@ -167,7 +178,8 @@ def _case(kind: str, rng: Any) -> Callable[[str, str, dict[str, Any]], tuple[str
 
 
 def check_server(ctx: CheckContext, kind: str) -> None:
-    revision, bodies, _ = _bodies(ctx)
+    kind, _, revision = kind.rpartition(" in ")
+    revision, bodies, _ = _bodies(ctx, revision)
     status, live, (method, headers, body) = replay(revision, _case(kind, ctx.rng), bodies, ctx.rng.randrange(1 << 30))
     got = ctx.function("server_status")(method, copy.deepcopy(headers), body, [live])
     if got != status:
@@ -217,10 +229,74 @@ def check_after_404(ctx: CheckContext, kind: str) -> None:
                           case=f"{failed} answered 404", expected=repr(want))
 
 
-_SERVER_OK = ("initialize without a session id", "request in the live session", "notification in the live session",
-              "session id header in lower case", "DELETE of the live session")
-_SERVER_BAD = ("initialize carrying a session id", "request without a session id", "request with an ended session id",
-               "request with an id never issued", "DELETE without a session id", "DELETE of an ended session")
+def _in_each(*kinds: str) -> tuple[str, ...]:
+    return tuple(f"{kind} in {revision}" for kind in kinds for revision in _REVISIONS)
+
+
+_SERVER_OK = _in_each("initialize without a session id", "request in the live session",
+                      "notification in the live session", "session id header in lower case",
+                      "session id header in upper case", "DELETE of the live session")
+_SERVER_BAD = _in_each("initialize carrying a session id", "request without a session id",
+                       "request with an ended session id", "request with an id never issued",
+                       "DELETE without a session id", "DELETE of an ended session")
+
+# --- generated: every axis of a request at once, against the simulator's own legacy endpoint --------------
+
+_SPELL: dict[str, Callable[[str], str]] = {"Mcp-Session-Id": str, "lower case": str.lower, "upper case": str.upper, "mixed case": str.swapcase}
+_REQUESTS = st.tuples(st.sampled_from(_REVISIONS), st.sampled_from(("POST", "DELETE")),
+                      st.sampled_from(("a request", "initialize", "a notification")),
+                      st.sampled_from(("the live one", "none", "an ended one", "one never issued")),
+                      st.sampled_from(tuple(_SPELL)), st.booleans())
+
+
+def _generated_build(t: tuple[Any, ...]) -> Callable[[str, str, dict[str, Any]], tuple[str, dict[str, str], str]]:
+    _, method, message, session, spelling, extra_header = t
+
+    def build(live: str, ended: str, bodies: dict[str, Any]) -> tuple[str, dict[str, str], str]:
+        body = {"a request": bodies["request"], "initialize": bodies["initialize"],
+                "a notification": bodies["initialized"]}[message] if method == "POST" else ""
+        head = dict(bodies["initialize headers"] if message == "initialize" and method == "POST"
+                    else bodies["headers"])
+        held = {"the live one": live, "none": None, "an ended one": ended, "one never issued": "f" * 32}[session]
+        if held is not None:
+            head[_SPELL[spelling](SESSION)] = held
+        if extra_header:
+            head["X-Trace"] = "abc"
+        return method, head, body
+    return build
+
+
+@functools.lru_cache(maxsize=256)
+def _generated_truth(t: tuple[Any, ...]) -> tuple[int, str, tuple[str, tuple[tuple[str, str], ...], str]]:
+    revision = t[0]
+    _, bodies, _ = bodies_of(0, revision, "tools/list", "tools/call")
+    status, live, (method, headers, body) = replay(revision, _generated_build(t), bodies)
+    return status, live, (method, tuple(headers.items()), body)
+
+
+def check_generated(ctx: CheckContext, kind: str) -> None:
+    def learner(t: tuple[Any, ...]) -> Any:
+        _, live, (method, headers, body) = _generated_truth(t)
+        return ctx.function("server_status")(method, dict(headers), body, [live])
+
+    def compare(t: tuple[Any, ...], got: Any, want: int) -> Mismatch | None:
+        if got == want:
+            return None
+        _, live, (method, headers, body) = _generated_truth(t)
+        _, _, message, session, _, _ = t
+        rule = (R_INIT_400 if message == "initialize" and session != "none" else R_MAY if message == "initialize"
+                else R_400 if session == "none" else R_404_SERVER if session != "the live one"
+                else R_DELETE if method == "DELETE" else R_ACCEPTED if message == "a notification" else R_CARRY)
+        return Mismatch(f"A {t[0]} server whose live session is {live} receives\n  {method} /mcp  headers "
+                        f"{dict(headers)}\n  body {body[:160]!r}\nserver_status() said {got!r}, which is not what "
+                        f"the simulated server answers.", rule, expected=str(want))
+
+    differential(ctx, _REQUESTS.map(lambda t: t if t[1] == "POST" else (t[0], t[1], "a request", *t[3:])),
+                 learner=learner, oracle=lambda t: _generated_truth(t)[0], compare=compare,
+                 describe=lambda t: f"{t[1]}{f' of {t[2]}' if t[1] == 'POST' else ''} in {t[0]}, session id: "
+                                    f"{t[3]}, header spelt {t[4]!r}"
+                                    f"{', another header too' if t[5] else ''}", examples=25)
+
 
 EXERCISE = Exercise(
     id="ex06_legacy_sessions",
@@ -235,6 +311,8 @@ EXERCISE = Exercise(
               hint="Look the id up among the live sessions; header names ignore case."),
         Check("No session id is 400; an unknown one is 404", R_400, check_server, _SERVER_BAD, seeds=1,
               hint="initialize must come without an id; everything else needs one, and it must be live."),
+        Check("Any request is answered like the simulated server", R_400, check_generated, ("generated",),
+              hint="initialize first (no id allowed), then: no id 400, an id not live 404, else 200 or 202."),
         Check("Every request after initialize carries the session id", R_CARRY, check_client_headers,
               ("the first session", "after a 404"),
               hint="initialize asks for a session, so it cannot carry one — not even an old one."),
