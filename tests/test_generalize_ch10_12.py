@@ -37,6 +37,8 @@ from mcp_sim.grading.exercises import (
     ex11_discovery_urls,
     ex11_pkce,
     ex11_token_check,
+    ex12_capstone,
+    ex12_policy,
 )
 from mcp_sim.grading.runner import grade_seeds, reference_path
 from mcp_sim.security.oauth_client import metadata_urls
@@ -406,6 +408,20 @@ def fingerprint(tool):
     return hashlib.blake2b(json.dumps([[k, tool.get(k)] for k in keys], sort_keys=True).encode()).hexdigest()
 '''
 
+CAPSTONE_ALT_POLICY = [
+    ("def may_read(server: str, uri: str, trusted: bool, roots: list[str]) -> bool:",
+     "def may_read(server: str, uri: str, trusted: bool, roots: list[str]) -> bool:\n"
+     "    from pathlib import PurePosixPath\n"
+     "    def parts(text):\n"
+     "        return PurePosixPath(posixpath.normpath(unquote(urlsplit(text).path))).parts\n"
+     "    if trusted and urlsplit(uri).scheme.lower() != 'file':\n"
+     "        return True\n"
+     "    return trusted and any(parts(uri)[:len(parts(r))] == parts(r) for r in roots)\n\n\n"
+     "def _old_may_read(server: str, uri: str, trusted: bool, roots: list[str]) -> bool:"),
+    ('    if trusted and annotations.get("readOnlyHint") is True:\n        return "run"\n    return "ask"',
+     '    return "run" if trusted and annotations.get("readOnlyHint") is True else "ask"'),
+]
+
 # (exercise, name, source, checks that must pass — all when empty)
 ALTERNATIVES: list[tuple[str, str, Any]] = [
     ("ex10_token_audience", "flags first, all() over the scopes", AUDIENCE_ALT_EARLY_SCOPES),
@@ -708,6 +724,24 @@ WRONG: list[tuple[str, str, Any, str, str]] = [
     ("ex10_review_everything", "Python's hash() as the fingerprint",
      [("    return hashlib.sha256(text.encode()).hexdigest()", "    return str(hash(text))")],
      "The fingerprint changes exactly when the definition does", "security.host.rereview-changed-definitions"),
+    # --- ex12_capstone (the Host policy's reads) ---
+    ("ex12_capstone", "the file scheme compared in lower case only",
+     [('    if parts.scheme != "file":', '    if not uri.startswith("file://"):')],
+     "What the model may read", "host.connections-are-not-a-sandbox"),
+    ("ex12_capstone", "only the lower-case encoded climb decoded",
+     [("    path = posixpath.normpath(unquote(parts.path))", "    path = posixpath.normpath(parts.path.replace('%2e', '.'))")],
+     "What the model may read", "host.connections-are-not-a-sandbox"),
+    ("ex12_capstone", "only the first root",
+     [("    for root in roots:\n        base = posixpath.normpath(unquote(urlsplit(root).path))",
+       "    for root in roots[:1]:\n        base = posixpath.normpath(unquote(urlsplit(root).path))")],
+     "What the model may read", "host.tool-policy"),
+    ("ex12_capstone", "an untrusted server's files inside the roots",
+     [('    if not trusted:\n        return False\n    parts = urlsplit(uri)\n    if parts.scheme != "file":\n        return True',
+       '    parts = urlsplit(uri)\n    if parts.scheme != "file":\n        return trusted')],
+     "What the model may read", "host.connections-are-not-a-sandbox"),
+    ("ex12_capstone", "the file scheme compared in lower case only (generated)",
+     [('    if parts.scheme != "file":', '    if not uri.startswith("file://"):')],
+     "Any URI and roots: what the model may read", "host.connections-are-not-a-sandbox"),
 ]
 
 
@@ -884,3 +918,16 @@ def test_review_reference_is_the_hosts_reviewer_everywhere() -> None:
     for kind in module.DIRECT_POISON_KINDS + module.SINGLE_SIGN_KINDS:
         tool = module._poisoned(rng, kind if kind in module.SINGLE_SIGN_KINDS else module._where(kind))
         assert not module._REVIEWER("weather", tool) and not ref.review("weather", tool), kind
+
+
+def test_capstone_alternative_policy_passes_every_check(tmp_path: Path) -> None:
+    """A Host policy written differently (path segments compared with pathlib, one conditional) passes every
+    check, the real-wire server included, on one seed (the capstone is heavy; its server is the reference's)."""
+    result = _grade(tmp_path, "ex12_capstone", _source("ex12_capstone", CAPSTONE_ALT_POLICY), [3])[0]
+    assert result.passed, result
+
+
+@TRUTH_SETTINGS
+@given(case=ex12_capstone._reads())
+def test_capstone_reference_reads_like_the_policy_oracle(case: Any) -> None:
+    assert _reference("ex12_capstone").may_read(*case) is ex12_policy.expected_read(*case)

@@ -154,7 +154,7 @@ def _reseal_under(key: bytes, token: str) -> str:
 SEAL_KINDS = ("the payee edited in the envelope", "the caller rewritten to the thief", "the expiry pushed back",
               "the MAC stripped", "resealed with a key the bank does not have",
               "the caller rewritten and a keyless hash recomputed", "the nonce edited",
-              "the MAC of another token of the same bank")
+              "the MAC of another token of the same bank", "a token that is not base64url")
 BINDING_KINDS = ("opened by another caller", "opened for another request", "opened after it expired",
                  "opened by its caller, for its request, in time", "opened exactly at its expiry",
                  "opened with no caller")
@@ -189,6 +189,8 @@ def check_direct(ctx: CheckContext, kind: str) -> None:
     elif kind == "the caller rewritten and a keyless hash recomputed":
         token = _rehash(_tamper(token, lambda env: env.update(sub=thief)))
         here = Situation(AuthInfo(thief), request, now + 5)
+    elif kind == "a token that is not base64url":
+        token = "%%%" + token.partition(".")[0][3:] + "." + token.partition(".")[2]
     elif kind == "the nonce edited":
         token = _tamper(token, lambda env: env.update(nonce=_b64(rng.randbytes(9))))
     elif kind == "the MAC of another token of the same bank":
@@ -217,6 +219,10 @@ def check_direct(ctx: CheckContext, kind: str) -> None:
     if want is not None and got != want:
         raise CheckFailed(f"open_state() must accept this token and return its envelope ({kind}); it "
                           f"{'refused it' if got is None else f'returned {got!r}'}. Token: {token}", R_SEAL)
+    if want is not None and want.get("nonce") != nonce:
+        raise CheckFailed(f"The envelope {want!r} does not carry the flow's nonce it was sealed with ({kind}): the "
+                          "bank keeps it from round to round.", R_SEAL, case=f"seal_state(..., nonce={nonce!r})",
+                          expected=f'"nonce": {nonce!r} in the envelope')
 
 
 def _rehash(token: str) -> str:

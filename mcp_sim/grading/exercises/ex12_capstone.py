@@ -25,8 +25,12 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
+from hypothesis import strategies as st
+
 import mcp_sim.grading.exercises.ex12_policy as policy
+from mcp_sim.grading.differential import Mismatch
 from mcp_sim.grading.exercises.ex12_wire import Plan, WireRun, drive
+from mcp_sim.grading.exercises.generated import corners_then_generated
 from mcp_sim.grading.launcher import READY_MARK
 from mcp_sim.grading.learner_code import HIDDEN_MODULES, SANDBOX_FILE, LearnerProcess
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
@@ -331,6 +335,29 @@ def check_read(ctx: CheckContext, kind: str) -> None:
                           expected=f"{want} ({kind})")
 
 
+_SEGMENTS = ("/2026-03.csv", "/../.ssh/id_ed25519", "/%2e%2e/.netrc", "/%2E%2E/.netrc", "/a/%2E%2E/b.csv", "", "/",
+             "-old/x.csv", "/./x.csv", "/..%2F.netrc")
+
+
+@st.composite
+def _reads(draw: st.DrawFn) -> tuple[str, str, bool, list[str]]:
+    roots = draw(st.lists(st.sampled_from(("file:///home/ada/ledger", "FILE:///home/ada/ledger/", "file:///srv/inbox")),
+                          min_size=1, max_size=2, unique=True))
+    scheme = draw(st.sampled_from(("file", "FILE", "File", "expenses", "notes")))
+    base = draw(st.sampled_from(("/home/ada/ledger", "/srv/inbox", "/home/ada")))
+    uri = f"{scheme}://{base}{draw(st.sampled_from(_SEGMENTS))}" if scheme.lower() == "file" else f"{scheme}://2026-03"
+    return "files", uri, draw(st.booleans()), roots
+
+
+def check_read_generated(ctx: CheckContext, kind: str) -> None:
+    corners = [("files", f"FILE:///home/ada/ledger{seg}", True, ["file:///home/ada/ledger"]) for seg in _SEGMENTS]
+    corners_then_generated(
+        ctx, corners, _reads(), learner=lambda c: ctx.function("may_read")(*c), oracle=lambda c: policy.expected_read(*c),
+        compare=lambda c, got, want: None if got is want else Mismatch(
+            f"may_read() returned {got!r}.", R_WORKLOAD if want else R_READ, expected=str(want)),
+        describe=lambda c: f"may_read({c[0]!r}, {c[1]!r}, trusted={c[2]}, roots={c[3]})", examples=20)
+
+
 EXERCISE = Exercise(
     id="ex12_capstone",
     title="Capstone: your server and your Host policy, graded over the real wire",
@@ -352,6 +379,9 @@ EXERCISE = Exercise(
         Check("What the model may read", R_READ, check_read, policy.READ_KINDS,
               hint="Untrusted servers: nothing. file:// URIs: decode, resolve '..', then compare whole path "
                    "segments with each root."),
+        Check("Any URI and roots: what the model may read", R_READ, check_read_generated, ("generated",),
+              hint="Parse the URI (its scheme in any case), decode %XX, resolve '..', compare whole segments.",
+              seeds=1),
         Check("Your server, driven by the official SDK over stdio in both eras", R_PROCESS, check_server,
               tuple(ERAS), hint="The failure quotes what the SDK saw and names the rule; the exercise's hints "
                                 "(result.hint(n)) take the rules one by one. Keep the tools, template and prompt "

@@ -178,8 +178,11 @@ def confirmation_case(decide: Decide, kind: str, seed: int) -> Seen:
 # --- what the model may read -------------------------------------------------------------------------
 
 READ_KINDS: Final = ("a trusted server's own resource", "a file inside one of the roots",
-                     "a path that climbs out of a root with ..", "an encoded climb (%2e%2e)",
-                     "a sibling folder whose name starts like a root", "an untrusted server's resource")
+                     "a file inside the second root", "a path that climbs out of a root with ..",
+                     "an encoded climb (%2e%2e)", "an encoded climb in upper case (%2E%2E)",
+                     "a FILE:// URI that climbs out of a root", "a FILE:// URI inside a root",
+                     "a sibling folder whose name starts like a root", "an untrusted server's resource",
+                     "an untrusted server's file inside a root")
 
 
 def read_case(rng: Any, kind: str) -> tuple[tuple[str, str, bool, list[str]], bool]:
@@ -195,11 +198,23 @@ def read_case(rng: Any, kind: str) -> tuple[tuple[str, str, bool, list[str]], bo
         "a file inside one of the roots": ("files", f"{root}/{month}/receipt-{rng.randint(1, 40)}.pdf", True, True),
         "a path that climbs out of a root with ..": ("files", f"{root}/../{secret}", True, False),
         "an encoded climb (%2e%2e)": ("files", f"{root}/%2e%2e/{secret}", True, False),
+        "a file inside the second root": ("files", f"{roots[1]}/{month}.csv", True, True),
+        "an encoded climb in upper case (%2E%2E)": ("files", f"{root}/%2E%2E/{secret}", True, False),
+        "a FILE:// URI that climbs out of a root": ("files", f"FILE://{root[7:]}/../{secret}", True, False),
+        "a FILE:// URI inside a root": ("files", f"FILE://{root[7:]}/{month}.csv", True, True),
+        "an untrusted server's file inside a root": (pick_name(rng, "server"), f"{root}/{month}.csv", False, False),
         "a sibling folder whose name starts like a root": ("files", f"{root}-old/{month}.csv", True, False),
         "an untrusted server's resource": (pick_name(rng, "server"), f"notes://{month}", False, False),
     }
     server, uri, trusted, want = cases[kind]
+    assert want is expected_read(server, uri, trusted, roots), kind
     return (server, uri, trusted, roots), want
+
+
+def expected_read(server: str, uri: str, trusted: bool, roots: list[str]) -> bool:
+    """What the model may read: nothing of an untrusted server; of a trusted one, its own resources, and
+    files only inside a root (the scheme in any case, ``%XX`` decoded, ``..`` resolved, whole segments)."""
+    return trusted and (urlsplit(uri).scheme != "file" or inside_roots(uri, roots))
 
 
 def inside_roots(uri: str, roots: list[str]) -> bool:
