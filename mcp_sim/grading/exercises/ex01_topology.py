@@ -108,21 +108,25 @@ def _check_transport(ctx: CheckContext, kind: str, runs: str) -> None:
     for s in servers:
         c = clients[s["name"]]
         if runs == "local" and s["runs"] == "local":
+            case = f"host {host!r}, servers {_describe(servers)}; the client for {s['name']}"
             if c.get("transport") != "stdio":
-                raise CheckFailed(f"{s['name']} runs locally (command {s['command']!r}), so its client should use "
-                                  f'"transport": "stdio", not {c.get("transport")!r}: with stdio the client starts '
-                                  f"the server itself.")
+                raise CheckFailed(f"{s['name']} runs locally (command {s['command']!r}), and its client uses "
+                                  f"transport {c.get('transport')!r}: that is not how a client starts a server "
+                                  f"itself.", case=case, expected='"transport": "stdio"')
             if c.get("command") != s["command"]:
-                raise CheckFailed(f"A stdio client starts its server itself: the client for {s['name']} should carry "
-                                  f'"command": {s["command"]!r}, got {c.get("command")!r}.')
+                raise CheckFailed(f"A stdio client starts its server itself, and the client for {s['name']} carries "
+                                  f"command {c.get('command')!r}, not the server's own.", case=case,
+                                  expected=f'"command": {s["command"]!r}')
         if runs == "remote" and s["runs"] == "remote":
+            case = f"host {host!r}, servers {_describe(servers)}; the client for {s['name']}"
             if c.get("transport") != "streamable-http":
-                raise CheckFailed(f"{s['name']} is remote (at {s['url']}), so its client should use "
-                                  f'"transport": "streamable-http", not {c.get("transport")!r}: nobody can start '
-                                  f"a server on another machine with a command.")
+                raise CheckFailed(f"{s['name']} is remote (at {s['url']}), and its client uses transport "
+                                  f"{c.get('transport')!r}: nobody can start a server on another machine with a "
+                                  f"command.", case=case, expected='"transport": "streamable-http"')
             if c.get("url") != s["url"]:
-                raise CheckFailed(f"An HTTP client connects to the server's endpoint: the client for {s['name']} "
-                                  f'should carry "url": {s["url"]!r}, got {c.get("url")!r}.')
+                raise CheckFailed(f"An HTTP client connects to the server's endpoint, and the client for {s['name']} "
+                                  f"carries url {c.get('url')!r}, not the server's own.", case=case,
+                                  expected=f'"url": {s["url"]!r}')
 
 
 def check_local_stdio(ctx: CheckContext, kind: str) -> None:
