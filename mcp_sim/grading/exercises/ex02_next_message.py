@@ -159,19 +159,21 @@ def check_answer_initialize(ctx: CheckContext, kind: str) -> None:
     request = transcript[0]["message"]
     msg = _ask(ctx, "server", transcript, world)
     resp = _as(msg, JSONRPCResultResponse, f"the result response to initialize (id {request['id']!r})")
+    case = f"initialize request {json.dumps(request)}; world {json.dumps(world)}"
     ctx.expect(resp.id == request["id"] and type(resp.id) is type(request["id"]),
-               f"The response must carry the initialize request's id {request['id']!r} (same value and type), "
-               f"got {resp.id!r}.")
+               f"Your response to initialize carries the id {resp.id!r}, not the request's (same value and type).",
+               case=case, expected=f"id {request['id']!r}")
     result = resp.result
     want_v = request["params"]["protocolVersion"]
     ctx.expect(result.get("protocolVersion") == want_v,
-               f"The client asked for {want_v!r} and this server supports it, so result.protocolVersion must be "
-               f"{want_v!r}; got {result.get('protocolVersion')!r}.")
+               f"The client asked for a version this server supports, and your result.protocolVersion is "
+               f"{result.get('protocolVersion')!r}.", case=case, expected=f"protocolVersion {want_v!r}")
     ctx.expect(result.get("capabilities") == world["server_capabilities"],
-               f"result.capabilities must be the server's capabilities {world['server_capabilities']!r}; got "
-               f"{result.get('capabilities')!r}.")
+               f"Your result.capabilities {result.get('capabilities')!r} are not this server's (the world lists "
+               f"them).", case=case, expected=f"capabilities {world['server_capabilities']!r}")
     ctx.expect(result.get("serverInfo") == world["server_info"],
-               f"result.serverInfo must be {world['server_info']!r}; got {result.get('serverInfo')!r}.")
+               f"Your result.serverInfo {result.get('serverInfo')!r} is not this server's (the world lists it).",
+               case=case, expected=f"serverInfo {world['server_info']!r}")
 
 
 def check_initialized(ctx: CheckContext, kind: str) -> None:
