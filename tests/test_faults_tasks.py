@@ -204,9 +204,11 @@ def test_a_crash_with_tasks_in_flight_tells_every_caller_its_tasks_fate(transpor
         # The crash ended the session; the new session cannot see the old one's tasks.
         assert isinstance(outcomes["short"], TaskLost) and "session was renewed" in outcomes["short"].why
     else:
-        # 2026-07-28 HTTP: the finished task's record was not in flight; the crash only forgot the
-        # running one (the simulator's HTTP crash does not reach the task store).
-        assert not isinstance(outcomes["short"], Exception)
+        # 2026-07-28 HTTP: the server process restarted empty, so the finished task is gone too, and
+        # its caller is told so instead of polling an unknown task.
+        assert isinstance(outcomes["short"], TaskLost), outcomes["short"]
+    if transport == "http":
+        assert server.task_store.tasks == {}  # the restarted process holds no task at all
     assert not [r for r in server.task_store.tasks.values() if not r.is_terminal]
     assert sim.now() < 30  # nobody waited for the 60 s deadline
     assert any("is lost" in (e.text or "") and e.kind == "app" for e in sim.recorder)

@@ -131,6 +131,14 @@ class TaskStore:
             self.forget(record, why)
         return len(doomed)
 
+    def forget_all(self, why: str) -> int:
+        """Forget every task: the process that held them all restarted empty (an HTTP server's crash);
+        how many there were."""
+        doomed = list(self.tasks.values())
+        for record in doomed:
+            self.forget(record, why)
+        return len(doomed)
+
     def find(self, task_id: Any, owner: str, now: float) -> TaskRecord:
         """The caller's task ``task_id``, or ``-32602`` (unknown, expired, or someone else's)."""
         self.purge(now)

@@ -139,6 +139,9 @@ class ServerSession(LegacyConnection):
         self.stream = stream
         self._auth = auth
         self.number = server.next_number("session")
+        process = getattr(stream, "server_process", None)
+        if process is not None:  # an HTTP server's one process: its crash takes every task with it
+            process.on_restart(server, server.task_store.forget_all)
         self._start_legacy()
         self.listens: dict[RequestId, Listen] = {}
         """Open ``subscriptions/listen`` streams (modern era), by the id of their request."""

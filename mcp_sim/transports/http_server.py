@@ -135,6 +135,24 @@ def static_tokens(tokens: dict[str, AuthInfo]) -> TokenValidator:
     return tokens.get
 
 
+class ServerProcess:
+    """The one process an HTTP server's sessions and calls share. What outlives a single connection
+    (a task store) registers how to forget itself with :meth:`on_restart`; :meth:`restart` (a crash)
+    runs those in the order they registered, once per registrant."""
+
+    def __init__(self) -> None:
+        self._forget: dict[int, Callable[[str], object]] = {}
+        self.restarts = 0
+
+    def on_restart(self, key: object, forget: Callable[[str], object]) -> None:
+        self._forget.setdefault(id(key), forget)
+
+    def restart(self, why: str) -> None:
+        self.restarts += 1
+        for forget in list(self._forget.values()):
+            forget(why)
+
+
 class SimulatedHttpServer:
     """One simulated MCP endpoint over Streamable HTTP, serving many clients at once.
 
@@ -157,6 +175,9 @@ class SimulatedHttpServer:
         self.task_group = task_group
         self.name = name
         self.main = main
+        self.process = ServerProcess()
+        """The server process behind every session and call: a crash restarts it empty, and the server
+        programs that keep state beyond one connection (a task store) hear of it here."""
         self.path = path
         self.versions = tuple(versions) if versions is not None else tuple(REVISIONS)
         self.allowed_origins = set(allowed_origins) if allowed_origins is not None else None
@@ -376,7 +397,9 @@ class SimulatedHttpServer:
         assert session.scope is not None
         with session.scope:
             try:
-                await self.main(session.server_stream())
+                stream = session.server_stream()
+                stream.server_process = self.process
+                await self.main(stream)
             except Exception as exc:
                 logger.exception("server program failed in session %s", session.id)
                 session.note(f"the server program raised {type(exc).__name__}: {exc}", ("error",))
@@ -484,7 +507,9 @@ class SimulatedHttpServer:
         the call is forgotten either way."""
         try:
             try:
-                await self.main(call.server_stream())
+                stream = call.server_stream()
+                stream.server_process = self.process
+                await self.main(stream)
             except Exception as exc:
                 logger.exception("server program failed on %s %r", call.method, call.request_id)
                 note(call.exchange, f"the server program raised {type(exc).__name__}: {exc}", ("error",))
@@ -517,6 +542,7 @@ class SimulatedHttpServer:
             call.exchange.abort()
             if call.task is not None:
                 call.task.cancel()
+        self.process.restart("the server process crashed and restarted empty")
 
     async def aclose(self) -> None:
         """Stop serving: end every session and cancel every call."""

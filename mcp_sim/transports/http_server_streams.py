@@ -179,6 +179,8 @@ class LegacyServerStream:
         self.info = info
         self.revision: str | None = None
         self.auth: AuthInfo | None = session.auth
+        self.server_process: Any = None
+        """The HTTP server's process (``ServerProcess``), set by the server before the program runs."""
 
     async def send(self, message: JSONRPCMessage, *, related_request_id: RequestId | None = None) -> None:
         session = self.session
@@ -343,6 +345,8 @@ class ModernServerStream:
         self.info = info
         self.revision = version
         self.auth = auth
+        self.server_process: Any = None
+        """The HTTP server's process (``ServerProcess``), set by the server before the program runs."""
 
     async def send(self, message: JSONRPCMessage, *, related_request_id: RequestId | None = None) -> None:
         call = self.call
