@@ -103,7 +103,7 @@ def build_trace(rng: Any, revision: str, mistake: str, *, read_first: bool = Fal
     elif variant == "a boolean for a number":
         structured["celsius"] = True
     elif variant == "not an object":
-        structured = [structured["city"], structured["celsius"]]
+        structured = list(_OUTPUT_SCHEMA["required"])  # a list naming the properties is still no object
     content = [{"type": "text", "text": json.dumps(structured)}]
     if not mistakes:  # a decoy: a second text block is no mistake
         content.append({"type": "text", "text": f"Measured in {city}."})

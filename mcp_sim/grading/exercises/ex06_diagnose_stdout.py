@@ -42,6 +42,10 @@ def culprit(lines: Sequence[StdioLine]) -> dict[str, Any] | None:
 def _session(ctx: CheckContext, kind: str) -> Sequence[StdioLine]:
     revision = ctx.rng.choice(_REVISIONS)
     seed = ctx.rng.randrange(12)
+    if kind == "an error reply and a notification in a healthy session":
+        lines = list(notes_session(seed, revision))
+        lines[3:3] = [StdioLine("stdout", GOOD_LINES[0]), StdioLine("stdin", GOOD_LINES[1])]
+        return lines
     if kind in _TWO_BAD:  # two culprits: the first one written is the one to name
         lines = list(notes_session(seed, revision))
         for at, stream, text in _TWO_BAD[kind]:
@@ -102,9 +106,14 @@ BAD_LINES = ("debug: entering handler", '{"level": "info", "msg": "started"}', "
 """Lines that are no JSON-RPC message: text, JSON that is not an object, an object without "2.0", an id with
 neither result nor error, a piece of pretty-printed JSON."""
 
+GOOD_LINES = ('{"jsonrpc": "2.0", "id": 99, "error": {"code": -32601, "message": "Method not found"}}',
+              '{"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}}')
+"""Decoys: messages a session may hold that the notes sessions do not (an error reply, a notification)."""
+
 _STREAM = st.sampled_from(("stdout", "stdin", "stderr"))
 _SESSIONS = st.tuples(st.integers(0, 3), st.sampled_from(_REVISIONS),
-                      st.lists(st.tuples(st.integers(0, 40), _STREAM, st.sampled_from(BAD_LINES)), max_size=3))
+                      st.lists(st.tuples(st.integers(0, 40), _STREAM, st.sampled_from(BAD_LINES + GOOD_LINES)),
+                               max_size=3))
 
 
 def inject(t: tuple[int, str, list[tuple[int, str, str]]]) -> list[StdioLine]:
@@ -169,7 +178,7 @@ EXERCISE = Exercise(
               ("client note on stdin", "two bad lines, the client's first"),
               hint="stdin is written by the client, stdout by the server."),
         Check("stderr is for logs: sound sessions are sound", R_STDERR, check_diagnose,
-              ("logs on stderr", "healthy session"),
+              ("logs on stderr", "healthy session", "an error reply and a notification in a healthy session"),
               hint="Never judge stderr lines; and a JSON-RPC error reply is a message, not the culprit."),
         Check("Every kind of line that is no message is found", R_STDOUT, check_every_bad_line,
               ("each bad line on stdout", "each bad line on stdin"),
