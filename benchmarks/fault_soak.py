@@ -366,8 +366,11 @@ def _signalled(client: Client, sub: Any) -> bool:
         return True
     if sub is not None and (sub.closed or getattr(sub, "lost", None)):
         return True
-    log = getattr(client, "subscription_log", None) or ()
-    return any(getattr(event, "kind", None) in ("failed", "lost") for event in log)
+    log = list(getattr(client, "subscription_log", None) or ())
+    # a loss the client then repaired ("restored", the gap closed by a re-read) is no signal: only a
+    # subscription left failed or lost at the end tells the subscriber to act (a re-listen takes a new
+    # request id, so the log's last word is what counts, not an entry per id)
+    return bool(log) and getattr(log[-1], "kind", None) in ("failed", "lost")
 
 
 RESOURCE = "https://notes.example/mcp"
