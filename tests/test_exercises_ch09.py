@@ -121,7 +121,7 @@ WRONG: list[tuple[str, str, Any, str]] = [
        "return {\"role\": \"user\", \"content\": text}")],
      "Reply: the result handed back to the model"),
     ("ex09_next_step", "the whole result JSON handed to the model",
-     [("    text = \"\\n\".join(texts) if texts else", "    text = json.dumps(result) if texts else")],
+     [("        text = \"\\n\".join(texts)", "        text = json.dumps(result)")],
      "Reply: the result handed back to the model"),
 ]
 
@@ -154,7 +154,8 @@ def test_who_decides_cases_differ_from_seed_to_seed(kind: str) -> None:
     assert (answer is None) == (again is None) == kind.startswith("answered")
 
 
-@pytest.mark.parametrize("kind", [c for check in ex09_next_step.EXERCISE.checks for c in check.kinds])
+@pytest.mark.parametrize("kind", [c for check in ex09_next_step.EXERCISE.checks for c in check.kinds
+                                  if c != "generated"])
 def test_next_step_answers_come_from_the_simulator(kind: str) -> None:
     step, situation, want = ex09_next_step.build_case(random.Random(3), kind)
     assert step in kind and want

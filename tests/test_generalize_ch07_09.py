@@ -61,7 +61,7 @@ def generated_check(exercise_id: str) -> str:
 
 
 GENERATED = ("ex07_cache", "ex07_list_changed", "ex07_next_message", "ex08_task_polling",
-             "ex08_next_message", "ex08_diagnose", "ex09_host_policy")
+             "ex08_next_message", "ex08_diagnose", "ex09_host_policy", "ex09_next_step")
 
 
 @pytest.mark.parametrize("exercise_id", GENERATED)
@@ -557,3 +557,39 @@ HP_ALT_DEFAULTS_WRITTEN = [('def may_see(tool: dict[str, Any], server: str, trus
 @pytest.mark.parametrize("source", [HP_ALT_ONE_EXPRESSION, HP_ALT_DEFAULTS_WRITTEN], ids=["expressions", "defaults"])
 def test_ex09_host_policy_alternatives_pass(tmp_path: Path, source: Any) -> None:
     accepted(tmp_path, "ex09_host_policy", source)
+
+
+# --- ex09_next_step -----------------------------------------------------------------------------------
+
+NS_REPLY = "Reply: the result handed back to the model"
+
+NS_WRONG: list[tuple[str, Any, str, str]] = [
+    ("the reply tied to the first call's id", [('        return {"role": "tool", "tool_call_id": situation["call_id"],',
+                                                '        return {"role": "tool", "tool_call_id": "call_1",')],
+     NS_REPLY, "host.model-api-format"),
+    ("the proposal's id made up", [('            {"id": call["id"], "type": "function",',
+                                    '            {"id": "call_1", "type": "function",')],
+     "Propose: the model's call as the API's assistant message", "host.recheck-proposals"),
+    ("only the first text block handed on", [('        text = "\\n".join(texts)', '        text = texts[0]')],
+     NS_REPLY, "host.model-api-format"),
+    ("text blocks joined without a newline", [('        text = "\\n".join(texts)', '        text = " ".join(texts)')],
+     NS_REPLY, "host.model-api-format"),
+]
+
+
+@pytest.mark.parametrize("name,edits,check,rule", NS_WRONG, ids=[w[0] for w in NS_WRONG])
+def test_ex09_next_step_wrong_answers(tmp_path: Path, name: str, edits: Any, check: str, rule: str) -> None:
+    rejected(tmp_path, "ex09_next_step", edits, check, rule)
+
+
+NS_OTHER_SPACING = [('"arguments": json.dumps(call["arguments"], sort_keys=True)}}]}',
+                     '"arguments": json.dumps(call["arguments"], indent=1)}}]}')]
+NS_OTHER_REPLY = [('''    if situation["api"] == "openai":
+        return {"role": "tool", "tool_call_id": situation["call_id"], "content": text}''',
+                   '''    if situation["api"] != "anthropic":
+        return dict(content=text, tool_call_id=situation["call_id"], role="tool")''')]
+
+
+@pytest.mark.parametrize("edits", [NS_OTHER_SPACING, NS_OTHER_REPLY], ids=["arguments spacing", "key order"])
+def test_ex09_next_step_alternatives_pass(tmp_path: Path, edits: Any) -> None:
+    accepted(tmp_path, "ex09_next_step", edits)

@@ -49,7 +49,12 @@ def _call(situation: dict[str, Any]) -> dict[str, Any]:
 def _reply(situation: dict[str, Any]) -> dict[str, Any]:
     result = situation["result"]
     texts = [c["text"] for c in result.get("content", []) if c.get("type") == "text"]
-    text = "\n".join(texts) if texts else json.dumps(result.get("structuredContent"), sort_keys=True)
+    if texts:
+        text = "\n".join(texts)
+    elif "structuredContent" in result:
+        text = json.dumps(result["structuredContent"], sort_keys=True)
+    else:
+        text = ""  # nothing the model can read (an image only, or no content at all)
     if situation["api"] == "openai":
         return {"role": "tool", "tool_call_id": situation["call_id"], "content": text}
     return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": situation["call_id"],

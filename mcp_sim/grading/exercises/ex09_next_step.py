@@ -17,10 +17,16 @@ taken from.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from typing import Any
 
+from hypothesis import strategies as st
+
+from mcp_sim.grading.differential import differential
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
+from mcp_sim.roles.host_tools import MESSAGE_CONVERTERS, TOOL_CONVERTERS, HostTool, result_text
+from mcp_sim.roles.model import ChatMessage, ToolCall
 from mcp_sim.scenarios.complete_call import CallRun, run_complete_call
 
 R_OFFER = "host.model-api-format"
@@ -35,10 +41,17 @@ _REVISIONS = ("2025-11-25", "2026-07-28")
 
 
 def _run(rng: Any, *, outcome: str | None = None, revision: str | None = None, api: str | None = None) -> CallRun:
-    return run_complete_call(outcome or rng.choice(("answered", "tool-fails")),
-                             revision=revision or rng.choice(_REVISIONS), seed=rng.randint(0, 999),
-                             number=rng.randint(3, 999), title=rng.choice(_TITLES), server=rng.choice(_SERVERS),
-                             model_api=api or rng.choice(("openai", "anthropic")))  # type: ignore[arg-type]
+    return _played(outcome or rng.choice(("answered", "tool-fails")), revision or rng.choice(_REVISIONS),
+                   rng.randint(0, 999), rng.randint(3, 999), rng.choice(_TITLES), rng.choice(_SERVERS),
+                   api or rng.choice(("openai", "anthropic")))
+
+
+@functools.lru_cache(maxsize=256)
+def _played(outcome: str, revision: str, seed: int, number: int, title: str, server: str, api: str) -> CallRun:
+    """One complete call, kept for a while (a run is a pure function of its arguments and is only read):
+    grading the same seed again replays it from memory."""
+    return run_complete_call(outcome, revision=revision, seed=seed, number=number, title=title, server=server,
+                             model_api=api)  # type: ignore[arg-type]
 
 
 def _offers(run: CallRun) -> list[dict[str, Any]]:
@@ -55,11 +68,26 @@ def _proposal(run: CallRun) -> dict[str, Any]:
     return dict(data["tool_calls"][0])
 
 
+def _with_call_id(rng: Any, case: tuple[str, dict[str, Any], Any]) -> tuple[str, dict[str, Any], Any]:
+    """The scripted model always numbers its first call ``call_1``: give the call a seeded id of either
+    API's style, in the situation and in the answer alike, so an id copied from the first call of a
+    script fails."""
+    new = json.dumps(rng.choice(("call_", "toolu_0", "fc_")) + f"{rng.randrange(16 ** 6):06x}")
+    step, situation, want = case
+    return step, json.loads(json.dumps(situation).replace('"call_1"', new)), \
+        json.loads(json.dumps(want).replace('"call_1"', new))
+
+
 def build_case(rng: Any, kind: str) -> tuple[str, dict[str, Any], Any]:
     """(step, situation, the simulator's answer) for ``kind``."""
+    return _with_call_id(rng, _build_case(rng, kind))
+
+
+def _build_case(rng: Any, kind: str) -> tuple[str, dict[str, Any], Any]:
     step, _, variant = kind.partition(" ")
     if step == "offer":
-        run = _run(rng, api=variant.strip("()"))
+        hides = variant.startswith("with a hidden tool")
+        run = _run(rng, api=variant.rpartition("(")[2].strip(")"), outcome="policy-hides" if hides else "answered")
         offer = _offers(run)[0]
         server = run.events[0].receiver.partition("/")[2]
         visible = {t["function"]["name"] if "function" in t else t["name"] for t in offer["tools"]}
@@ -92,6 +120,12 @@ def build_case(rng: Any, kind: str) -> tuple[str, dict[str, Any], Any]:
         run = _run(rng, outcome="tool-fails" if failing else "answered", api=api)
         response = next(e.message for e in run.events if e.kind == "response" and e.method == "tools/call")
         assert response is not None
+        if "two text blocks" in variant:  # the text the model reads is every text block, joined
+            result = {**response["result"], "content": [*response["result"]["content"],
+                                                        {"type": "text", "text": "Labels: bug"}]}
+            reply = ChatMessage("tool", result_text(result), tool_call_id=_proposal(run)["id"])
+            return step, {"api": api, "call_id": _proposal(run)["id"], "result": result}, \
+                MESSAGE_CONVERTERS[api]([reply])[-1]
         return step, {"api": api, "call_id": _proposal(run)["id"], "result": response["result"]}, \
             _offers(run)[1]["messages"][-1]
     raise KeyError(kind)
@@ -117,13 +151,83 @@ RULES = {"offer": R_OFFER, "propose": R_PROPOSE, "call": R_CALL, "reply": R_REPL
 
 
 def _ask(ctx: CheckContext, kind: str) -> None:
-    step, situation, want = build_case(ctx.rng, kind)
+    _judge(ctx, kind, *build_case(ctx.rng, kind))
+
+
+def _judge(ctx: CheckContext, kind: str, step: str, situation: dict[str, Any], want: Any) -> None:
     got = ctx.function("next_step")(step, copy.deepcopy(situation))
     if _normal(got) != _normal(want):
         shown = json.dumps(situation)
         raise CheckFailed(f"Step {step!r} ({kind}), situation {shown[:1200]}{'…' if len(shown) > 1200 else ''}\n"
-                          f"next_step() returned {json.dumps(got)[:800]}\nThe simulator's Host sent "
-                          f"{json.dumps(want)[:800]}", RULES[step])
+                          f"next_step() returned {json.dumps(got)[:800]}: not what the simulator's Host sends here.",
+                          _rule(step, situation), case=f"step {step!r}, situation {shown[:600]}",
+                          expected=json.dumps(want)[:800])
+
+
+def _rule(step: str, situation: dict[str, Any]) -> str:
+    """A reply to a failed tool breaks host.tool-errors-to-model; any other reply, the model API's format."""
+    if step == "reply" and not (situation.get("result") or {}).get("isError"):
+        return R_OFFER
+    return RULES[step]
+
+
+# --- generated: any tools, proposal or result, against the Host's own converters ------------------------
+
+_TEXT = st.sampled_from(("Created issue #7.", "", "line one\nline two", "Ünïcode ✓", "no such issue"))
+_BLOCK = st.one_of(st.builds(lambda t: {"type": "text", "text": t}, _TEXT),
+                   st.just({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}))
+_ARGS = st.dictionaries(st.sampled_from(("title", "number", "labels", "body")),
+                        st.one_of(st.integers(-3, 999), _TEXT, st.lists(_TEXT, max_size=2), st.booleans()), max_size=3)
+_ID = st.builds(lambda p, n: f"{p}{n:06x}", st.sampled_from(("call_", "toolu_0", "fc_")), st.integers(0, 16 ** 6 - 1))
+
+
+@st.composite
+def _generated(draw: Any) -> tuple[str, dict[str, Any], Any]:
+    """A step with a situation drawn over every axis the README names, and the Host's own answer."""
+    api = draw(st.sampled_from(("openai", "anthropic")))
+    step = draw(st.sampled_from(("offer", "propose", "reply")))
+    if step == "offer":
+        server = draw(st.sampled_from(_SERVERS))
+        names = draw(st.lists(st.sampled_from(("create_issue", "search_issues", "delete_issue", "close_issue")),
+                              unique=True, max_size=4))
+        tools = []
+        for name in names:
+            tool: dict[str, Any] = {"name": name}
+            describe = draw(st.sampled_from(("description", "title only", "neither", "empty description")))
+            if describe == "description":
+                tool["description"] = f"{name.replace('_', ' ').capitalize()}."
+            elif describe == "title only":
+                tool["title"] = name.replace("_", " ").title()
+            elif describe == "empty description":
+                tool.update(description="", title=name.title())
+            if draw(st.booleans()):
+                tool["inputSchema"] = {"type": "object", "properties": {"number": {"type": "integer"}}}
+            else:
+                tool["inputSchema"] = {"type": "object"}
+            tools.append(tool)
+        hidden = [f"{server}__{n}" for n in names if draw(st.booleans())]
+        specs = [HostTool(server, t, f"{server}__{t['name']}").spec() for t in tools
+                 if f"{server}__{t['name']}" not in hidden]
+        return step, {"api": api, "server": server, "tools": tools, "hidden": hidden}, TOOL_CONVERTERS[api](specs)
+    call_id = draw(_ID)
+    if step == "propose":
+        call = {"id": call_id, "name": f"{draw(st.sampled_from(_SERVERS))}__create_issue", "arguments": draw(_ARGS)}
+        message = ChatMessage("assistant", tool_calls=(ToolCall(call["id"], call["name"], call["arguments"]),))
+        return step, {"api": api, "tool_call": call}, MESSAGE_CONVERTERS[api]([message])[-1]
+    result: dict[str, Any] = {"content": draw(st.lists(_BLOCK, max_size=3))}
+    if draw(st.booleans()):
+        result["structuredContent"] = {"number": draw(st.integers(1, 99)), "state": "open"}
+    flag = draw(st.sampled_from(("absent", True, False)))
+    if flag != "absent":
+        result["isError"] = flag
+    reply = ChatMessage("tool", result_text(result), tool_call_id=call_id, is_error=bool(result.get("isError")))
+    return step, {"api": api, "call_id": call_id, "result": result}, MESSAGE_CONVERTERS[api]([reply])[-1]
+
+
+def check_generated(ctx: CheckContext, kind: str) -> None:
+    differential(ctx, _generated(), learner=lambda case: _judge(ctx, "generated", *case), oracle=lambda case: None,
+                 compare=lambda *_: None, describe=lambda case: f"step {case[0]!r}, situation {json.dumps(case[1])}",
+                 raises_rule=R_OFFER, examples=15)
 
 
 EXERCISE = Exercise(
@@ -135,8 +239,9 @@ EXERCISE = Exercise(
     rules=(R_OFFER, R_PROPOSE, R_CALL, R_REPLY),
     functions=("next_step",),
     checks=(
-        Check("Offer: the visible tools in the model API's format", R_OFFER, _ask, ("offer (openai)",
-                                                                                      "offer (anthropic)"),
+        Check("Offer: the visible tools in the model API's format", R_OFFER, _ask,
+              ("offer (openai)", "offer (anthropic)", "offer with a hidden tool (openai)",
+               "offer with a hidden tool (anthropic)"),
               hint="Leave out the hidden tools; name each visible one server__tool; the inputSchema becomes the "
                    "API's parameters / input_schema."),
         Check("Propose: the model's call as the API's assistant message", R_PROPOSE, _ask,
@@ -148,9 +253,13 @@ EXERCISE = Exercise(
               hint="Which name does the server know the tool by? And which era sends its version with every "
                    "request?"),
         Check("Reply: the result handed back to the model", R_REPLY, _ask,
-              ("reply (openai)", "reply (anthropic)", "reply with isError (openai)", "reply with isError (anthropic)"),
+              ("reply (openai)", "reply (anthropic)", "reply with isError (openai)", "reply with isError (anthropic)",
+               "reply with two text blocks (openai)", "reply with two text blocks (anthropic)"),
               hint="Tie the reply to the call's id, carry the result's text, and in Anthropic's format say "
                    "whether it is an error."),
+        Check("Any tools, proposal or result: the Host's own translation", R_OFFER, check_generated, ("generated",),
+              hint="Work the smallest case by hand: which tools are visible, what each API calls the fields, which "
+                   "text the model reads."),
     ),
     hints=(
         Hint("The model never sees MCP: the Host translates in both directions. Only the call step is an MCP "
