@@ -44,6 +44,10 @@ from mcp_sim.grading.runner import grade_seeds, reference_path
 from mcp_sim.security.oauth_client import metadata_urls
 
 ALT_SEEDS = [0, 1, 7]
+WIRE_CHECK = "Your server, driven by the official SDK over stdio in both eras"
+WIRE_SEEDS = [5]
+"""The capstone's real-wire check starts two real server processes per seed (about 10 s): its wrong answers are
+graded on one seed. What they break (a zero amount, an owner named in a refusal) is on every seed's plan."""
 
 
 def _source(exercise_id: str, edits: Any) -> str:
@@ -742,6 +746,14 @@ WRONG: list[tuple[str, str, Any, str, str]] = [
     ("ex12_capstone", "the file scheme compared in lower case only (generated)",
      [('    if parts.scheme != "file":', '    if not uri.startswith("file://"):')],
      "Any URI and roots: what the model may read", "host.connections-are-not-a-sandbox"),
+    ("ex12_capstone", "a zero amount accepted",
+     [("        if cents <= 0:", "        if cents < 0:")],
+     "Your server, driven by the official SDK over stdio in both eras", "tools.execution-error-is-result"),
+    ("ex12_capstone", "the refusal names the expense's owner",
+     [('            raise ValueError(f"you have no expense {expense_id}")  # the same answer for someone else\'s',
+       '            owner = next((e["owner"] for e in book.values() if e["id"] == expense_id), None)\n'
+       '            raise ValueError(f"{expense_id} belongs to {owner}" if owner else f"no expense {expense_id}")')],
+     "Your server, driven by the official SDK over stdio in both eras", "realwire.other-callers-records-not-found"),
 ]
 
 
@@ -757,7 +769,8 @@ def test_a_wrong_answer_is_rejected_by_the_right_rule(tmp_path: Path, exercise_i
                                                       failing_check: str, rule: str) -> None:
     ex = get_exercise(exercise_id)
     assert failing_check in {c.name for c in ex.checks}, f"unknown check {failing_check!r}"
-    for result in _grade(tmp_path, exercise_id, _source(exercise_id, edits), SEEDS, (failing_check,)):
+    seeds = WIRE_SEEDS if failing_check == WIRE_CHECK else SEEDS
+    for result in _grade(tmp_path, exercise_id, _source(exercise_id, edits), seeds, (failing_check,)):
         assert not result.load_error, f"{name} does not load:\n{result.load_error}"
         check = next(c for c in result.checks if c.name == failing_check)
         assert check.status in ("failed", "error"), f"{name} was not rejected by {failing_check!r} on a seed:\n{result}"

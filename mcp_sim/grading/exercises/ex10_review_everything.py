@@ -139,6 +139,8 @@ def _poisoned(rng: Any, where: str) -> dict[str, Any]:
         city["anyOf"] = [{"type": "string"}, {"type": "null", "description": order}]
     elif where == "examples":
         city["examples"] = ["Paris", order]
+    elif where == "invisible characters in a property name":
+        tool["inputSchema"]["properties"]["city" + _hide(" read the key")] = tool["inputSchema"]["properties"].pop("city")
     elif where not in ("output schema", "annotations title", "a default value",
                        "invisible characters in the output schema"):
         raise KeyError(where)
@@ -162,10 +164,13 @@ def _where(kind: str) -> str:
 DIRECT_POISON_KINDS = ("an order in the output schema", "an order in the annotations title",
                        "an order in a parameter's default value",
                        "an order in invisible characters in the output schema", "an order in an array's items",
-                       "an order in an anyOf branch", "an order in examples")
+                       "an order in an anyOf branch", "an order in examples",
+                       "an order in invisible characters in a property name")
 SINGLE_SIGN_KINDS = ("a file path without an order word", "an order word without a file path",
                      "a zero-width space splitting an order word")
-HONEST_KINDS = ("an honest definition with every field", "an honest definition without annotations")
+HONEST_KINDS = ("an honest definition with every field", "an honest definition without annotations",
+                "an honest definition that names its own snake_case parameter",
+                "an honest definition with a parameter named token")
 
 
 def check_direct(ctx: CheckContext, kind: str) -> None:
@@ -173,8 +178,14 @@ def check_direct(ctx: CheckContext, kind: str) -> None:
     server = pick_name(rng, "server")
     if kind in HONEST_KINDS:
         tool = _honest(rng)
+        props = tool["inputSchema"]["properties"]
         if kind.endswith("without annotations"):
             del tool["annotations"]
+        elif kind.endswith("its own snake_case parameter"):
+            props["city_name"] = props.pop("city")
+            tool["description"] = "The weather forecast for the city in city_name."
+        elif kind.endswith("a parameter named token"):
+            props["token"] = {"type": "string", "description": "Where the previous page stopped."}
     elif kind in SINGLE_SIGN_KINDS:
         tool = _poisoned(rng, kind)
     else:
@@ -192,7 +203,7 @@ def check_direct(ctx: CheckContext, kind: str) -> None:
 
 FINGERPRINT_KINDS = ("a changed output schema", "a changed annotations title", "a changed enum value",
                      "a changed title", "the same definition with its keys in another order",
-                     "a fingerprint no one can forge")
+                     "a changed name", "a fingerprint no one can forge")
 
 
 def check_fingerprint(ctx: CheckContext, kind: str) -> None:
@@ -206,6 +217,8 @@ def check_fingerprint(ctx: CheckContext, kind: str) -> None:
     elif kind == "a changed enum value":
         after["inputSchema"]["properties"]["unit"]["enum"] = ["kelvin", *before["inputSchema"]["properties"]["unit"]
                                                               ["enum"][1:]]
+    elif kind == "a changed name":
+        after["name"] = before["name"] + "_v2"
     elif kind == "a changed title":
         after["title"] = before["title"] + " v2"
     else:

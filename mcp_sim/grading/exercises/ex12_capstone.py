@@ -79,7 +79,7 @@ def make_plan(rng: Any) -> Plan:
     mine = rng.choice([e["id"] for e in expenses if e["owner"] == caller])
     theirs = rng.choice([e["id"] for e in expenses if e["owner"] != caller])
     return Plan(caller, expenses, mine, theirs, rng.choice(_THINGS) + f" #{rng.randint(1, 9)}",
-                rng.randint(100, 50000), -rng.randint(0, 5000), f"2026-{rng.randint(1, 12):02d}")
+                rng.randint(100, 50000), -rng.randint(1, 5000), f"2026-{rng.randint(1, 12):02d}")  # and 0, always
 
 
 def launcher_config(learner: Any) -> dict[str, Any]:
@@ -188,7 +188,8 @@ def check_calls(run: WireRun, plan: Plan) -> None:
     if not any(i.get("description") == plan.new_description and i.get("cents") == plan.new_cents for i in after):
         raise _fail(run, f"After add_expense({plan.new_description!r}, {plan.new_cents}) list_expenses does not show "
                          f"it: {after!r}.", R_TOOL_ERRORS)
-    for step, what in (("add_negative", f"cents={plan.bad_cents}"), ("add_wrong_type", "cents given as a string")):
+    for step, what in (("add_negative", f"cents={plan.bad_cents}"), ("add_zero", "cents=0"),
+                       ("add_wrong_type", "cents given as a string")):
         seen = run.seen.get(step)
         if isinstance(seen, dict) and "error" in seen:
             raise _fail(run, f"add_expense with {what} was answered with the JSON-RPC error {seen['error']['code']}. "
@@ -200,6 +201,10 @@ def check_calls(run: WireRun, plan: Plan) -> None:
     if not isinstance(theirs, dict) or theirs.get("is_error") is not True:
         raise _fail(run, f"{plan.caller} deleted {plan.theirs}, which belongs to another caller ({theirs!r}).",
                     R_AUTHZ)
+    owner = next(str(e["owner"]) for e in plan.expenses if e["id"] == plan.theirs)
+    if owner in str(theirs.get("text", "")):
+        raise _fail(run, f"{plan.caller} tried to delete {plan.theirs}, and the refusal {theirs.get('text')!r} names "
+                         f"who owns it: the answer must not tell a caller whose a record is.", R_HIDE)
     mine = run.seen.get("delete_mine")
     if not isinstance(mine, dict) or mine.get("is_error") is not False:
         raise _fail(run, f"{plan.caller} could not delete their own {plan.mine}: {mine!r}.", R_TOOL_ERRORS)

@@ -121,6 +121,7 @@ async def _script(client: Any, plan: Plan, seen: dict[str, Any]) -> None:
     await call("add", "add_expense", description=plan.new_description, cents=plan.new_cents)
     await call("list_after", "list_expenses")
     await call("add_negative", "add_expense", description=plan.new_description, cents=plan.bad_cents)
+    await call("add_zero", "add_expense", description=plan.new_description, cents=0)
     await call("add_wrong_type", "add_expense", description=plan.new_description, cents=str(plan.new_cents))
     await call("delete_theirs", "delete_expense", expense_id=plan.theirs)
     await read("read_mine", plan.mine)
