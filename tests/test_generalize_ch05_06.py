@@ -409,7 +409,58 @@ def after_404(method, status):
     return ["initialize", "notifications/initialized"] + [method]
 '''
 
+BOOKKEEPING_DATACLASS = '''
+import itertools
+
+
+def on_event(state, event, link):
+    if state is None:
+        state = {"ids": 0, "pending": []}        # [[deadline, id], ...]
+    now, out = event["at"], []
+    how = "close" if (link["transport"], link["revision"]) == ("http", "2026-07-28") else "cancel"
+    still = []
+    for deadline, rid in sorted(state["pending"], key=lambda p: p[0]):
+        if deadline <= now:
+            out.append({"do": how, "id": rid})
+        else:
+            still.append([deadline, rid])
+    state["pending"] = still
+    if event["type"] in ("call", "retry"):
+        state["ids"] += 1
+        rid = f"req-{state['ids']}"              # string ids: free
+        state["pending"].append([now + event["timeout"], rid])
+        out.append({"do": "send", "id": rid})
+    elif event["type"] == "response":
+        match = [p for p in state["pending"] if p[1] == event["id"]]
+        if match:
+            state["pending"].remove(match[0])
+            out.append({"do": "deliver", "id": event["id"]})
+    return out, state
+'''
+
+BOOKKEEPING_LISTS = '''
+def on_event(state, event, link):
+    state = state or [1000, {}]                 # next id, {id: deadline}
+    next_id, waiting = state
+    acts = []
+    for rid in [r for r, d in sorted(waiting.items(), key=lambda kv: kv[1]) if event["at"] >= d]:
+        modern_http = link["transport"] == "http" and link["revision"] == "2026-07-28"
+        acts.append({"do": "close" if modern_http else "cancel", "id": int(rid)})
+        del waiting[rid]
+    kind = event["type"]
+    if kind == "response" and str(event["id"]) in waiting:
+        del waiting[str(event["id"])]
+        acts.append({"do": "deliver", "id": event["id"]})
+    if kind in ("call", "retry"):
+        waiting[str(next_id)] = event["at"] + event["timeout"]
+        acts.append({"do": "send", "id": next_id})
+        next_id += 7                            # any fresh id will do
+    return acts, [next_id, waiting]
+'''
+
 ALTERNATIVES: list[tuple[str, str, str]] = [
+    ("ex06_drops_duplicates", "string ids and a list of deadlines", BOOKKEEPING_DATACLASS),
+    ("ex06_drops_duplicates", "ids counted in sevens, a dict of deadlines", BOOKKEEPING_LISTS),
     ("ex06_legacy_sessions", "casefolded headers, a lower-case header sent", SESSIONS_TABLE),
     ("ex06_legacy_sessions", "a request class", SESSIONS_CLASS),
     ("ex06_diagnose_stdout", "a shape function and a writer table", STDOUT_JUDGE),
@@ -614,6 +665,39 @@ WRONG += [
     (L, "initialize refused only with a live session id",
      _edit(L, "return 400 if session is not None else 200", "return 400 if session in live_sessions else 200"),
      "Any request is answered like the simulated server", "http.legacy.initialize-with-session-400"),
+]
+
+ANSWER_FIRST = '''
+def on_event(state, event, link):
+    state = state or {"next_id": 1, "waiting": {}}
+    actions = []
+    now = event["at"]
+    if event["type"] == "response" and state["waiting"].pop(repr(event["id"]), None) is not None:
+        actions.append({"do": "deliver", "id": event["id"]})   # before looking at the deadlines
+    modern_http = link["transport"] == "http" and link["revision"] >= "2026-07-28"
+    for key, (request_id, deadline) in sorted(state["waiting"].items(), key=lambda item: item[1][1]):
+        if now >= deadline:
+            actions.append({"do": "close" if modern_http else "cancel", "id": request_id})
+            del state["waiting"][key]
+    if event["type"] in ("call", "retry"):
+        request_id = state["next_id"]
+        state["next_id"] += 1
+        state["waiting"][repr(request_id)] = [request_id, now + event["timeout"]]
+        actions.append({"do": "send", "id": request_id})
+    return actions, state
+'''
+
+B = "ex06_drops_duplicates"
+_DEADLINE = "A request past its deadline is cancelled, the transport's way"
+WRONG += [
+    (B, "a deadline passed only when the clock is beyond it", _edit(B, "        if now >= deadline:", "        if now > deadline:"),
+     _DEADLINE, "lifecycle.timeouts"),
+    (B, "every HTTP request cancelled by closing its stream",
+     _edit(B, "modern_http = link[\"transport\"] == \"http\" and link[\"revision\"] >= \"2026-07-28\"",
+           "modern_http = link[\"transport\"] == \"http\""),
+     _DEADLINE, "lifecycle.timeouts"),
+    (B, "the answer handled before the deadlines", ANSWER_FIRST,
+     "A late answer to a cancelled request is ignored", "faults.ignore-late-response"),
 ]
 
 

@@ -21,9 +21,13 @@ from __future__ import annotations
 
 import copy
 import heapq
+import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from hypothesis import strategies as st
+
+from mcp_sim.grading.differential import differential
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 from mcp_sim.sim.world import Simulation
 from mcp_sim.transports.faults import Faults, Latency, Wire
@@ -104,6 +108,11 @@ def make_run(ctx: CheckContext, kind: str) -> Run:
     timeout = rng.choice((1.0, 1.5, 2.0, 3.0))
     fast = Latency.uniform(0.01, 0.2)
     link = dict(_LINKS[rng.choice(sorted(_LINKS))])
+    if " over " in kind:  # the link decides how a request is cancelled: never left to the seed
+        kind, _, name = kind.partition(" over ")
+        link = dict(_LINKS[name])
+        kind = {"a dropped request": "a dropped request over " + name,
+                "a dropped response": "a dropped response over " + name}.get(kind, kind)
     calls = [(round(rng.uniform(0, 0.5), 3), rng.choice(METHODS), timeout)]
     retries: list[tuple[float, int]] = []
     service = [round(rng.uniform(0.05, 0.3), 3)]
@@ -125,6 +134,14 @@ def make_run(ctx: CheckContext, kind: str) -> Run:
         link = dict(_LINKS[kind.removeprefix("a dropped response over ")])
     elif kind == "a late response":
         service = [timeout + rng.uniform(0.3, 2.0)]
+    elif kind == "an answer just after its deadline, between ticks":  # only the event itself can cancel first
+        exact = Latency.uniform(0.01, 0.01)
+        to_server, to_client = Faults(latency=exact), Faults(latency=exact)
+        calls = [(TICK + 0.01, calls[0][1], timeout)]
+        service = [timeout + 0.1]
+    elif kind == "a deadline that falls on a tick":  # sent at a tick, a whole number of ticks to wait
+        calls = [(TICK, calls[0][1], timeout)]
+        service = [timeout + 1.0]
     elif kind == "a late duplicate":
         service = [timeout + rng.uniform(0.3, 1.0)]
         to_client = Faults(latency=fast, duplicate_at=(1,))
@@ -219,7 +236,11 @@ def _fail_other(got: list[tuple[str, str]], want: list[tuple[str, str]], run: Ru
 
 
 def drive(ctx: CheckContext, kind: str) -> None:
-    run = make_run(ctx, kind)
+    play(ctx, make_run(ctx, kind))
+
+
+def play(ctx: CheckContext, run: Run) -> None:
+    """Feed ``run``'s events to the learner's ``on_event`` one by one, checking the actions after each."""
     step = ctx.function("on_event")
     state: Any = None
     while run.queue:
@@ -263,6 +284,45 @@ def drive(ctx: CheckContext, kind: str) -> None:
             run.transmit(at, request_id, event["method"])
 
 
+# --- generated: any link, any fault plan, any calls and retries, through the simulator's fault model --------
+
+_PLANS = st.tuples(st.sampled_from(sorted(_LINKS)), st.integers(1, 4), st.sampled_from((0.0, 0.3)),
+                   st.sampled_from((0.0, 0.3)), st.sampled_from((0.2, 1.5)), st.sampled_from((1.0, 1.5, 2.0)),
+                   st.integers(0, 15), st.integers(0, 1 << 20))
+
+
+def generated_run(t: tuple[Any, ...]) -> Run:
+    """A case from a plan: the link, how many calls, the drop and duplicate rates, the slowest latency, the
+    timeout, which calls are retried (a bit mask) and the fault model's seed."""
+    link, count, drop, duplicate, slowest, timeout, retried, seed = t
+    rng = random.Random(seed)  # surface values only: start times, methods, working times
+    faults = Faults(latency=Latency.uniform(0.01, slowest), drop=drop, duplicate=duplicate)
+    server_wire, client_wire = _wires(Simulation(seed), faults, faults)
+    calls = sorted((round(rng.uniform(0, 2), 3), rng.choice(METHODS), timeout) for _ in range(count))
+    retries = [(at + timeout + 0.6, i) for i, (at, _, _) in enumerate(calls) if retried >> i & 1]
+    run = Run(dict(_LINKS[link]), calls, retries, server_wire, client_wire,
+              [round(rng.uniform(0.05, 0.8), 3) for _ in range(4)])
+    for number, (at, method, limit) in enumerate(run.calls):
+        run.push(at, {"type": "call", "call": number, "method": method, "timeout": limit})
+    for at, number in retries:
+        run.push(at, {"type": "retry", "call": number})
+    tick, end = 0.0, max([c[0] for c in calls] + [r[0] for r in retries]) + timeout + 4.0
+    while tick <= end:
+        run.push(tick, {"type": "tick"})
+        tick += TICK
+    return run
+
+
+def check_generated(ctx: CheckContext, kind: str) -> None:
+    def learner(t: tuple[Any, ...]) -> None:
+        play(ctx, generated_run(t))  # a wrong action raises CheckFailed, with its rule
+
+    differential(ctx, _PLANS, learner=learner, oracle=lambda t: None, compare=lambda t, got, want: None,
+                 describe=lambda t: f"{t[1]} call(s) over {t[0]}, drop {t[2]}, duplicate {t[3]}, latency up to "
+                                    f"{t[4]} s, timeout {t[5]} s, retried calls mask {t[6]}, fault seed {t[7]}",
+                 examples=25, raises_rule=R_ONCE)
+
+
 EXERCISE = Exercise(
     id="ex06_drops_duplicates",
     title="Request bookkeeping that survives drops, duplicates and late answers",
@@ -277,13 +337,19 @@ EXERCISE = Exercise(
               hint="Remember which ids are still waiting; an answer for any other id is not for the caller."),
         Check("A request past its deadline is cancelled, the transport's way", R_TIMEOUT, drive,
               ("a dropped request over stdio legacy", "a dropped request over http modern",
-               "a dropped response over stdio modern", "a dropped response over http legacy"),
+               "a dropped response over stdio modern", "a dropped response over http legacy",
+               "a deadline that falls on a tick over stdio legacy", "a deadline that falls on a tick over http modern"),
               hint="On every event first look for waiting requests whose deadline (sent + timeout) has come."),
-        Check("A late answer to a cancelled request is ignored", R_LATE, drive, ("a late response", "a late duplicate"),
+        Check("A late answer to a cancelled request is ignored", R_LATE, drive,
+              (*(f"a late response over {link}" for link in _LINKS), "a late duplicate",
+               "an answer just after its deadline, between ticks"),
               hint="A cancelled id is no longer waiting: its answer, however welcome, goes nowhere."),
         Check("A retry is a new request with a new id", R_RETRY, drive,
-              ("retry after a dropped request", "retry, then the old answer arrives", "a lossy link"),
+              (*(f"retry after a dropped request over {link}" for link in _LINKS), "retry, then the old answer arrives",
+               "a lossy link"),
               hint="Never reuse an id; keep a counter in your state."),
+        Check("Any fault plan is survived like the course's client", R_ONCE, check_generated, ("generated",),
+              hint="Per event: cancel what has expired, then send, deliver once, or ignore."),
     ),
     hints=(
         Hint("Keep in the state: the next id, and for each waiting request its deadline. Return the state every "
