@@ -191,8 +191,9 @@ def check_direct(ctx: CheckContext, kind: str) -> None:
     if got != want:
         rule = R_HANDLE if draft and kind not in ALLOWED else R_EVERY_CALL
         should = "None (allowed)" if want is None else repr(want)
-        raise CheckFailed(f"authorize({json.dumps(caller)}, {json.dumps(operation)}, {json.dumps(target)}) should be "
-                          f"{should} ({kind}); it returned {got!r}.", rule)
+        raise CheckFailed(f"authorize() returned {got!r} ({kind}).", rule,
+                          case=f"authorize({json.dumps(caller)}, {json.dumps(operation)}, {json.dumps(target)})",
+                          expected=should)
 
 
 # --- generated: any caller, operation and object, against the fixed checks --------------------------------

@@ -343,8 +343,10 @@ def check_key(ctx: CheckContext, kind: str) -> None:
     if same is not want_same:
         should = "the same key: it is the same business operation" if want_same else \
             "different keys: it is another business operation"
-        raise CheckFailed(f"payment_key() should give {should} ({kind}). First call {_call_of(first)} for {invoice} "
-                          f"→ {a!r}; second call {_call_of(again)} for {again_invoice} → {b!r}.", R_ONCE)
+        raise CheckFailed(f"payment_key() gave {'the same key' if same else 'different keys (or None)'} for two "
+                          f"payments ({kind}).", R_ONCE,
+                          case=f"first call {_call_of(first)} for {invoice} → {a!r}; second call {_call_of(again)} for "
+                               f"{again_invoice} → {b!r}", expected=should)
 
 
 EXERCISE = Exercise(

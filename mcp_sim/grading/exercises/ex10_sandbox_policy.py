@@ -158,10 +158,10 @@ def check_direct(ctx: CheckContext, kind: str) -> None:
     got = _allows(policy, probe, argument)
     if got is not want:
         verb = {"read": "read", "write": "write", "env": "see the variable", "reach": "connect to"}[probe]
-        allowed = "may" if want else "may not"
-        raise CheckFailed(f"With needs {json.dumps(needs)} and roots {roots}, the process {allowed} {verb} "
-                          f"{argument} ({kind}); under your policy {policy} it {'may' if got else 'may not'}.",
-                          R_ROOTS if roots else R_LEAST)
+        raise CheckFailed(f"Under your policy {policy} the process {'may' if got else 'may not'} {verb} {argument} "
+                          f"({kind}).", R_ROOTS if roots else R_LEAST,
+                          case=f"sandbox_policy({json.dumps(needs)}, {roots}); then {verb} {argument}",
+                          expected="it may" if want else "it may not")
 
 
 # --- generated: any needs or roots, any probe, against the labs' fixed policies --------------------------
