@@ -146,7 +146,8 @@ def test_policy_cases_cover_both_answers() -> None:
     assert seen == {True, False}
 
 
-@pytest.mark.parametrize("kind", [c for check in ex09_who_decides.EXERCISE.checks for c in check.kinds])
+@pytest.mark.parametrize("kind", [c for check in ex09_who_decides.EXERCISE.checks for c in check.kinds
+                                  if c != "generated"])
 def test_who_decides_cases_differ_from_seed_to_seed(kind: str) -> None:
     first, answer = ex09_who_decides.build_case(random.Random(1), kind)
     second, again = ex09_who_decides.build_case(random.Random(2), kind)

@@ -61,7 +61,8 @@ def generated_check(exercise_id: str) -> str:
 
 
 GENERATED = ("ex07_cache", "ex07_list_changed", "ex07_next_message", "ex08_task_polling",
-             "ex08_next_message", "ex08_diagnose", "ex09_host_policy", "ex09_next_step")
+             "ex08_next_message", "ex08_diagnose", "ex09_host_policy", "ex09_next_step",
+             "ex09_who_decides")
 
 
 @pytest.mark.parametrize("exercise_id", GENERATED)
@@ -593,3 +594,66 @@ NS_OTHER_REPLY = [('''    if situation["api"] == "openai":
 @pytest.mark.parametrize("edits", [NS_OTHER_SPACING, NS_OTHER_REPLY], ids=["arguments spacing", "key order"])
 def test_ex09_next_step_alternatives_pass(tmp_path: Path, edits: Any) -> None:
     accepted(tmp_path, "ex09_next_step", edits)
+
+
+# --- ex09_who_decides ---------------------------------------------------------------------------------
+
+WD_SERVER = "Decided by the server: the tool or the lifecycle"
+
+WD_WRONG: list[tuple[str, Any, str, str]] = [
+    ("a version mismatch recognised only in initialize",
+     [('row.get("method") in ("initialize", "server/discover")', 'row.get("method") == "initialize"')],
+     WD_SERVER, "versioning.modern-only-refusal-names-versions"),
+    ("the row's position instead of its seq",
+     [('    return {"layer": layer, "decided_by": who, "seq": row["seq"]}',
+       '    return {"layer": layer, "decided_by": who, "seq": row["_at"]}'),
+      ('    rows = trace["rows"]\n', '    rows = trace["rows"]\n    for at, row in enumerate(rows):\n        row["_at"] = at\n')],
+     "Decided in the roles layer: the user or the Host's policy", "host.human-in-the-loop"),
+    ("a tool error recognised only by its text",
+     [('                and message.get("result", {}).get("isError") is True:',
+       '                and "error" in json.dumps(message.get("result", {})).lower():'),
+      ("from typing import Any\n", "import json\nfrom typing import Any\n")],
+     "A call that succeeded has no culprit", "tools.execution-error-is-result"),
+]
+
+
+@pytest.mark.parametrize("name,edits,check,rule", WD_WRONG, ids=[w[0] for w in WD_WRONG])
+def test_ex09_who_decides_wrong_answers(tmp_path: Path, name: str, edits: Any, check: str, rule: str) -> None:
+    rejected(tmp_path, "ex09_who_decides", edits, check, rule)
+
+
+WD_ALT_CANDIDATES = '''
+def who_decides(trace):
+    found = []
+    rows = trace["rows"]
+    for row in rows:
+        msg = row.get("message") or {}
+        if "dropped" in (row.get("marks") or []):
+            found.append((row["seq"], "transports", "client"))
+        elif row["kind"] == "error" and row.get("method") in {"initialize", "server/discover"}:
+            found.append((row["seq"], "capabilities", "server"))
+        elif (row["kind"], row["from"], row.get("text")) == ("app", "user", "deny"):
+            found.append((row["seq"], "roles", "user"))
+        elif row["kind"] == "response" and row.get("method") == "tools/call" and (msg.get("result") or {}).get("isError"):
+            found.append((row["seq"], "capabilities", "server"))
+    if found:
+        seq, layer, who = min(found)
+        return {"seq": seq, "layer": layer, "decided_by": who}
+    offers = [r for r in rows if r["kind"] == "app" and r["from"] == "host" and r["to"] == "model"]
+    if offers and not any("tool_calls" in (r.get("message") or {}) for r in rows if r["from"] == "model"):
+        return {"seq": offers[0]["seq"], "layer": "roles", "decided_by": "host"}
+    return None
+'''
+WD_ALT_ORDER = [('''        if "dropped" in row.get("marks", ()):
+            return _verdict("transports", "client", row)  # lost on the wire; the client's timeout gave up
+        if row["kind"] == "error" and row.get("method") in ("initialize", "server/discover"):
+            return _verdict("capabilities", "server", row)  # no shared version: the session never opened''',
+                 '''        if row["kind"] == "error" and row.get("method") in ("initialize", "server/discover"):
+            return _verdict("capabilities", "server", row)  # no shared version: the session never opened
+        if "dropped" in row.get("marks", ()):
+            return _verdict("transports", "client", row)  # lost on the wire; the client's timeout gave up''')]
+
+
+@pytest.mark.parametrize("edits", [WD_ALT_CANDIDATES, WD_ALT_ORDER], ids=["earliest candidate", "checks reordered"])
+def test_ex09_who_decides_alternatives_pass(tmp_path: Path, edits: Any) -> None:
+    accepted(tmp_path, "ex09_who_decides", edits)

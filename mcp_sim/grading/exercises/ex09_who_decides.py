@@ -13,9 +13,14 @@ the issue number, so the traces differ in their words while each kind's decision
 from __future__ import annotations
 
 import copy
+import functools
 import json
+import random
 from typing import Any
 
+from hypothesis import strategies as st
+
+from mcp_sim.grading.differential import differential
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 from mcp_sim.scenarios.complete_call import OUTCOMES, run_complete_call
 
@@ -31,13 +36,23 @@ EXPECTED = {"user-denies": R_APPROVAL, "policy-hides": R_POLICY, "tool-fails": R
 _SERVERS = ("issues", "tracker", "bugs", "tickets", "jira_clone")
 _TITLES = ("the login page crashes on Safari", "dark mode forgets its setting", "export to CSV drops accents",
            "search returns closed issues", "the footer overlaps the menu", "uploads stall at 99%")
+_DECOYS = ("the error page shows a stack trace", "saving fails with an error when offline",
+           "timeout errors on the dashboard", "the deny button does nothing")
 
 
-def build_case(rng: Any, kind: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+def build_case(rng: Any, kind: str, model_api: str = "openai") -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The trace the learner reads for ``kind`` (``"<outcome> in <revision>"``) and its answer."""
     outcome, revision = kind.rsplit(" in ", 1)
-    run = run_complete_call(outcome, revision=revision, seed=rng.randint(0, 999), number=rng.randint(3, 999),
-                            title=rng.choice(_TITLES), server=rng.choice(_SERVERS))
+    titles = _DECOYS if outcome == "answered" else _TITLES  # a success that talks about errors is still one
+    return json.loads(_played(outcome, revision, rng.randint(0, 999), rng.randint(3, 999), rng.choice(titles),
+                              rng.choice(_SERVERS), model_api))
+
+
+@functools.lru_cache(maxsize=256)
+def _played(outcome: str, revision: str, seed: int, number: int, title: str, server: str, model_api: str) -> str:
+    """The case as JSON text, kept for a while: grading the same seed again replays it from memory."""
+    run = run_complete_call(outcome, revision=revision, seed=seed, number=number, title=title, server=server,
+                            model_api=model_api)  # type: ignore[arg-type]
     rows = []
     for e in run.events:
         row: dict[str, Any] = {"seq": e.seq, "t_ms": e.t_ms, "from": e.sender, "to": e.receiver, "kind": e.kind}
@@ -53,7 +68,7 @@ def build_case(rng: Any, kind: str) -> tuple[dict[str, Any], dict[str, Any] | No
     decisive = run.decisive
     answer = None if decisive is None else {"layer": run.outcome.layer, "decided_by": run.outcome.decider,
                                             "seq": decisive.seq}
-    return {"revision": revision, "rows": rows}, answer
+    return json.dumps([{"revision": revision, "rows": rows}, answer])
 
 
 def _show(trace: dict[str, Any]) -> str:
@@ -65,8 +80,8 @@ def _show(trace: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _ask(ctx: CheckContext, kind: str) -> None:
-    trace, want = build_case(ctx.rng, kind)
+def _ask(ctx: CheckContext, kind: str, rng: Any = None, model_api: str = "openai") -> None:
+    trace, want = build_case(ctx.rng if rng is None else rng, kind, model_api)
     got = ctx.function("who_decides")(copy.deepcopy(trace))
     outcome = kind.rsplit(" in ", 1)[0]
     if want is None:
@@ -81,6 +96,21 @@ def _ask(ctx: CheckContext, kind: str) -> None:
                           case=f"the trace above ({trace['revision']})",
                           expected=f"{json.dumps(want)}: this call ended because "
                                    f"{OUTCOMES[outcome].explanation[0].lower()}{OUTCOMES[outcome].explanation[1:]}")
+
+
+def check_generated(ctx: CheckContext, kind: str) -> None:
+    """Every outcome in either era, for a Host speaking either model API, on other runs of this seed."""
+    kinds = [k for c in EXERCISE.checks if c.run is _ask for k in c.kinds]
+
+    def learner(case: tuple[int, str, int]) -> None:
+        which, api, story = case
+        _ask(ctx, kinds[which], random.Random(f"ex09_who_decides|{ctx.seed}|{story}"), api)
+
+    differential(ctx, st.tuples(st.integers(0, len(kinds) - 1), st.sampled_from(("openai", "anthropic")),
+                                st.integers(0, 2)),
+                 learner=learner, oracle=lambda case: None, compare=lambda *_: None,
+                 describe=lambda case: f"the kind {kinds[case[0]]!r}, a Host speaking {case[1]}, run {case[2] + 1}",
+                 raises_rule=R_TOOL_ERROR, examples=8)
 
 
 def _kinds(*outcomes: str) -> tuple[str, ...]:
@@ -109,6 +139,8 @@ EXERCISE = Exercise(
         Check("Decided on the wire: a lost frame and the client's timeout", R_TIMEOUT, _ask, _kinds("timeout"),
               hint="Look at the marks: a frame that never arrived is where it went wrong, and the one who "
                    "gave up waiting decided."),
+        Check("Any outcome, era and model API, on other runs", R_POLICY, check_generated, ("generated",),
+              hint="Walk the smallest case's rows in order: after which one could the request no longer succeed?"),
     ),
     hints=(
         Hint("Walk the rows in order and find the first one after which the request could no longer succeed.",
