@@ -31,6 +31,7 @@ from mcp_sim.trace.event import TraceEvent
 
 CLOSE_MARK = "check:close"
 KILL_MARK = "nemesis:kill"
+DEAD_MARK = "check:dead"
 MALFORMED_EXPECTATIONS = ("expect:parse-error", "expect:invalid-request")
 
 
@@ -76,15 +77,19 @@ def negotiated_revision(events: Iterable[TraceEvent], era: str) -> str:
 def pair_responses(link: str, era: str, events: list[TraceEvent]) -> LinkRun:
     """Pair each server response with the request it answers: by id, first come first served (two
     requests sent with one id may take two responses); an error with a null id goes to the earliest
-    frame that could not be read and is still unanswered."""
+    frame that could not be read and is still unanswered, else to a request the nemesis sent with
+    an id already in use (a server may refuse that one without echoing the id)."""
     run = LinkRun(link, era, negotiated_revision(events, era), events)
     open_by_id: dict[str, list[TraceEvent]] = {}
     malformed: list[TraceEvent] = []
+    refusable: list[TraceEvent] = []
     for e in events:
         if e.sender == client_of(link):
-            if e.kind == "request":
+            if e.kind == "request" and not any(m in e.marks for m in MALFORMED_EXPECTATIONS):
                 run.requests.append(e)
                 open_by_id.setdefault(_key(e.request_id), []).append(e)
+                if "duplicate" in e.marks:
+                    refusable.append(e)
             elif any(m in e.marks for m in MALFORMED_EXPECTATIONS):
                 malformed.append(e)
                 readable = _readable_id(e)
@@ -93,9 +98,20 @@ def pair_responses(link: str, era: str, events: list[TraceEvent]) -> LinkRun:
         elif e.sender == server_of(link) and e.kind in ("response", "error"):
             waiting = open_by_id.get(_key(e.request_id)) if e.request_id is not None else None
             if waiting:
-                run.answers.setdefault(waiting.pop(0).seq, []).append(e)
+                answered = waiting.pop(0)
+                run.answers.setdefault(answered.seq, []).append(e)
+                if answered in malformed:
+                    malformed.remove(answered)
             elif e.request_id is None and e.kind == "error" and malformed:
-                run.answers.setdefault(malformed.pop(0).seq, []).append(e)
+                answered = malformed.pop(0)
+                run.answers.setdefault(answered.seq, []).append(e)
+                for queue in open_by_id.values():
+                    if answered in queue:
+                        queue.remove(answered)
+            elif e.request_id is None and e.kind == "error" and refusable:
+                # a reused id the server refused without echoing it (echoing would make the id's
+                # answers ambiguous): the client broke the id rule first, so this is no finding
+                run.answers.setdefault(refusable.pop(0).seq, []).append(e)
             elif e.request_id is not None and _sent_before(run, e):
                 run.answers.setdefault(_sent_before(run, e), []).append(e)  # a second answer
             else:
@@ -108,6 +124,8 @@ def _key(request_id: Any) -> str:
 
 
 def _readable_id(e: TraceEvent) -> Any:
+    if "utf8" in e.marks:
+        return None  # read with replacement characters: not the id that was sent
     message = e.message
     if isinstance(message, dict) and isinstance(message.get("id"), (str, int)) and not isinstance(
             message.get("id"), bool):
@@ -133,8 +151,18 @@ def _finding(run: LinkRun, rule: str, category: Category, message: str, seq: int
 def check_framing(run: LinkRun) -> list[Finding]:
     """Each stdout line is UTF-8 JSON-RPC; a batch only where the revision has batches."""
     out = []
+    last_client: TraceEvent | None = None
     for e in run.events:
+        if e.sender == client_of(run.name) and e.kind != "transport":
+            last_client = e
         if e.sender != server_of(run.name) or (e.message is None and e.kind != "invalid"):
+            continue
+        if (e.kind == "invalid" and isinstance(e.message, dict) and e.message.get("id") is None
+                and ("result" in e.message or "error" in e.message)
+                and last_client is not None and last_client.kind == "notification"):
+            out.append(_finding(run, "jsonrpc.notification-not-answered", "jsonrpc",
+                                f"the server answered the notification {last_client.method}", e.seq,
+                                notification_seq=last_client.seq))
             continue
         declared = (e.framing.get("stdio") or {}).get("bytes")
         if e.raw is not None and isinstance(declared, int) and declared != len(e.raw.encode()) + 1:
@@ -214,7 +242,7 @@ def check_correlation(run: LinkRun, *, deadline_ms: float) -> list[Finding]:
         if {"cancelled", "duplicate", "nemesis:hangup"} & set(request.marks):
             continue
         if not answers:
-            if any(start < request.seq < end and how == "crash" for start, end, how in ended):
+            if any(start < request.seq < end and how == "crash" for start, end, how, _seen in ended):
                 continue  # counted once, as the crash
             out.append(_finding(run, "check.request-answered", "timing",
                                 f"{request.method} (id {request.request_id!r}) got no response within the "
@@ -232,36 +260,52 @@ def check_correlation(run: LinkRun, *, deadline_ms: float) -> list[Finding]:
     return out
 
 
-def _ends(run: LinkRun) -> list[tuple[int, int, str]]:
-    """(spawn seq, end seq, how) for each process on the link: ``exited``/``terminated``/``killed`` (how
+def _ends(run: LinkRun) -> list[tuple[int, int, str, int]]:
+    """(spawn seq, end seq, how, seq where the checker saw it gone) for each process on the link: ``exited``/``terminated``/``killed`` (how
     the shutdown went) when the checker closed its stdin first, ``nemesis`` after the nemesis's
     SIGKILL, else ``crash``."""
     spans = []
-    start, how = 0, "crash"
+    start, how, dead = 0, "crash", 0
     for e in run.events:
         if e.kind != "transport":
             continue
         text = e.text or ""
         if text.startswith("spawned process"):
-            start, how = e.seq, "crash"
+            start, how, dead = e.seq, "crash", 0
         elif CLOSE_MARK in e.marks:
             how = "closed"
         elif KILL_MARK in e.marks:
             how = "nemesis"
+        elif DEAD_MARK in e.marks:
+            dead = dead or e.seq
         elif text.startswith("process ") and " with code " in text:
-            spans.append((start, e.seq, how if how != "closed" else text.split()[2]))
+            spans.append((start, e.seq, how if how != "closed" else text.split()[2], dead or e.seq))
     return spans
+
+
+def _unanswered_before(run: LinkRun, end: int) -> list[TraceEvent]:
+    """The client frames after the last request the server answered, before ``end``: what it read and
+    never answered — the suspects when it died (a notification is never answered, so it stays a
+    suspect even when the server's answer to an earlier call crossed it on the wire)."""
+    answered = max((seq for seq, answers in run.answers.items() if seq < end and answers), default=0)
+    return [e for e in run.events if answered < e.seq < end and e.sender == client_of(run.name)
+            and e.kind != "transport"]
 
 
 def check_process(run: LinkRun) -> list[Finding]:
     """The server keeps serving until its stdin closes; in 2026-07-28 it then exits on its own."""
     out = []
-    for _start, end, how in _ends(run):
+    for _start, end, how, seen_dead in _ends(run):
         if how == "crash":
-            last = max((e.seq for e in run.events if e.seq < end and e.sender == client_of(run.name)), default=end)
-            out.append(_finding(run, "realwire.stdio-server-serves-the-session", "robustness",
-                                f"the server process ended while the session was still open "
-                                f"(after frame {last})", end, last_client_frame=last))
+            suspects = _unanswered_before(run, seen_dead)
+            cancelled = any("cancel" in e.marks for e in suspects)
+            seqs = [e.seq for e in suspects]
+            out.append(_finding(run, "realwire.stdio-server-serves-the-session",
+                                "cancellation" if cancelled else "robustness",
+                                "the server process ended by itself while the session was open"
+                                + (f", after reading frames {seqs} and answering none of them" if seqs else "")
+                                + (" (one of them a notifications/cancelled)" if cancelled else ""),
+                                seqs[0] if seqs else seen_dead, suspects=seqs, ended_seq=seen_dead))
         elif how in ("terminated", "killed") and run.era == "modern":
             out.append(_finding(run, "stdio.modern.exit-on-eof", "lifecycle",
                                 f"the server did not exit after its stdin closed: it had to be {how}", end))

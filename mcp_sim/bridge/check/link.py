@@ -56,6 +56,7 @@ class ProbeLink:
         self._stream: StdioClientStream | None = None
         self._stack: AsyncExitStack | None = None
         self._responses: dict[Any, list[TraceEvent]] = {}
+        self._dead_noted: int | None = None
         recorder.subscribe(self._hear)
 
     # -- hearing -----------------------------------------------------------------------------------
@@ -89,16 +90,21 @@ class ProbeLink:
     async def stop(self) -> None:
         """Close stdin and shut the server down (close, wait, SIGTERM, SIGKILL), recording how it ended."""
         stack, self._stack = self._stack, None
-        if stack is not None:
+        if stack is None:
+            return
+        if not self.alive:
+            self.note_death()
+        else:
             self.recorder.record_event(kind="transport", link=self.name, sender=f"client/{self.name}",
                                        receiver=f"server/{self.name}", transport="stdio",
                                        text="check: closing the server's stdin", marks=("check:close",))
-            await stack.aclose()
+        await stack.aclose()
         self._stream = None
 
     async def kill(self) -> None:
         """SIGKILL the server at once (the nemesis's crash), then let the link close."""
-        if self._stream is not None:
+        self.note_death()  # a process that is already gone ended by itself, not by the nemesis
+        if self._stream is not None and self.alive:
             self.recorder.record_event(kind="transport", link=self.name, sender=f"client/{self.name}",
                                        receiver=f"server/{self.name}", transport="stdio",
                                        text=f"nemesis: SIGKILL process {self._stream.pid}", marks=("nemesis:kill",))
@@ -106,10 +112,21 @@ class ProbeLink:
                 self._stream.process.kill()
             except ProcessLookupError:
                 pass
-            stack, self._stack = self._stack, None
-            if stack is not None:
-                await stack.aclose()
-            self._stream = None
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            await stack.aclose()
+        self._stream = None
+
+    def note_death(self) -> None:
+        """Record, once per process, that the server ended by itself (no stdin closed, no SIGKILL)."""
+        stream = self._stream
+        if stream is None or stream.process.returncode is None or self._dead_noted == stream.pid:
+            return
+        self._dead_noted = stream.pid
+        self.recorder.record_event(kind="transport", link=self.name, sender=f"server/{self.name}",
+                                   receiver=f"client/{self.name}", transport="stdio", marks=("check:dead",),
+                                   text=f"check: process {stream.pid} ended by itself with code "
+                                        f"{stream.process.returncode}")
 
     @property
     def alive(self) -> bool:
@@ -141,7 +158,8 @@ class ProbeLink:
 
     async def send_line(self, text: str, *marks: str) -> TraceEvent | None:
         """Write one line of text to the server's stdin; returns its trace event (``None`` if the pipe is gone)."""
-        if self._stream is None:
+        if self._stream is None or not self.alive:
+            self.note_death()
             return None
         self.recorder.mark_next(*marks)
         try:
@@ -153,7 +171,8 @@ class ProbeLink:
     async def send_bytes(self, data: bytes, *marks: str) -> TraceEvent | None:
         """Write raw bytes and a newline — bytes that need not be UTF-8 — recording them as they read."""
         stream = self._stream
-        if stream is None or stream.process.stdin is None:
+        if stream is None or stream.process.stdin is None or not self.alive:
+            self.note_death()
             return None
         event = self.recorder.record_message(
             link=self.name, sender=f"client/{self.name}", receiver=f"server/{self.name}",
@@ -194,6 +213,7 @@ class ProbeLink:
                 await anyio.sleep(0.005)
         if len(self._responses.get(key, ())) <= after:
             await anyio.sleep(0.05)  # the process ended: its last lines may still be in the pipe
+            self.note_death()
         events = self._responses.get(key, [])
         return events[after].message if len(events) > after else None
 
