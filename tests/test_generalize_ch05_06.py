@@ -29,7 +29,7 @@ def _edit(exercise_id: str, old: str, new: str) -> str:
     return source.replace(old, new)
 
 
-def _passes(tmp_path: Path, exercise_id: str, source: str, seeds: list[int], only: list[str] | None = None) -> None:
+def _passes(tmp_path: Path, exercise_id: str, source: str, seeds: list[int], only: tuple[str, ...] = ()) -> None:
     path = tmp_path / f"{exercise_id}_alternative.py"
     path.write_text(source, encoding="utf-8")
     for result in grade_seeds(get_exercise(exercise_id), path, path.name, seeds, only=only):
@@ -705,3 +705,94 @@ WRONG += [
 def test_a_plausible_wrong_answer_is_rejected_by_the_right_rule(tmp_path: Path, exercise_id: str, name: str,
                                                                 source: str, check: str, rule: str) -> None:
     assert_rejected(tmp_path, exercise_id, source, check, rule)
+
+
+# --- one truth: the reference equals the oracle on the generated inputs ------------------------------------
+
+GENERATED = [
+    ("ex05_pagination", "Any list and page size pages like the simulator's"),
+    ("ex05_pagination", "A cursor at any position answers like the simulator's"),
+    ("ex05_tool_results", "Any request answers like the simulated server"),
+    ("ex05_diagnose", "Any trace is judged like the simulator"),
+    ("ex05_who_controls", "Every annotation pattern is decided like the simulator's Host"),
+    ("ex06_stdio_framer", "Any stream frames like the simulator's pipe"),
+    ("ex06_http_answers", "Any request answers like the simulated server"),
+    ("ex06_legacy_sessions", "Any request is answered like the simulated server"),
+    ("ex06_drops_duplicates", "Any fault plan is survived like the course's client"),
+    ("ex06_diagnose_stdout", "Any session is judged like the simulator's decoder"),
+]
+
+
+@pytest.mark.parametrize(("exercise_id", "check"), GENERATED, ids=[f"{g[0]}:{g[1]}" for g in GENERATED])
+def test_the_reference_equals_the_oracle_on_generated_inputs(exercise_id: str, check: str) -> None:
+    """Each generated check compares with the simulator's own implementation; the reference passes it on
+    six seeds (each seed draws other inputs), so the reference and the oracle agree there."""
+    ex = get_exercise(exercise_id)
+    path = reference_path(exercise_id)
+    for result in grade_seeds(ex, path, path.name, [0, 3, 5, 8, 13, 21], only=[check], reference=True):
+        found = next(c for c in result.checks if c.name == check)
+        assert found.status == "passed", f"the reference differs from the oracle:\n{result}"
+
+
+def test_every_chapter_05_06_exercise_has_a_generated_check() -> None:
+    named = {exercise_id for exercise_id, _ in GENERATED}
+    for exercise_id in named:
+        assert {c for _, c in GENERATED if _ == exercise_id} <= {c.name for c in get_exercise(exercise_id).checks}
+    assert named == {"ex05_pagination", "ex05_tool_results", "ex05_diagnose", "ex05_who_controls", "ex06_stdio_framer",
+                     "ex06_http_answers", "ex06_legacy_sessions", "ex06_drops_duplicates", "ex06_diagnose_stdout"}
+
+
+def test_the_diagnose_traces_agree_with_the_simulators_reading() -> None:
+    """ex05_diagnose builds each fixed trace with its answer; the simulator's own reading (first_broken) of
+    the same trace finds the same first broken message, for every kind."""
+    import random
+
+    from mcp_sim.grading.exercises import ex05_diagnose as grader
+    from mcp_sim.grading.model import CheckContext
+
+    kinds = [k for c in get_exercise("ex05_diagnose").checks if c.run is grader._ask for k in c.kinds]
+    assert len(kinds) > 40
+    for kind in kinds:
+        for seed in range(3):
+            ctx = CheckContext(learner=None, rng=random.Random(seed), seed=seed)  # type: ignore[arg-type]
+            _, _, trace, bad = grader._build(ctx, kind)
+            found = grader.first_broken(trace)
+            assert (found or {}).get("index") == bad, f"{kind}: built {bad}, read {found}"
+
+
+def test_the_http_reference_and_the_simulated_server_agree_where_they_used_to_differ() -> None:
+    """The five requests where the reference and the server disagreed: the same answer now (or, for
+    initialize, one the grader accepts)."""
+    import importlib.util
+    import json
+
+    from mcp_sim.grading.exercises.ex06_http_answers import (
+        PARAMS,
+        acceptable,
+        recorded_requests,
+        replay,
+        synthetic,
+    )
+
+    spec = importlib.util.spec_from_file_location("reference", reference_path("ex06_http_answers"))
+    assert spec is not None and spec.loader is not None
+    reference = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(reference)
+    like = next(r for r in recorded_requests(0) if json.loads(r["body"])["method"] == "server/discover")
+    headers, body = synthetic("tools/list", like)
+    message = json.loads(body)
+    meta = message["params"]["_meta"]
+    no_version = {**message, "params": {"_meta": {k: v for k, v in meta.items() if "protocolVersion" not in k}}}
+    later = {**message, "method": "ping", "params": {"_meta": {**meta, "io.modelcontextprotocol/protocolVersion":
+                                                               "2027-01-01"}}}
+    cases = [(headers, json.dumps({**message, "id": None})), (headers, json.dumps(no_version)),
+             ({**headers, "Mcp-Method": "ping", "MCP-Protocol-Version": "2027-01-01"}, json.dumps(later)),
+             ({**headers, "Mcp-Method": "initialize"}, json.dumps({**message, "method": "initialize"})),
+             (headers, json.dumps([message]))]
+    assert "tools/list" in PARAMS
+    for head, text in cases:
+        truth = replay("POST", head, text)
+        mine = reference.answer("POST", dict(head), text)
+        assert mine == truth or acceptable(json.loads(text).get("method") == "initialize"
+                                           if isinstance(json.loads(text), dict) else False, mine, truth), text
+    assert replay("POST", cases[2][0], cases[2][1]) == {"status": 400, "error": -32022}

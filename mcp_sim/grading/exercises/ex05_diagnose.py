@@ -12,9 +12,15 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 from typing import Any
 
+from hypothesis import strategies as st
+
+from mcp_sim.capabilities import tools
+from mcp_sim.grading.differential import Mismatch, differential
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
+from mcp_sim.protocol.revisions import get_revision
 
 R_SCHEMA = "tools.structured-content-conforms"
 R_NOT_FOUND = "resources.not-found-modern"
@@ -208,6 +214,79 @@ def _kinds(*mistakes: str, variations: tuple[str, ...] = ()) -> tuple[str, ...]:
 _SOUND = tuple(f"sound trace ({order}) in {era}" for era in ("2025-11-25", "2026-07-28") for order in _ORDERS)
 
 
+# --- generated: any mistakes, anywhere, judged by the simulator's own facts ---------------------------------
+
+_ONE = st.sampled_from(("", "invented-cursor", "not-found-code", "result-type",
+                        *(f"output-schema:{v}" for v in ("missing", "type", "renamed", *_SCHEMA_VARIANTS))))
+_TRACES = st.tuples(st.sampled_from(("2025-11-25", "2026-07-28")), _ONE, _ONE, st.booleans(), st.integers(0, 2),
+                    st.integers(0, len(_CURSORS) - 1), st.integers(0, 1 << 16))
+
+
+def _generated_trace(t: tuple[Any, ...]) -> dict[str, Any]:
+    revision, first, second, read_first, where, cursor_form, seed = t
+    if revision != "2026-07-28":  # a legacy result has no resultType to forget
+        first, second = (m if m != "result-type" else "" for m in (first, second))
+    if first.partition(":")[0] == second.partition(":")[0]:
+        second = ""
+    trace, _ = build_trace(random.Random(seed), revision, first or second, also=second if first else "",
+                           read_first=read_first, where=where, cursor_form=cursor_form)
+    return trace
+
+
+def first_broken(trace: dict[str, Any]) -> dict[str, Any] | None:
+    """The simulator's reading of a trace: the revision table's not-found code and resultType rule, the
+    tools layer's schema validation, and the cursors the server issued."""
+    revision = get_revision(trace["revision"])
+    asked: dict[Any, dict[str, Any]] = {}
+    schemas: dict[str, dict[str, Any]] = {}
+    issued: set[Any] = set()
+    for index, entry in enumerate(trace["messages"]):
+        message = entry["message"]
+        if "method" in message:
+            asked[message["id"]] = message
+            cursor = message["params"].get("cursor")
+            if cursor is not None and cursor not in issued:
+                return {"index": index, "rule": "invented-cursor"}
+            continue
+        request = asked[message["id"]]
+        if "error" in message:
+            if request["method"] == "resources/read" and message["error"]["code"] != revision.resource_not_found_code:
+                return {"index": index, "rule": "not-found-code"}
+            continue
+        result = message["result"]
+        if revision.version == "2026-07-28" and "resultType" not in result:
+            return {"index": index, "rule": "result-type"}
+        for tool in result.get("tools", []):
+            if "outputSchema" in tool:
+                schemas[tool["name"]] = tool["outputSchema"]
+        if "nextCursor" in result:
+            issued.add(result["nextCursor"])
+        schema = schemas.get(request["params"].get("name")) if request["method"] == "tools/call" else None
+        if schema is not None and not tools.surely_valid(schema, result.get("structuredContent")):
+            return {"index": index, "rule": "output-schema"}
+    return None
+
+
+def check_generated(ctx: CheckContext, kind: str) -> None:
+    def compare(t: tuple[Any, ...], got: Any, want: dict[str, Any] | None) -> Mismatch | None:
+        if got == want:
+            return None
+        trace = _generated_trace(t)
+        listing = "\n".join(f"  [{i}] {m['from']}: {json.dumps(m['message'])}"
+                             for i, m in enumerate(trace["messages"]))
+        rule = _rule_for(want["rule"], trace["revision"]) if want else _rule_for(
+            got.get("rule", "") if isinstance(got, dict) else "", trace["revision"])
+        return Mismatch(f"Trace ({trace['revision']}):\n{listing}\ndiagnose() returned {got!r}, which is not the "
+                        f"first message that breaks a rule (or None for a sound trace).", rule or R_SCHEMA,
+                        expected=json.dumps(want))
+
+    differential(ctx, _TRACES, learner=lambda t: ctx.function("diagnose")(_generated_trace(t)),
+                 oracle=lambda t: first_broken(_generated_trace(t)), compare=compare,
+                 describe=lambda t: f"a {t[0]} trace with {t[1] or 'no mistake'}"
+                                    f"{f' and {t[2]}' if t[2] else ''} (calls {'read' if t[3] else 'call'} first, "
+                                    f"resultType case {t[4]}, cursor form {t[5]}, seed {t[6]})")
+
+
 EXERCISE = Exercise(
     id="ex05_diagnose",
     title="Diagnose a trace: which message breaks which rule?",
@@ -230,6 +309,8 @@ EXERCISE = Exercise(
               hint="Compare each cursor a client sends with the nextCursor values it received."),
         Check("A modern result without resultType", R_RESULT_TYPE, _ask, _kinds("result-type", variations=tuple(_WHERE)),
               hint="In 2026-07-28, which member must every result have?"),
+        Check("Any trace is judged like the simulator", R_SCHEMA, check_generated, ("generated",),
+              hint="Walk in order; remember methods by id, output schemas, issued cursors."),
         Check("With two mistakes, the first one is named", R_CURSOR, _ask,
               tuple(f"{two} in 2026-07-28" for two in _TWO),
               hint="Walk the trace in order and stop at the first message that breaks a rule."),
