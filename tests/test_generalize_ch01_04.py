@@ -419,6 +419,11 @@ NEW_WRONG: list[tuple[str, str, Any, str]] = [
     ("ex02_next_message", "the new id counted from the number of requests",
      [("new_id = 1\n    while _key(new_id) in used:\n        new_id += 1", "new_id = len(used) + 1")],
      "Client: a new request gets a fresh id"),
+    ("ex02_next_message", "one more than the last integer id",
+     [("new_id = 1\n    while _key(new_id) in used:\n        new_id += 1",
+       "ints = [m[\"message\"][\"id\"] for m in transcript if m[\"from\"] == \"client\" and "
+       "isinstance(m[\"message\"].get(\"id\"), int)]\n    new_id = ints[-1] + 1 if ints else 1")],
+     "Any ids used before: the new id is one the simulator's server takes as new"),
     # ex02_error_codes: a declared capability, the era of a call, a boundary of the id types
     ("ex02_error_codes", "declared capabilities never read",
      [("caps = meta[CC]", "caps = {}")], "No error response when none is due"),
@@ -544,6 +549,7 @@ def test_every_exercise_has_three_new_wrong_answers() -> None:
 # --- one truth -----------------------------------------------------------------------------------------
 
 GENERATED = {
+    "ex02_next_message": ["Any ids used before: the new id is one the simulator's server takes as new"],
     "ex02_error_codes": ["Every envelope: the error code of the simulator's decoder"],
     "ex04_mrtr_loop": ["Any script of rounds: every request is the simulator client's"],
     "ex01_topology": ["Every arrangement of up to four servers: the simulator's topology"],

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import copy
 import json
+from types import SimpleNamespace
 from typing import Any
 
+from mcp_sim.grading.differential import Mismatch, exhaustive, show
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
+from mcp_sim.roles.server_session import ServerSession
 from mcp_sim.wire.jsonrpc import (
     InvalidMessage,
     JSONRPCErrorResponse,
@@ -286,6 +289,61 @@ def check_new_request(ctx: CheckContext, kind: str) -> None:
                expected=json.dumps(want))
 
 
+# --- generated: any ids the client used, against the simulator server's own reuse check ------------------
+
+USED_IDS: tuple[tuple[Any, ...], ...] = (
+    (1,), (0,), ("1",), (1, 2), (2, 3), (2, 3, 4), (3, 5, 4), (5, 1), (12, 2, 3), (-1, 0), (1, "1"), ("", 0),
+    ("req-1", 1), ("call-1", "call-2"), ("0", "1", "2"), (7, "c1", 8, 9))
+"""The ids of the client's earlier requests, the handshake's first: integers (0 and negatives too) and
+strings, some of which look like those integers ("1" is not 1), in orders where "one more than the
+last", "the count plus one" or "the first string" is already taken. Every seed tries them all."""
+
+
+def transcript_with_ids(ids: list[Any], world: dict[str, Any]) -> list[dict[str, Any]]:
+    """A finished handshake (the first id) and one answered request per further id."""
+    first, *rest = ids
+    t = [_msg("client", {"jsonrpc": "2.0", "id": first, "method": "initialize",
+                         "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                                    "clientInfo": {"name": "course-client", "version": "1.0"}}}),
+         _msg("server", {"jsonrpc": "2.0", "id": first, "result": {
+             "protocolVersion": "2025-11-25", "capabilities": world["server_capabilities"],
+             "serverInfo": world["server_info"]}}),
+         _msg("client", {"jsonrpc": "2.0", "method": "notifications/initialized"})]
+    for n, rid in enumerate(rest):
+        method = ("tools/list", "ping")[n % 2]
+        t += [_msg("client", {"jsonrpc": "2.0", "id": rid, "method": method}),
+              _msg("server", {"jsonrpc": "2.0", "id": rid, "result": {"tools": world["tools"]} if n % 2 == 0
+                              else {}})]
+    return t
+
+
+def simulator_accepts_id(ids: list[Any], new_id: Any) -> bool:
+    """Whether the simulator's server session (``ServerSession._use_of_id``) takes ``new_id`` as new
+    after the requests with ``ids``: its reuse check is the oracle."""
+    session = SimpleNamespace(_seen={})
+    for rid in ids:
+        ServerSession._use_of_id(session, JSONRPCRequest(rid, "tools/list"))  # type: ignore[arg-type]
+    return bool(ServerSession._use_of_id(session, JSONRPCRequest(new_id, "tools/call",  # type: ignore[arg-type]
+                                                                  {"name": "x"})) == "new")
+
+
+def check_generated_ids(ctx: CheckContext, kind: str) -> None:
+    world = make_world(ctx.rng)
+
+    def learner(ids: list[Any]) -> Any:
+        msg = _ask(ctx, "client", transcript_with_ids(ids, world), world)
+        return _as(msg, JSONRPCRequest, f"a new tools/call request for {world['call']['name']!r}").id
+
+    def compare(ids: list[Any], got: Any, want: None) -> Mismatch | None:
+        if simulator_accepts_id(ids, got):
+            return None
+        return Mismatch(f"Your new request has the id {got!r}, which the simulator's server takes for a reused one.",
+                        RULE_NEW_ID, expected="any string or integer not among the ids used so far")
+
+    exhaustive(ctx, [list(ids) for ids in USED_IDS], learner=learner, oracle=lambda ids: None, compare=compare,
+               describe=lambda ids: f"the client's earlier request ids: {show(ids)}")
+
+
 EXERCISE = Exercise(
     id="ex02_next_message",
     title="Continue the conversation: the next JSON-RPC message",
@@ -312,6 +370,9 @@ EXERCISE = Exercise(
         Check("Client: a new request gets a fresh id", RULE_NEW_ID, check_new_request,
               ("int in order", "str in order", "int late answer", "str late answer", "int from 2"),
               hint="Compare your id with every id the client has used for its requests, not only the last one."),
+        Check("Any ids used before: the new id is one the simulator's server takes as new", RULE_NEW_ID,
+              check_generated_ids, ("generated",), seeds=1,
+              hint="Compare your id with every id the client used, as JSON values: 1 and \"1\" are different ids."),
     ),
     hints=(
         Hint("Start by sorting the transcript into requests (method + id), notifications (method, no id) and "
