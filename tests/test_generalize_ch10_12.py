@@ -26,7 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_exercises import SEEDS, _edit
 
-from mcp_sim.grading import get_exercise
+from mcp_sim.grading import EXERCISES, get_exercise
 from mcp_sim.grading.exercises import (
     ex10_authorize_call,
     ex10_origin_check,
@@ -776,6 +776,8 @@ def test_a_wrong_answer_is_rejected_by_the_right_rule(tmp_path: Path, exercise_i
         assert check.status in ("failed", "error"), f"{name} was not rejected by {failing_check!r} on a seed:\n{result}"
         assert check.rule == rule, f"{name}: the failure names {check.rule!r}, not {rule!r}:\n{result}"
         assert check.explanation and check.kind
+        if check.status == "failed" and len(check.expected) > 8:  # the answer waits for the last hint
+            assert check.expected not in check.explanation, f"{name}: the first message states the answer"
 
 
 # --- one truth: the reference answers like the oracle on the generated inputs ------------------------
@@ -944,3 +946,36 @@ def test_capstone_alternative_policy_passes_every_check(tmp_path: Path) -> None:
 @given(case=ex12_capstone._reads())
 def test_capstone_reference_reads_like_the_policy_oracle(case: Any) -> None:
     assert _reference("ex12_capstone").may_read(*case) is ex12_policy.expected_read(*case)
+
+
+CH10_12 = [e for e in EXERCISES.values() if e.chapter in ("10", "11", "12")]
+
+
+@pytest.mark.parametrize("exercise", CH10_12, ids=lambda e: e.id)
+def test_every_exercise_has_a_generated_check_after_its_fixed_kinds(exercise: Any) -> None:
+    """Fixed, readable kinds first; then at least one generated check (the whole input space); the kinds of
+    each check are a fixed tuple, so every seed tries every variation (no kind is drawn by the seed)."""
+    kinds = [c.kinds for c in exercise.checks]
+    generated = [i for i, k in enumerate(kinds) if any(x in ("generated", "every pair", "any verifier's challenge")
+                                                      for x in k)]
+    assert generated, f"{exercise.id} has no generated check"
+    fixed = [i for i, k in enumerate(kinds) if i not in generated]
+    assert fixed and min(fixed) < min(generated)
+    for check in exercise.checks:
+        assert isinstance(check.kinds, tuple) and len(set(check.kinds)) == len(check.kinds)
+
+
+def test_the_variations_that_used_to_depend_on_the_seed_are_kinds_now() -> None:
+    """What a seed used to draw inside a kind — the place of resource_metadata in the header, one or two
+    required scopes, an error beside it, a zero or a negative amount — is a kind of its own (or fixed)."""
+    assert {"resource_metadata first", "resource_metadata after error and scope",
+            "resource_metadata between error and scope"} <= set(ex11_discovery_urls.HEADER_KINDS)
+    assert {"no resource_metadata, endpoint at /mcp", "no resource_metadata, an error, endpoint at /mcp"} <= set(
+        ex11_discovery_urls.WELL_KNOWN_KINDS)
+    for seed in range(20):
+        rng = random.Random(seed)
+        assert len(ex11_token_check._server(rng)["required_scopes"]) == 2
+        assert ex12_capstone.make_plan(rng).bad_cents < 0  # and add_zero asks for 0 on every seed
+    header = {ex11_discovery_urls._prm_case(random.Random(s), "resource_metadata first")[0].split(" ")[1][:18]
+              for s in range(10)}
+    assert header == {"resource_metadata="}

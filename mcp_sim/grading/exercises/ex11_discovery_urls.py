@@ -17,7 +17,8 @@ from urllib.parse import urlsplit
 
 from hypothesis import strategies as st
 
-from mcp_sim.grading.differential import Mismatch, differential
+from mcp_sim.grading.differential import Mismatch
+from mcp_sim.grading.exercises.generated import corners_then_generated
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 from mcp_sim.security.oauth import PRM_PATH
 from mcp_sim.security.oauth_client import metadata_urls, parse_www_authenticate
@@ -190,14 +191,15 @@ def _same_list(rule: str) -> Any:
 
 
 def check_generated_prm(ctx: CheckContext, kind: str) -> None:
-    # every corner of this space is a fixed kind above, on every seed: the generated inputs come next
-    differential(ctx, _prm_inputs(), learner=lambda c: ctx.function("prm_urls")(*c),
+    corners = [_prm_case(ctx.rng, k) for k in ("the scheme in lower case", "parameters without a space after the comma",
+                                                "an endpoint with a port")]
+    corners_then_generated(ctx, corners, _prm_inputs(), learner=lambda c: ctx.function("prm_urls")(*c),
                            oracle=lambda c: expected_prm_urls(*c), compare=_same_list(R_HEADER),
                            describe=lambda c: f"prm_urls({c[0]!r}, {c[1]!r})")
 
 
 def check_generated_as(ctx: CheckContext, kind: str) -> None:
-    differential(ctx, _AS_INPUTS, learner=lambda c: ctx.function("as_metadata_urls")(c),
+    corners_then_generated(ctx, [_as_case(ctx.rng, "issuer with a port")], _AS_INPUTS, learner=lambda c: ctx.function("as_metadata_urls")(c),
                            oracle=metadata_urls, compare=_same_list(R_AS),
                            describe=lambda c: f"as_metadata_urls({c!r})")
 
