@@ -187,14 +187,14 @@ def check_generated(ctx: CheckContext, kind: str) -> None:
     verifier = _verifier(ctx.rng, 43)
     if kind == "any verifier's challenge":
         corners = [verifier, _verifier(ctx.rng, 128), ("-._~" * 11)[:43], _verifier(ctx.rng, 44, "-_")]
-        corners_then_generated(ctx, corners, _VERIFIERS, learner=lambda v: ctx.function("code_challenge")(v), oracle=s256,
-                     compare=lambda v, got, want: None if got == want else Mismatch(
-                         f"code_challenge() gave {got!r}, which is not the S256 challenge of this verifier.", R_S256,
-                         expected=repr(want)), describe=lambda v: f"code_verifier {v!r}")
+        corners_then_generated(ctx, corners, _VERIFIERS, learner=lambda v: ctx.function("code_challenge")(v),
+                               oracle=s256, compare=lambda v, got, want: None if got == want else Mismatch(
+                                   f"code_challenge() gave {got!r}, which is not the S256 challenge of this verifier.",
+                                   R_S256, expected=repr(want)), describe=lambda v: f"code_verifier {v!r}")
         return
     authority = _Authority(ctx.rng)
-    corners = [(v, how) for v in (verifier, _verifier(ctx.rng, 96)) for how in _PRESENTED]
-    corners_then_generated(ctx, corners, st.tuples(_VERIFIERS, st.sampled_from(_PRESENTED)),
+    pairs = [(v, how) for v in (verifier, _verifier(ctx.rng, 96)) for how in _PRESENTED]
+    corners_then_generated(ctx, pairs, st.tuples(_VERIFIERS, st.sampled_from(_PRESENTED)),
                  learner=lambda c: ctx.function("verifier_matches")(s256(c[0]), _presented(*c)),
                  oracle=lambda c: authority.redeem(s256(c[0]), _presented(*c)),
                  compare=lambda c, got, want: None if got is want else Mismatch(
