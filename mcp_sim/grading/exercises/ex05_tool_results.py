@@ -150,10 +150,11 @@ def _case(ctx: CheckContext, kind: str) -> None:
     server = _server(ctx.rng, revision)
     known = server["tools"]["forecast"]["known"]
     unknown = next(c for c in _CITIES if c not in known)
-    if what in ("tool works", "structured output", "handler fails"):
+    if what in ("tool works", "structured output", "handler fails", "an extra argument"):
         name = "temperature" if what == "structured output" else "forecast"
         city = unknown if what == "handler fails" else ctx.rng.choice(known)
-        request = _req(ctx.rng, "tools/call", {"name": name, "arguments": {"city": city}})
+        arguments: dict[str, Any] = {"city": city, "units": "metric"} if what == "an extra argument" else {"city": city}
+        request = _req(ctx.rng, "tools/call", {"name": name, "arguments": arguments})
         outcome = run_tool(server, name, city)
         if isinstance(outcome, str):
             want = {"content": [{"type": "text", "text": outcome}], "isError": True, "exact": True}
@@ -183,9 +184,9 @@ def _case(ctx: CheckContext, kind: str) -> None:
                               f"fix its arguments), not as a protocol error; you sent {json.dumps(got)}.",
                               R_TOOL_ERROR)
         _expect_result(got, request, _expected_result(server, {"isError": True}), "Invalid arguments:", R_TOOL_ERROR)
-    elif what == "unknown tool":
-        request = _req(ctx.rng, "tools/call", {"name": ctx.rng.choice(("forcast", "delete_all", "weather")),
-                                               "arguments": {"city": known[0]}})
+    elif what in ("unknown tool", "a tool name in another case"):
+        name = "Forecast" if what == "a tool name in another case" else ctx.rng.choice(("forcast", "delete_all", "weather"))
+        request = _req(ctx.rng, "tools/call", {"name": name, "arguments": {"city": known[0]}})
         _expect_error(_ask(ctx, server, request), request, -32602, "No tool has this name: nothing ran, so this is "
                       "a protocol error.", R_PROTOCOL_ERROR)
     elif what == "resource found":
@@ -319,13 +320,13 @@ EXERCISE = Exercise(
     functions=("answer",),
     checks=(
         Check("A tool that ran answers with a result", R_TOOL_ERROR, _case,
-              _kinds("tool works", "handler fails", "bad arguments"),
+              _kinds("tool works", "an extra argument", "handler fails", "bad arguments"),
               hint="Did the tool run (or could the model fix its call)? Then the answer is a result, with isError "
                    "saying whether it worked."),
         Check("Structured output matches the outputSchema", R_STRUCTURED, _case, _kinds("structured output"),
               hint="A tool with an outputSchema returns structuredContent that conforms to it; the simulated "
                    "server also puts the same JSON in a text block, as the spec advises."),
-        Check("An unknown tool is a protocol error", R_PROTOCOL_ERROR, _case, _kinds("unknown tool"),
+        Check("An unknown tool is a protocol error", R_PROTOCOL_ERROR, _case, _kinds("unknown tool", "a tool name in another case"),
               hint="When no tool has this name nothing ran; compare the name with the server's tools first."),
         Check("Resources: contents, or the era's not-found code", R_NOT_FOUND, _case,
               _kinds("resource found", "resource missing"),

@@ -43,7 +43,7 @@ R_DELETE = "http.legacy.delete-200"
 R_ACCEPTED = "http.legacy.accepted-202"
 R_404 = "http.legacy.404-starts-over"
 _KIND_RULE = {  # the rule each server case is about: the spec's, or this simulator's where the spec is silent
-    "initialize without a session id": R_MAY, "request in the live session": R_CARRY,
+    "initialize without a session id": R_MAY, "initialize carrying an ended session id": R_INIT_400, "request in the live session": R_CARRY,
     "notification in the live session": R_ACCEPTED, "session id header in lower case": R_CARRY,
     "session id header in upper case": R_CARRY,
     "DELETE of the live session": R_DELETE, "initialize carrying a session id": R_INIT_400,
@@ -161,6 +161,8 @@ def _case(kind: str, rng: Any) -> Callable[[str, str, dict[str, Any]], tuple[str
             return "POST", dict(bodies["initialize headers"]), bodies["initialize"]
         if kind == "initialize carrying a session id":
             return "POST", {**bodies["initialize headers"], SESSION: live}, bodies["initialize"]
+        if kind == "initialize carrying an ended session id":
+            return "POST", {**bodies["initialize headers"], SESSION: ended}, bodies["initialize"]
         if kind == "notification in the live session":
             return "POST", {**head, SESSION: live}, bodies["initialized"]
         if kind == "session id header in lower case":
@@ -236,7 +238,7 @@ def _in_each(*kinds: str) -> tuple[str, ...]:
 _SERVER_OK = _in_each("initialize without a session id", "request in the live session",
                       "notification in the live session", "session id header in lower case",
                       "session id header in upper case", "DELETE of the live session")
-_SERVER_BAD = _in_each("initialize carrying a session id", "request without a session id",
+_SERVER_BAD = _in_each("initialize carrying a session id", "initialize carrying an ended session id", "request without a session id",
                        "request with an ended session id", "request with an id never issued",
                        "DELETE without a session id", "DELETE of an ended session")
 
