@@ -186,16 +186,17 @@ class ProbeLink:
         return event
 
     async def request(self, method: str, params: dict[str, Any] | None, *marks: str,
-                      request_id: Any = None, wait: bool = True) -> dict[str, Any] | None:
+                      request_id: Any = None, wait: bool = True,
+                      timeout: float | None = None) -> dict[str, Any] | None:
         """Send a request and (with ``wait``) return the first response with its id, or ``None`` when
-        none came within the deadline (the checkers report it from the trace)."""
+        none came within the deadline or ``timeout`` (the checkers report it from the trace)."""
         rid = self.new_id() if request_id is None else request_id
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
         if params is not None:
             message["params"] = params
         before = len(self._responses.get(_key(rid), ()))
         await self.send_line(frame(message), *marks)
-        return await self.response(rid, after=before) if wait else None
+        return await self.response(rid, after=before, timeout=timeout) if wait else None
 
     async def notify(self, method: str, params: dict[str, Any] | None, *marks: str) -> None:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}

@@ -21,7 +21,13 @@ import anyio
 from mcp_sim.bridge.check import checkers, expectations, nemesis
 from mcp_sim.bridge.check.findings import CheckReport, EraSummary, Finding, count_by_strength
 from mcp_sim.bridge.check.link import ProbeLink
-from mcp_sim.bridge.check.session import UNSUPPORTED_VERSION, CheckEra, EraSession, initialize_params
+from mcp_sim.bridge.check.session import (
+    STARTUP_SECONDS,
+    UNSUPPORTED_VERSION,
+    CheckEra,
+    EraSession,
+    initialize_params,
+)
 from mcp_sim.bridge.check.workloads import WORKLOADS, example_arguments
 from mcp_sim.bridge.recording import WallClockRecorder
 from mcp_sim.bridge.stdio import link_name
@@ -51,7 +57,8 @@ async def _side_run(command: Sequence[str], era: CheckEra, options: CheckOptions
         side = EraSession(probe, era)
         if era == "legacy":
             progress("legacy: offering an unsupported version")
-            answer = await probe.request("initialize", initialize_params(UNSUPPORTED_VERSION), "expect:counter-offer")
+            answer = await probe.request("initialize", initialize_params(UNSUPPORTED_VERSION),
+                                         "expect:counter-offer", "opening", timeout=STARTUP_SECONDS)
             if not isinstance((answer or {}).get("result"), dict) or "hangup" not in options.nemesis:
                 return
             await probe.notify("notifications/initialized", None, "expect:no-response")
@@ -69,13 +76,11 @@ async def _side_run(command: Sequence[str], era: CheckEra, options: CheckOptions
 
 
 async def _era_run(command: Sequence[str], era: CheckEra, options: CheckOptions, recorder: WallClockRecorder,
-                   base: str, links: dict[str, str], schedule: list[str], progress: Progress) -> EraSession | None:
+                   base: str, links: dict[str, str], progress: Progress) -> EraSession | None:
     """The workload with the nemesis's actions among its steps, on ``<base>-<era>``; the side probes
     run at the same time on ``<base>-<era>-probe`` (a server must serve two clients' processes)."""
     steps = WORKLOADS[options.workload]
-    names = [name for name, _ in steps]
-    plan = nemesis.schedule(options.nemesis, names, seed=options.seed, era=era)
-    schedule.extend(p.describe(era, names) for p in plan)
+    plan = nemesis.schedule(options.nemesis, [name for name, _ in steps], seed=options.seed, era=era)
     name = f"{base}-{era}"
     links[name] = era
     session: EraSession | None = None
@@ -129,8 +134,19 @@ async def run_check(command: Sequence[str], options: CheckOptions | None = None,
     links: dict[str, str] = {}
     schedule: list[str] = []
     sessions: dict[str, EraSession | None] = {}
+    names = [name for name, _ in WORKLOADS[options.workload]]
     for era in options.eras:
-        sessions[era] = await _era_run(command, era, options, recorder, base, links, schedule, say)
+        links[f"{base}-{era}"] = era  # the order of the report's links, whichever era starts first
+        schedule.extend(p.describe(era, names) for p in nemesis.schedule(options.nemesis, names,
+                                                                          seed=options.seed, era=era))
+
+    async def one_era(era: CheckEra) -> None:
+        sessions[era] = await _era_run(command, era, options, recorder, base, links, say)
+
+    async with anyio.create_task_group() as group:  # the eras are independent: check them at once
+        for era in options.eras:
+            group.start_soon(one_era, era)
+    sessions = {era: sessions.get(era) for era in options.eras}
     trace = Trace(recorder.events, title=f"mcp-sim check of {base}")
     findings = check_trace(trace, links, deadline=options.deadline)
     eras: dict[str, EraSummary] = {}

@@ -25,6 +25,10 @@ MODERN_VERSION = MODERN_VERSIONS[-1]
 UNSUPPORTED_VERSION = "1999-01-01"
 """A version no server supports: the probe of version negotiation."""
 
+STARTUP_SECONDS = 60.0
+"""How long the first request of a process may wait: it waits for the server to start, too (an SDK
+server importing its dependencies on a busy machine can take many seconds)."""
+
 CLIENT_INFO = {"name": "mcp-sim-check", "version": "0.1.0"}
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 
@@ -69,7 +73,8 @@ class EraSession:
     async def open(self) -> bool:
         """Open the session the era's way; ``False`` when the server does not speak this era."""
         if self.era == "legacy":
-            answer = await self.link.request("initialize", initialize_params(), "expect:initialize")
+            answer = await self.link.request("initialize", initialize_params(), "expect:initialize", "opening",
+                                             timeout=STARTUP_SECONDS)
             result = (answer or {}).get("result")
             if not isinstance(result, dict):
                 return False
@@ -82,7 +87,8 @@ class EraSession:
             self.capabilities = caps if isinstance(caps, dict) else {}
             await self.link.notify("notifications/initialized", None, "expect:no-response")
         else:
-            answer = await self.link.request("server/discover", self.params(), "expect:discover")
+            answer = await self.link.request("server/discover", self.params(), "expect:discover", "opening",
+                                             timeout=STARTUP_SECONDS)
             result = (answer or {}).get("result")
             if not isinstance(result, dict):
                 return False
