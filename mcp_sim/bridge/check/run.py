@@ -18,7 +18,9 @@ from dataclasses import dataclass
 
 import anyio
 
-from mcp_sim.bridge.check import checkers, expectations, nemesis
+import mcp_sim.bridge.check.checkers as checkers
+import mcp_sim.bridge.check.expectations as expectations
+import mcp_sim.bridge.check.nemesis as nemesis
 from mcp_sim.bridge.check.findings import CheckReport, EraSummary, Finding, count_by_strength
 from mcp_sim.bridge.check.link import ProbeLink
 from mcp_sim.bridge.check.session import (
