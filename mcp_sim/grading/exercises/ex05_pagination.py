@@ -88,7 +88,8 @@ def check_walk(ctx: CheckContext, kind: str) -> None:
     seen = [it for page in walk(ctx, items, size) for it in page["items"]]
     if seen != items:
         raise CheckFailed(f"{len(items)} items, {size} per page. Following the cursors gave\n"
-                          f"{[i['name'] for i in seen]}\ninstead of\n{[i['name'] for i in items]}.", R_WALK)
+                          f"{[i['name'] for i in seen]}\n— not every item once, in the order given.", R_WALK,
+                          case=f"{len(items)} items, page size {size}", expected=repr([i["name"] for i in items]))
 
 
 def check_last(ctx: CheckContext, kind: str) -> None:

@@ -80,22 +80,24 @@ def check_diagnose(ctx: CheckContext, kind: str) -> None:
                               f"{line!r}.{why}", rule)
         return
     rule = R_STDOUT if want["writer"] == "server" else R_STDIN
-    bad = trace[want["index"]]
+    expected = f"line {want['index']} ({trace[want['index']]['stream']}), writer {want['writer']!r}"
     if got is None:
-        raise CheckFailed(f"Line {want['index']} on {bad['stream']}, {bad['text'][:100]!r}, is not a JSON-RPC message; "
-                          f"diagnose() found nothing wrong.", rule)
+        raise CheckFailed("A line on stdin or stdout of this session is not a JSON-RPC message; diagnose() found "
+                          "nothing wrong.", rule, case=f"the session above ({len(trace)} lines)", expected=expected)
     if got["index"] != want["index"]:
         blamed = trace[got["index"]] if 0 <= got["index"] < len(trace) else None
         more = ""
         if blamed is not None and blamed["stream"] == "stderr":
             more = " That line is on stderr, which is for logs."
         elif blamed is not None and got["index"] > want["index"]:
-            more = " That line comes later: name the first line that broke the stream, not its consequences."
-        raise CheckFailed(f"The first line that is not a JSON-RPC message is line {want['index']} on {bad['stream']}: "
-                          f"{bad['text'][:100]!r}. diagnose() named line {got['index']}: {blamed!r:.160}.{more}", rule)
+            more = " Name the first line that broke the stream, not its consequences."
+        raise CheckFailed(f"diagnose() named line {got['index']}: {blamed!r:.160}, which is not the first line on "
+                          f"stdin or stdout that is no JSON-RPC message.{more}", rule,
+                          case=f"the session above ({len(trace)} lines)", expected=expected)
     if got.get("writer") != want["writer"]:
-        raise CheckFailed(f"Line {want['index']} was written to {bad['stream']}, so the {want['writer']} wrote it; "
-                          f"diagnose() said {got.get('writer')!r}.", rule)
+        raise CheckFailed(f"diagnose() found line {want['index']} but said {got.get('writer')!r} wrote it: which "
+                          f"pipe is it on, and who writes that pipe?", rule, case=f"line {want['index']}",
+                          expected=expected)
 
 
 # --- generated: bad lines of every kind anywhere, on any pipe, against the simulator's own decoder ----------

@@ -132,8 +132,8 @@ def _explain(frame: Any, line: str | None, early: str | None, read: bytes, kind:
         return CheckFailed(f"feed() handed out {shown} before its newline arrived (the read was {read[-60:]!r}). "
                            "Until the newline comes, it is pending, however complete it looks.", R_TAIL)
     want = "nothing" if line is None else repr(line[:120])
-    return CheckFailed(f"After the read {read[:80]!r}… feed() returned the frame {shown}; the next message to "
-                       f"complete is {want}.", R_FRAME)
+    return CheckFailed(f"After the read {read[:80]!r}… feed() returned the frame {shown}, which is not the next "
+                       f"message this read completes.", R_FRAME, case=kind, expected=want)
 
 
 def drive(ctx: CheckContext, kind: str) -> None:
@@ -171,8 +171,8 @@ def drive(ctx: CheckContext, kind: str) -> None:
         rest = data[data.rfind(b"\n") + 1:]
         if pending != rest:
             rule = R_UTF8 if isinstance(pending, str) else R_TAIL
-            raise CheckFailed(f"After the read {read[-60:]!r} the unfinished bytes are {rest[:80]!r}…, but feed() "
-                              f"kept {pending!r:.100}. Keep exactly the bytes after the last newline.", rule)
+            raise CheckFailed(f"After the read {read[-60:]!r} feed() kept {pending!r:.100} as pending: not exactly the "
+                              f"bytes after the last newline.", rule, case=kind, expected=repr(rest[:120]))
     if tail and pending != tail:
         raise CheckFailed(f"The writer stopped in the middle of a message; {tail[:60]!r}… is all that arrived of it. "
                           f"It is no message, and it must still be pending (got {pending!r:.80}).", R_TAIL)
