@@ -1,0 +1,46 @@
+"""``mcp-sim check`` against real peers: the official Python SDK's server (``tests/sdk_server.py``)
+and mcp-sim's own ready-made servers under ``mcp-sim serve``, in both eras under the whole default
+nemesis. None may break a rule of MUST strength; both eras must really have been checked.
+
+(The SDK's SHOULD findings — an isError result for an unknown tool, a cursor it never issued served
+as the first page, -32603 or code 0 for a bad prompts/get, silence on unreadable lines — are what it
+does today and are not pinned here.) The other ready-made servers are checked in
+``tests/test_check_own_servers.py`` (the two files each stay under a minute). Slow: every case
+spawns real servers.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import anyio
+import pytest
+from sim_server import sdk_server_argv
+
+from mcp_sim.bridge.check import CheckOptions, run_check
+
+pytestmark = pytest.mark.slow
+
+
+def assert_no_must(command: list[str]) -> None:
+    """Check ``command`` in both eras under the default nemesis: no MUST broken, both eras checked."""
+    report, trace = anyio.run(run_check, command, CheckOptions(seed=5))
+    musts = [f for f in report.findings if f.strength == "MUST"]
+    assert musts == [], musts
+    assert report.passed and report.exit_code == 0
+    for era, summary in report.eras.items():
+        assert summary.skipped is None, f"{era}: {summary.skipped}"
+        assert summary.requests > 20
+    assert report.eras["legacy"].revision in ("2025-06-18", "2025-11-25")
+    assert report.eras["modern"].revision == "2026-07-28"
+    killed = [e for e in trace if "nemesis:kill" in e.marks]
+    assert len(killed) == 2  # the restart ran in each era
+
+
+def test_the_official_python_sdk_server_breaks_no_must_in_either_era() -> None:
+    assert_no_must(sdk_server_argv())
+
+
+@pytest.mark.parametrize("server", ["weather", "notes"])
+def test_mcp_sim_s_own_servers_break_no_must_in_either_era(server: str) -> None:
+    assert_no_must([sys.executable, "-m", "mcp_sim.cli", "serve", server])
