@@ -70,7 +70,7 @@ def test_the_reference_equals_the_oracle_on_generated_inputs(exercise_id: str) -
     ex = get_exercise(exercise_id)
     name = generated_check(exercise_id)
     path = reference_path(exercise_id)
-    for result in grade_seeds(ex, path, path.name, [0, 1, 2, 3, 4], only=[name], reference=True):
+    for result in grade_seeds(ex, path, path.name, [0, 1, 2], only=[name], reference=True):
         check = next(c for c in result.checks if c.name == name)
         assert check.status == "passed", check.explanation
 

@@ -183,13 +183,15 @@ class Script:
         story = "; ".join(self.history) or "nothing was stored"
         asked = f"at {at_ms} ms {_who(self.world.callers[who])} looks up {_page(self.world, method, cursor)}"
         if want is None:
-            raise CheckFailed(f"{story}. Then {asked}: the cache must answer None (ask the server), but "
-                              f"cache_lookup() returned a result{_whose(self.world, got)}.", stale_rule)
+            raise CheckFailed(f"{story}. Then {asked}: cache_lookup() returned a result{_whose(self.world, got)}, "
+                              f"which this caller may not be served now.", stale_rule, case=asked,
+                              expected="None (the client asks the server)")
         if got is None:
-            raise CheckFailed(f"{story}. Then {asked}: that result is fresh and may be served, but cache_lookup() "
-                              f"returned None.", fresh_rule)
-        raise CheckFailed(f"{story}. Then {asked}: cache_lookup() returned{_whose(self.world, got)} instead of "
-                          f"the result stored for it.", R_KEY)
+            raise CheckFailed(f"{story}. Then {asked}: cache_lookup() returned None, though a result this caller "
+                              f"may be served is in the cache.", fresh_rule, case=asked,
+                              expected="the result stored for it")
+        raise CheckFailed(f"{story}. Then {asked}: cache_lookup() returned{_whose(self.world, got)}, not the "
+                          f"result stored for this request.", R_KEY, case=asked, expected="the result stored for it")
 
 
 def _whose(world: World, got: Any) -> str:
@@ -230,6 +232,10 @@ def check_expiry(ctx: CheckContext, kind: str) -> None:
         script.lookup(t0 + ttl, 0, "tools/list", stale_rule=R_EXPIRY)
     elif kind == "long after expiry":
         script.lookup(t0 + ttl * ctx.rng.randint(2, 5) + ctx.rng.randint(1, 999), 0, "tools/list", stale_rule=R_EXPIRY)
+    elif kind == "ttlMs 1":  # the shortest freshness there is: fresh at the instant it arrived
+        script.store(t0 + STEP, 0, "prompts/list", hints={"ttlMs": 1})
+        script.lookup(t0 + STEP, 0, "prompts/list", stale_rule=R_EXPIRY)
+        script.lookup(t0 + 2 * STEP, 0, "prompts/list", stale_rule=R_EXPIRY)
     elif kind == "a short ttlMs, at its expiry":  # 125 ms: a whole second would hide a ms/s mix-up
         script.store(t0 + STEP, 0, "prompts/list", hints={"ttlMs": STEP})
         script.lookup(t0 + STEP + STEP - 1, 0, "prompts/list", stale_rule=R_EXPIRY)
@@ -454,7 +460,7 @@ EXERCISE = Exercise(
               ("just stored", "one ms before expiry", "second page on its own"),
               hint="Store when the result arrived and its ttlMs; it is fresh while now_ms < arrival + ttlMs."),
         Check("Stale from received + ttlMs on", R_EXPIRY, check_expiry,
-              ("exactly at expiry", "long after expiry", "a short ttlMs, at its expiry",
+              ("exactly at expiry", "long after expiry", "ttlMs 1", "a short ttlMs, at its expiry",
                "a newer result restarts the clock"),
               hint="Compare with <, not <=: at arrival + ttlMs the entry is already stale."),
         Check("ttlMs 0 or absent: never served", R_ZERO, check_zero,

@@ -215,8 +215,9 @@ def judge(ctx: CheckContext, kind: str, rule: str, rng: Any = None) -> None:
         if want_error:
             assert isinstance(parsed, JSONRPCErrorResponse)
             if parsed.error.code != expected["error"]["code"]:
-                raise CheckFailed(f"{where}\nThe answer to {json.dumps(pending)} is error "
-                                  f"{expected['error']['code']}; yours is {parsed.error.code}.", rule)
+                raise CheckFailed(f"{where}\nYour answer to {json.dumps(pending)} is error {parsed.error.code}: "
+                                  f"not the code this server answers here.", rule,
+                                  expected=f"error {expected['error']['code']}")
         elif _normal(got["result"]) != _normal(expected["result"]):
             raise CheckFailed(f"{where}\nYour answer to {json.dumps(pending)} is\n  "
                               f"{json.dumps(_normal(got['result']))}\nwhich is not what this server answers here.",
@@ -230,13 +231,14 @@ def judge(ctx: CheckContext, kind: str, rule: str, rng: Any = None) -> None:
             raise CheckFailed(f"{where}\nThe id {parsed.id!r} was already used by the client; a new request needs a "
                               f"new id.", R_POLL)
         if parsed.method != expected["method"]:
-            raise CheckFailed(f"{where}\nThe client's next request is {expected['method']}; yours is "
-                              f"{parsed.method}.", rule)
+            raise CheckFailed(f"{where}\nYour next request is {parsed.method}: not the one this client sends "
+                              f"here.", rule, expected=f"a {expected['method']} request")
         mine = {k: v for k, v in (got.get("params") or {}).items() if k != "_meta"}
         theirs = {k: v for k, v in expected["params"].items() if k != "_meta"}
         if mine != theirs:
-            raise CheckFailed(f"{where}\n{expected['method']} params (apart from _meta) should be "
-                              f"{json.dumps(theirs)}; yours are {json.dumps(mine)}.", rule)
+            raise CheckFailed(f"{where}\nYour {expected['method']} params (apart from _meta) are "
+                              f"{json.dumps(mine)}: not the ones this client sends here.", rule,
+                              expected=json.dumps(theirs))
         if world["revision"] == MODERN:
             meta = (got.get("params") or {}).get("_meta") or {}
             caps = meta.get("io.modelcontextprotocol/clientCapabilities") or {}

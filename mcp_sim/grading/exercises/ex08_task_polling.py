@@ -264,7 +264,7 @@ class TaskServer:
 
 def make_case(ctx: CheckContext, revision: str, ends: str, *, polls: int | None = None, intervals: str = "fixed",
               deadline_polls: int | None = None, inline: bool = False,
-              exact_deadline: bool = False) -> tuple[TaskServer, dict[str, Any]]:
+              offset: int | None = None) -> tuple[TaskServer, dict[str, Any]]:
     """A job and its server. ``ends`` is the status the task reaches after ``polls`` intervals (or
     ``"never"``: it works past the deadline); ``intervals`` is ``"fixed"``, ``"changing"`` or ``"none"``;
     ``deadline_polls`` puts the deadline that many intervals (and a bit) after the start."""
@@ -282,8 +282,8 @@ def make_case(ctx: CheckContext, revision: str, ends: str, *, polls: int | None 
         step = later
     if ends != "never":
         timeline.append((start + (first or default) + polls * step - rng.randint(1, 300), ends, timeline[-1][2]))
-    if deadline_polls is not None and exact_deadline:  # the deadline falls on the instant of a poll
-        deadline = start + deadline_polls * (first or default)
+    if deadline_polls is not None and offset is not None:  # on the instant of a poll, or 1 ms after it
+        deadline = start + deadline_polls * (first or default) + offset
     elif deadline_polls is not None:
         deadline = start + deadline_polls * (first or default) + rng.randint(1, (first or default) // 2)
     else:
@@ -378,7 +378,7 @@ def check_stop(ctx: CheckContext, kind: str) -> None:
 def check_deadline(ctx: CheckContext, kind: str) -> None:
     server, job = make_case(ctx, _era(kind), "never", deadline_polls=ctx.rng.randint(2, 4),
                             intervals="changing" if "changing" in kind else "fixed",
-                            exact_deadline="exactly" in kind)
+                            offset=0 if "exactly" in kind else 1 if "1 ms after" in kind else None)
     _expect(ctx, server, job, run_case(ctx, server, job), _want(server, "cancelled"), must_cancel=True)
 
 
@@ -387,7 +387,7 @@ def check_deadline(ctx: CheckContext, kind: str) -> None:
 _ENDS = ("completed", "failed", "cancelled", "input_required", "never")
 _GENERATED = st.tuples(st.sampled_from((LEGACY, MODERN)), st.sampled_from(_ENDS),
                        st.lists(st.sampled_from((None, 999, 1250, 2500, 3001)), min_size=1, max_size=3),
-                       st.sampled_from((750, 1000, 1750)), st.integers(0, 8000), st.sampled_from(("far", "exact", "odd")),
+                       st.sampled_from((750, 1000, 1750)), st.integers(0, 8000), st.sampled_from(("far", "exact", "plus1", "odd")),
                        st.integers(1, 4), st.integers(0, 9))
 
 
@@ -405,7 +405,8 @@ def _timeline(case: tuple[Any, ...]) -> tuple[list[tuple[int, str, Any]], int, i
     first = intervals[0] or default
     if ends == "never" and where == "far":  # a task that never ends needs a deadline in reach
         where = "odd"
-    deadline = {"far": start + 10**6, "exact": start + polls * first, "odd": start + polls * first + 7}[where]
+    deadline = {"far": start + 10**6, "exact": start + polls * first, "plus1": start + polls * first + 1,
+                "odd": start + polls * first + 7}[where]
     return timeline, start, deadline
 
 
@@ -497,7 +498,8 @@ EXERCISE = Exercise(
         Check("Give up at the deadline with tasks/cancel", R_DEADLINE, check_deadline,
               ("deadline in 2025-11-25", "deadline in 2026-07-28", "deadline with a changing interval in 2025-11-25",
                "deadline with a changing interval in 2026-07-28", "deadline exactly at a poll in 2025-11-25",
-               "deadline exactly at a poll in 2026-07-28"),
+               "deadline exactly at a poll in 2026-07-28", "deadline 1 ms after a poll in 2025-11-25",
+               "deadline 1 ms after a poll in 2026-07-28"),
               hint="Before each poll, compare now() with the deadline; never sleep past it."),
         Check("Any timeline, intervals and deadline: the loop stops where the task's schedule says", R_INTERVAL,
               check_generated, ("generated",),

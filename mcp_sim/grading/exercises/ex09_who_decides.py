@@ -87,8 +87,8 @@ def _ask(ctx: CheckContext, kind: str, rng: Any = None, model_api: str = "openai
     if want is None:
         if got is not None:
             raise CheckFailed(f"Trace ({trace['revision']}):\n{_show(trace)}\nThe user got their issue: no layer "
-                              f"refused anything, so who_decides() should return None; it returned {got!r}.",
-                              R_TOOL_ERROR)
+                              f"refused anything, yet who_decides() returned {got!r}.", R_TOOL_ERROR,
+                              case=f"the trace above ({trace['revision']})", expected="None")
         return
     if got != want:
         raise CheckFailed(f"Trace ({trace['revision']}):\n{_show(trace)}\nwho_decides() returned {json.dumps(got)}, "
