@@ -46,6 +46,8 @@ DEFECTS = {
 }
 
 DEFECT = sys.argv[sys.argv.index("--defect") + 1] if "--defect" in sys.argv else ""
+EXTRA_TOOLS = int(sys.argv[sys.argv.index("--tools") + 1]) if "--tools" in sys.argv else 0
+"""``--tools N`` adds N more echo tools (for ``benchmarks/check.py``: how the check grows with tools)."""
 MODERN = "2026-07-28"
 LEGACY = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
@@ -58,6 +60,10 @@ TOOLS = [
     {"name": "echo", "description": "Say the text back.",
      "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}},
 ]
+TOOLS += [{"name": f"echo_{k}", "description": "Say the text back.", "inputSchema": TOOLS[1]["inputSchema"]}
+          for k in range(EXTRA_TOOLS)]
+PAGE = (len(TOOLS) + 1) // 2
+"""Tools per page: the list always takes two pages, so pagination is exercised whatever the count."""
 README = {"uri": "zoo://readme", "name": "readme", "mimeType": "text/plain"}
 PROMPT = {"name": "greet", "description": "Greet someone.", "arguments": [{"name": "who", "required": True}]}
 out = sys.stdout.buffer
@@ -137,7 +143,7 @@ def serve(method: object, rid: object, params: dict, modern: bool) -> None:
             fail(rid, -32602, "Invalid cursor")
             return
         page = 1 if cursor == "page:1" else 0
-        tools = [dict(TOOLS[page])]
+        tools = [dict(t) for t in TOOLS[page * PAGE:(page + 1) * PAGE]]
         if DEFECT == "tool-without-schema":
             tools[0].pop("inputSchema")
         result: dict = {"tools": tools}
