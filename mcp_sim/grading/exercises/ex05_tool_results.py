@@ -316,7 +316,8 @@ EXERCISE = Exercise(
     chapter="05",
     summary="Write the server's response to tools/call and resources/read in both eras: results, isError "
             "results, structuredContent, and the right error code when there is nothing to answer with.",
-    rules=(R_TOOL_ERROR, R_PROTOCOL_ERROR, R_STRUCTURED, R_TEXT_COPY, R_NOT_FOUND, R_NOT_FOUND_LEGACY, R_RESULT_TYPE),
+    rules=(R_TOOL_ERROR, R_PROTOCOL_ERROR, R_STRUCTURED, R_TEXT_COPY, R_NOT_FOUND, R_NOT_FOUND_LEGACY, R_RESULT_TYPE,
+           R_CACHE),
     functions=("answer",),
     checks=(
         Check("A tool that ran answers with a result", R_TOOL_ERROR, _case,

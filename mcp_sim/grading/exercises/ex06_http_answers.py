@@ -450,7 +450,7 @@ EXERCISE = Exercise(
             "for bad JSON, "
             "and the status that follows the JSON-RPC error.",
     rules=(R_SERVED, R_CASE, R_HEADERS, R_VERSION, R_MISSING_VERSION, R_NOTIFY, R_POST_ONLY, R_PARSE, R_UNSUPPORTED,
-           R_UNKNOWN_METHOD),
+           R_UNKNOWN_METHOD, R_NULL_ID, R_BATCH, R_META, R_INITIALIZE),
     functions=("answer",),
     checks=(
         Check("A POST whose headers repeat its body is served", R_SERVED, check_answer, _SERVED, seeds=1,
