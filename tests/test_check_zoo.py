@@ -57,6 +57,7 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], str, str, str]] = {
     "unknown-tool-result": ("legacy", (), "tools.unknown-tool-protocol-error", "errors", "SHOULD"),
     "cursor-ignored": ("modern", (), "pagination.invalid-cursor-32602", "errors", "SHOULD"),
     "prompt-error-code": ("legacy", (), "check.prompts-standard-errors", "errors", "SHOULD"),
+    "chunk-reader": ("modern", ("delay",), "stdio.newline-delimited", "framing", "MUST"),
 }
 
 

@@ -13,6 +13,7 @@ version and the client's capabilities in ``params._meta`` (2026-07-28).
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 
@@ -43,6 +44,7 @@ DEFECTS = {
     "unknown-tool-result": "answers an unknown tool with an isError result",
     "cursor-ignored": "ignores a cursor it never issued",
     "prompt-error-code": "answers a bad prompts/get with -32603",
+    "chunk-reader": "takes each chunk read from stdin for a whole message",
 }
 
 DEFECT = sys.argv[sys.argv.index("--defect") + 1] if "--defect" in sys.argv else ""
@@ -205,36 +207,46 @@ def call_tool(rid: object, params: dict, modern: bool) -> None:
     answer(rid, {"content": [{"type": "text", "text": text}], "isError": False}, modern)
 
 
+def read_line(line: bytes) -> None:
+    """One line from stdin: parse it, refuse it, or handle the message."""
+    line = line.rstrip(b"\r\n")
+    if not line.strip():
+        return
+    try:
+        message = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        if DEFECT == "crash-on-bad-json":
+            sys.exit(2)
+        if DEFECT != "silent-malformed":
+            fail(None, -32700, "Parse error")
+        return
+    if isinstance(message, list):
+        if DEFECT == "batch-answer":
+            write([{"jsonrpc": "2.0", "error": {"code": -32600, "message": "no batches"}}])
+        elif DEFECT != "silent-malformed":
+            fail(None, -32600, "Invalid Request: batches are not supported")
+        return
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str):
+        rid = message.get("id") if isinstance(message, dict) and isinstance(message.get("id"), (str, int)) else None
+        if DEFECT != "silent-malformed":
+            fail(rid, -32600, "Invalid Request")
+        return
+    handle(message)
+
+
 def main() -> None:
     if DEFECT == "stdout-print":
         print("zoo server starting")  # the classic stdio bug: a debug print on the protocol stream
         sys.stdout.flush()
     if DEFECT == "not-jsonrpc":
         write({"hello": "world"})
-    for line in sys.stdin.buffer:
-        line = line.rstrip(b"\r\n")
-        if not line.strip():
-            continue
-        try:
-            message = json.loads(line.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            if DEFECT == "crash-on-bad-json":
-                sys.exit(2)
-            if DEFECT != "silent-malformed":
-                fail(None, -32700, "Parse error")
-            continue
-        if isinstance(message, list):
-            if DEFECT == "batch-answer":
-                write([{"jsonrpc": "2.0", "error": {"code": -32600, "message": "no batches"}}])
-            elif DEFECT != "silent-malformed":
-                fail(None, -32600, "Invalid Request: batches are not supported")
-            continue
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str):
-            rid = message.get("id") if isinstance(message, dict) and isinstance(message.get("id"), (str, int)) else None
-            if DEFECT != "silent-malformed":
-                fail(rid, -32600, "Invalid Request")
-            continue
-        handle(message)
+    if DEFECT == "chunk-reader":  # the bug: a read() returns what is there, not one line
+        while chunk := os.read(0, 1 << 16):
+            for piece in chunk.split(b"\n"):
+                read_line(piece)
+    else:
+        for line in sys.stdin.buffer:
+            read_line(line)
     if DEFECT == "no-exit-on-eof":
         while True:
             time.sleep(1)

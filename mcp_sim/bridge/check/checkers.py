@@ -226,7 +226,12 @@ def check_correlation(run: LinkRun, *, deadline_ms: float) -> list[Finding]:
     """One response per request, in time; none to an id nobody sent."""
     out = []
     for e in run.stray:
-        if e.request_id is None:
+        code = ((e.message or {}).get("error") or {}).get("code") if isinstance(e.message, dict) else None
+        if e.request_id is None and code == -32700:
+            out.append(_finding(run, "stdio.newline-delimited", "framing",
+                                "the server reported a parse error although every line the client wrote "
+                                "then was whole JSON: it does not read its stdin line by line", e.seq))
+        elif e.request_id is None:
             out.append(_finding(run, "jsonrpc.error-echoes-id-when-readable", "jsonrpc",
                                 "an error with a null id answers no unreadable frame", e.seq))
         else:

@@ -185,6 +185,27 @@ class ProbeLink:
             return None
         return event
 
+    async def send_split(self, text: str, cut: int, pause: float, *marks: str) -> TraceEvent | None:
+        """Write one line in two pieces, ``pause`` seconds apart (cut at byte ``cut``): a slow pipe, or a
+        writer that flushes mid-line. The trace records the frame once, as the server should read it."""
+        stream = self._stream
+        if stream is None or stream.process.stdin is None or not self.alive:
+            self.note_death()
+            return None
+        data = text.encode("utf-8") + b"\n"
+        cut = max(1, min(cut, len(data) - 1))
+        event = self.recorder.record_message(
+            link=self.name, sender=f"client/{self.name}", receiver=f"server/{self.name}", raw=text,
+            revision=self.revision, transport="stdio", marks=marks, t_ms=stamp(self.recorder),
+            framing={"stdio": {"stream": "stdin", "bytes": len(data), "pieces": [cut, len(data) - cut]}})
+        try:
+            await stream.process.stdin.send(data[:cut])
+            await anyio.sleep(pause)
+            await stream.process.stdin.send(data[cut:])
+        except Exception:
+            return None
+        return event
+
     async def request(self, method: str, params: dict[str, Any] | None, *marks: str,
                       request_id: Any = None, wait: bool = True,
                       timeout: float | None = None) -> dict[str, Any] | None:

@@ -3,6 +3,8 @@
 Maelstrom's nemesis partitions and crashes a learner's processes while a workload runs; this one
 does to an MCP server over stdio what a careless client, a buggy proxy or a crashing host does:
 
+* ``delay`` — a request written in two pieces with a pause between (a slow pipe; a reader that takes
+  each chunk it reads for a whole message breaks here);
 * ``duplicate`` — the same request twice, same id, same content (a retry that should not have been);
 * ``reuse`` — a new request with the id of one still in flight;
 * ``malformed`` — a line that is not JSON, bytes that are not UTF-8, a wrong ``jsonrpc`` member, a
@@ -27,7 +29,7 @@ from typing import Final
 from mcp_sim.bridge.check.link import frame
 from mcp_sim.bridge.check.session import EraSession
 
-ACTIONS: Final[tuple[str, ...]] = ("duplicate", "reuse", "malformed", "oversized", "hangup", "restart")
+ACTIONS: Final[tuple[str, ...]] = ("delay", "duplicate", "reuse", "malformed", "oversized", "hangup", "restart")
 DEFAULT_NEMESIS: Final[tuple[str, ...]] = ACTIONS
 OVERSIZED_BYTES: Final = 1 << 20
 
@@ -61,6 +63,14 @@ def schedule(actions: Sequence[str], steps: Sequence[str], *, seed: int, era: st
         after = len(steps) if action in ("hangup", "restart") else rng.randint(0, len(steps))
         plan.append(Planned(action, after, rng.randrange(4)))
     return sorted(plan, key=lambda p: (p.after, ACTIONS.index(p.action)))
+
+
+async def delay(session: EraSession, variant: int) -> None:
+    method = "ping" if session.era == "legacy" else "server/discover"
+    rid = session.link.new_id()
+    text = frame({"jsonrpc": "2.0", "id": rid, "method": method, "params": session.params()})
+    await session.link.send_split(text, 8 + 9 * variant, 0.2, "nemesis:delay", "expect:result")
+    await session.link.response(rid)
 
 
 async def duplicate(session: EraSession, variant: int) -> None:
@@ -112,6 +122,6 @@ async def restart(session: EraSession, variant: int) -> None:
     await session.open()
 
 
-ACTIONS_RUN = {"duplicate": duplicate, "reuse": reuse, "malformed": malformed, "oversized": oversized,
+ACTIONS_RUN = {"delay": delay, "duplicate": duplicate, "reuse": reuse, "malformed": malformed, "oversized": oversized,
                "restart": restart}
 """The actions that run on the workload's own link (``hangup`` needs a link of its own: see :mod:`.run`)."""
