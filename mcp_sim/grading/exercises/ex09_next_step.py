@@ -23,7 +23,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from mcp_sim.grading.differential import differential
+from mcp_sim.grading.differential import canonical, differential
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 from mcp_sim.roles.host_tools import MESSAGE_CONVERTERS, TOOL_CONVERTERS, HostTool, result_text
 from mcp_sim.roles.model import ChatMessage, ToolCall
@@ -92,6 +92,16 @@ def _build_case(rng: Any, kind: str) -> tuple[str, dict[str, Any], Any]:
         server = run.events[0].receiver.partition("/")[2]
         visible = {t["function"]["name"] if "function" in t else t["name"] for t in offer["tools"]}
         hidden = [f"{server}__{t['name']}" for t in _listed(run) if f"{server}__{t['name']}" not in visible]
+        if variant.startswith("without descriptions"):  # a title only, then neither: what the model reads
+            tools = copy.deepcopy(_listed(run))
+            for n, tool in enumerate(tools):
+                tool.pop("description", None)
+                if n % 2 == 0:
+                    tool["title"] = tool["name"].replace("_", " ").title()
+            specs = [HostTool(server, t, f"{server}__{t['name']}").spec() for t in tools
+                     if f"{server}__{t['name']}" not in hidden]
+            return step, {"api": offer["api"], "server": server, "tools": tools, "hidden": hidden}, \
+                TOOL_CONVERTERS[offer["api"]](specs)
         return step, {"api": offer["api"], "server": server, "tools": _listed(run), "hidden": hidden}, offer["tools"]
     if step == "propose":
         run = _run(rng, api=variant.strip("()"))
@@ -111,8 +121,8 @@ def _build_case(rng: Any, kind: str) -> tuple[str, dict[str, Any], Any]:
             {"protocolVersion": meta["io.modelcontextprotocol/protocolVersion"],
              "capabilities": meta["io.modelcontextprotocol/clientCapabilities"],
              "clientInfo": meta["io.modelcontextprotocol/clientInfo"]})
-        tools = {f"{server}__{t['name']}": {"server": server, "name": t["name"]} for t in _listed(run)}
-        return step, {"revision": revision, "tool_call": _proposal(run), "tools": tools, "next_id": request["id"],
+        owners = {f"{server}__{t['name']}": {"server": server, "name": t["name"]} for t in _listed(run)}
+        return step, {"revision": revision, "tool_call": _proposal(run), "tools": owners, "next_id": request["id"],
                       "client": client}, request
     if step == "reply":
         failing = "isError" in variant
@@ -136,6 +146,10 @@ def _normal(value: Any) -> Any:
     where the string belongs stays an object, and does not compare equal)."""
     if isinstance(value, dict):
         out = {k: _normal(v) for k, v in value.items()}
+        for field in ("content", "text"):  # a JSON text (structuredContent) is read as JSON, not as spelling
+            text = out.get(field)
+            if isinstance(text, str) and (parsed := canonical(text)) is not text:
+                out[field] = ("json text", parsed)
         if isinstance(out.get("function"), dict) and isinstance(out["function"].get("arguments"), str):
             try:
                 out["function"] = {**out["function"], "arguments": ("json", json.loads(out["function"]["arguments"]))}
@@ -241,7 +255,8 @@ EXERCISE = Exercise(
     checks=(
         Check("Offer: the visible tools in the model API's format", R_OFFER, _ask,
               ("offer (openai)", "offer (anthropic)", "offer with a hidden tool (openai)",
-               "offer with a hidden tool (anthropic)"),
+               "offer with a hidden tool (anthropic)", "offer without descriptions (openai)",
+               "offer without descriptions (anthropic)"),
               hint="Leave out the hidden tools; name each visible one server__tool; the inputSchema becomes the "
                    "API's parameters / input_schema."),
         Check("Propose: the model's call as the API's assistant message", R_PROPOSE, _ask,
