@@ -323,7 +323,8 @@ def check_era(run: LinkRun) -> list[Finding]:
         return []
     return [_finding(run, "stdio.modern.server-sends-no-requests", "lifecycle",
                      f"the server sent a {e.method} request over 2026-07-28 stdio", e.seq)
-            for e in run.events if e.sender == server_of(run.name) and e.kind == "request"]
+            for e in run.events if e.sender == server_of(run.name) and e.kind == "request"
+            and e.transport == "stdio"]
 
 
 def _short(text: str | None, width: int = 80) -> str:

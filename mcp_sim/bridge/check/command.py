@@ -7,7 +7,8 @@ which rules it keeps (course chapter 12).
 The terminal shows a progress line per step on stderr, then a short table of the findings by rule
 and era on stdout. The exit status is ``1`` exactly when a rule of ``MUST`` strength is broken, ``0``
 otherwise (``SHOULD`` and ``MAY`` findings are advice), and ``2`` when the command line is wrong or
-the server cannot be started. ``--url`` (Streamable HTTP) is not checked yet.
+the server cannot be started. With ``--url`` the server is a Streamable HTTP endpoint: the same
+workload runs, with the nemesis actions that work over HTTP (no malformed bytes, kill or hang-up yet).
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ def check_parser() -> argparse.ArgumentParser:
         prog="mcp-sim check", usage="mcp-sim check [options] (--url URL | -- CMD ARG...)",
         description="Check a real MCP server: drive it with a standard workload under a seeded nemesis, "
                     "in both eras, and report each broken rule with its rulebook id and strength.")
-    parser.add_argument("--url", help="a Streamable HTTP endpoint (not checked yet: use a stdio command)")
+    parser.add_argument("--url", help="a Streamable HTTP endpoint (the workload, and the nemesis's "
+                                      "duplicate, reuse and oversized actions)")
     parser.add_argument("--era", choices=("legacy", "modern", "both"), default="both")
     parser.add_argument("--workload", choices=sorted(WORKLOADS), default="full")
     parser.add_argument("--nemesis", default=",".join(DEFAULT_NEMESIS),
@@ -80,10 +82,6 @@ def check_command(argv: Sequence[str]) -> int:
         parser.print_usage(sys.stderr)
         sys.stderr.write("mcp-sim check: give either --url URL or -- CMD ARG...\n")
         return 2
-    if args.url:
-        sys.stderr.write("mcp-sim check: checking a Streamable HTTP server is not built yet; "
-                         "give the server's stdio command after --\n")
-        return 2
     actions = tuple(a for a in args.nemesis.split(",") if a and a != "none")
     unknown = [a for a in actions if a not in ACTIONS]
     if unknown:
@@ -99,9 +97,9 @@ def check_command(argv: Sequence[str]) -> int:
             sys.stderr.write(f"mcp-sim check: {text}\n")
 
     try:
-        report, trace = anyio.run(functools.partial(run_check, command, options, progress=progress))
+        report, trace = anyio.run(functools.partial(run_check, args.url or command, options, progress=progress))
     except OSError as exc:
-        sys.stderr.write(f"mcp-sim check: could not start {' '.join(command)}: {exc}\n")
+        sys.stderr.write(f"mcp-sim check: could not reach {args.url or ' '.join(command)}: {exc}\n")
         return 2
     if args.trace:
         from mcp_sim.trace.jsonl import to_jsonl

@@ -29,7 +29,8 @@ from mcp_sim.bridge.recording import stamp
 from mcp_sim.bridge.stdio import StdioClientStream, spawn_stdio
 from mcp_sim.trace.event import TraceEvent
 from mcp_sim.trace.recorder import Recorder
-from mcp_sim.wire.jsonrpc import JSONRPCRequest
+from mcp_sim.transports.base import MessageStream
+from mcp_sim.wire.jsonrpc import JSONRPCRequest, parse_object
 
 _ANSWERS: dict[str, dict[str, Any]] = {"ping": {}, "roots/list": {"roots": []},
                                        "elicitation/create": {"action": "decline"}}
@@ -43,6 +44,8 @@ def frame(obj: Any) -> str:
 
 class ProbeLink:
     """A spawned stdio server that the checker writes raw lines to. Use ``async with``."""
+
+    transport = "stdio"
 
     def __init__(self, command: Sequence[str], recorder: Recorder, name: str, *, deadline: float,
                  revision: str | None = None, grace: float = 2.0) -> None:
@@ -132,12 +135,14 @@ class ProbeLink:
     def alive(self) -> bool:
         return self._stream is not None and self._stream.process.returncode is None
 
-    async def _serve_server_requests(self, stream: StdioClientStream) -> None:
+    async def _serve_server_requests(self, stream: MessageStream) -> None:
         while True:
             try:
                 message = await stream.receive()
             except (anyio.EndOfStream, anyio.ClosedResourceError):
                 return
+            except Exception:
+                continue
             if isinstance(message, JSONRPCRequest):
                 answer = _ANSWERS.get(message.method)
                 reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message.id}
@@ -146,7 +151,7 @@ class ProbeLink:
                 else:
                     reply["result"] = answer
                 try:
-                    await stream.send_raw(frame(reply))
+                    await stream.send(parse_object(reply))  # type: ignore[arg-type]
                 except Exception:  # the server went away: nothing left to answer
                     return
 

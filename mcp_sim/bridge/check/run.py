@@ -50,12 +50,25 @@ class CheckOptions:
     grace: float = 2.0
 
 
-async def _side_run(command: Sequence[str], era: CheckEra, options: CheckOptions, recorder: WallClockRecorder,
+Target = Sequence[str] | str
+"""A stdio server command (``["python", "server.py"]``) or a Streamable HTTP URL."""
+
+
+def _link(target: Target, recorder: WallClockRecorder, name: str, options: CheckOptions) -> ProbeLink:
+    """A link of the right kind for ``target``: a spawned stdio process, or an HTTP endpoint."""
+    if isinstance(target, str):
+        from mcp_sim.bridge.check.http_link import HttpProbeLink
+
+        return HttpProbeLink(target, recorder, name, deadline=options.deadline)
+    return ProbeLink(target, recorder, name, deadline=options.deadline, grace=options.grace)
+
+
+async def _side_run(command: Target, era: CheckEra, options: CheckOptions, recorder: WallClockRecorder,
                     name: str, progress: Progress) -> None:
     """A second, fresh process for the probes that need one: in the legacy era, ``initialize`` offering
     a version nobody supports (a connection has one ``initialize`` only); then, with the ``hangup``
     nemesis, a call left in flight when the client closes stdin."""
-    async with ProbeLink(command, recorder, name, deadline=options.deadline, grace=options.grace) as probe:
+    async with _link(command, recorder, name, options) as probe:
         side = EraSession(probe, era)
         if era == "legacy":
             progress("legacy: offering an unsupported version")
@@ -77,7 +90,7 @@ async def _side_run(command: Sequence[str], era: CheckEra, options: CheckOptions
     # leaving the block closes stdin with the call in flight: the checkers read how the process ended
 
 
-async def _era_run(command: Sequence[str], era: CheckEra, options: CheckOptions, recorder: WallClockRecorder,
+async def _era_run(command: Target, era: CheckEra, options: CheckOptions, recorder: WallClockRecorder,
                    base: str, links: dict[str, str], progress: Progress) -> EraSession | None:
     """The workload with the nemesis's actions among its steps, on ``<base>-<era>``; the side probes
     run at the same time on ``<base>-<era>-probe`` (a server must serve two clients' processes)."""
@@ -87,10 +100,10 @@ async def _era_run(command: Sequence[str], era: CheckEra, options: CheckOptions,
     links[name] = era
     session: EraSession | None = None
     async with anyio.create_task_group() as group:
-        if era == "legacy" or "hangup" in options.nemesis:
+        if era == "legacy" or ("hangup" in options.nemesis and not isinstance(command, str)):
             links[f"{name}-probe"] = era
             group.start_soon(_side_run, command, era, options, recorder, f"{name}-probe", progress)
-        async with ProbeLink(command, recorder, name, deadline=options.deadline, grace=options.grace) as link:
+        async with _link(command, recorder, name, options) as link:
             progress(f"{era}: opening the session")
             opened = EraSession(link, era)
             if not await opened.open():
@@ -124,15 +137,22 @@ def check_trace(trace: Trace | Sequence[object], links: dict[str, str], *, deadl
     return findings
 
 
-async def run_check(command: Sequence[str], options: CheckOptions | None = None, *,
+async def run_check(command: Target, options: CheckOptions | None = None, *,
                     progress: Progress | None = None) -> tuple[CheckReport, Trace]:
-    """Check the stdio server ``command`` in each era of ``options``; the report and the trace."""
+    """Check the server ``command`` (a stdio command, or a Streamable HTTP URL) in each era of
+    ``options``; the report and the trace. Over HTTP only the nemesis actions that work there run."""
     options = options or CheckOptions()
+    if isinstance(command, str):
+        from dataclasses import replace
+
+        from mcp_sim.bridge.check.http_link import HTTP_NEMESIS
+
+        options = replace(options, nemesis=tuple(a for a in options.nemesis if a in HTTP_NEMESIS))
     if options.workload not in WORKLOADS:
         raise ValueError(f"unknown workload {options.workload!r}; known: {', '.join(WORKLOADS)}")
     say = progress or (lambda _text: None)
     recorder = WallClockRecorder()
-    base = link_name(list(command))
+    base = link_name(list(command)) if not isinstance(command, str) else "http"
     links: dict[str, str] = {}
     schedule: list[str] = []
     sessions: dict[str, EraSession | None] = {}
@@ -163,5 +183,5 @@ async def run_check(command: Sequence[str], options: CheckOptions | None = None,
                                          f"({'initialize' if era_name == 'legacy' else 'server/discover'} "
                                          "got no result)")
     report = CheckReport.build(findings, eras, seed=options.seed, nemesis=list(options.nemesis),
-                               schedule=schedule, target=" ".join(command))
+                               schedule=schedule, target=command if isinstance(command, str) else " ".join(command))
     return report, trace
