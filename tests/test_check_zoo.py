@@ -17,11 +17,12 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcp_sim.bridge.check import CATEGORIES, CheckOptions, CheckReport, run_check
+from mcp_sim.bridge.check import CATEGORIES, CheckOptions, CheckReport, check_trace, eras_of_links, run_check
 from mcp_sim.bridge.check.nemesis import schedule
 from mcp_sim.bridge.check.workloads import WORKLOADS
 from mcp_sim.cli import main as cli_main
 from mcp_sim.protocol import rulebook
+from mcp_sim.trace.jsonl import load_jsonl, to_jsonl
 
 ZOO = Path(__file__).parent / "check_zoo" / "server.py"
 sys.path.insert(0, str(ZOO.parent))
@@ -105,6 +106,19 @@ def test_the_correct_twin_reports_nothing_in_both_eras_under_the_whole_nemesis(t
     text = page.read_text(encoding="utf-8")
     assert "Passed" in text and "<svg" in text
     assert trace.read_text(encoding="utf-8").count("\n") > 50
+
+
+def test_a_saved_trace_checked_again_gives_the_same_findings(tmp_path: Path) -> None:
+    # the checkers read only the trace: what they found live, they find again in the saved file
+    report, trace = anyio.run(run_check, zoo_command("cursor-ignored"),
+                              CheckOptions(nemesis=("malformed", "duplicate"), deadline=2.0))
+    path = tmp_path / "run.jsonl"
+    to_jsonl(trace, path)
+    saved = load_jsonl(path)
+    links = eras_of_links(saved)
+    assert set(links.values()) == {"legacy", "modern"}
+    again = check_trace(saved, links, deadline=2.0)
+    assert report.findings and sorted(again, key=repr) == sorted(report.findings, key=repr)
 
 
 def test_the_command_exits_1_on_a_broken_must_and_links_each_finding_in_the_page(tmp_path: Path) -> None:

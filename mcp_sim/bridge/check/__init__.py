@@ -15,6 +15,6 @@ The parts, in the order data flows through them:
 """
 
 from mcp_sim.bridge.check.findings import CATEGORIES, CheckReport, Finding
-from mcp_sim.bridge.check.run import CheckOptions, check_trace, run_check
+from mcp_sim.bridge.check.run import CheckOptions, check_trace, eras_of_links, run_check
 
-__all__ = ["CATEGORIES", "CheckOptions", "CheckReport", "Finding", "check_trace", "run_check"]
+__all__ = ["CATEGORIES", "CheckOptions", "CheckReport", "Finding", "check_trace", "eras_of_links", "run_check"]

@@ -122,6 +122,17 @@ async def _era_run(command: Target, era: CheckEra, options: CheckOptions, record
     return session
 
 
+def eras_of_links(trace: Trace | Sequence[object]) -> dict[str, str]:
+    """Each link of a recorded check with its era, read from the links' names (``<server>-legacy``,
+    ``<server>-modern-probe`` …): what :func:`check_trace` needs to check a saved trace again."""
+    links: dict[str, str] = {}
+    for e in Trace.of(trace):
+        for era in ("legacy", "modern"):
+            if e.link.endswith((f"-{era}", f"-{era}-probe")):
+                links.setdefault(e.link, era)
+    return links
+
+
 def check_trace(trace: Trace | Sequence[object], links: dict[str, str], *, deadline: float) -> list[Finding]:
     """Every checker over a recorded run; ``links`` maps each link's name to its era."""
     events = list(Trace.of(trace))
