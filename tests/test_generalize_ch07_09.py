@@ -657,3 +657,41 @@ WD_ALT_ORDER = [('''        if "dropped" in row.get("marks", ()):
 @pytest.mark.parametrize("edits", [WD_ALT_CANDIDATES, WD_ALT_ORDER], ids=["earliest candidate", "checks reordered"])
 def test_ex09_who_decides_alternatives_pass(tmp_path: Path, edits: Any) -> None:
     accepted(tmp_path, "ex09_who_decides", edits)
+
+
+# --- every variation is a kind of its own ---------------------------------------------------------------
+
+VARIATIONS = {
+    "ex07_cache": {"same user and client, another tenant", "same user, more scopes", "same user, fewer scopes",
+                   "the same grant, scopes in another order", "ttlMs negative", "ttlMs 1", "exactly at expiry"},
+    "ex07_list_changed": {"tools removed, several pages in 2025-11-25", "prompts from none, one page in 2026-07-28",
+                          "resources: resources held without templates in 2025-06-18",
+                          "tools: nothing held in 2025-11-25", "prompts: listChanged missing in 2025-11-25",
+                          "resources: kind not declared in 2025-11-25", "log message in 2026-07-28"},
+    "ex07_next_message": {"subscribe in 2025-06-18", "subscribe in 2025-11-25", "open a subscription: every list",
+                          "everything declared: tools only", "listChanged not declared: every list"},
+    "ex08_task_polling": {"deadline exactly at a poll in 2025-11-25", "deadline 1 ms after a poll in 2026-07-28"},
+    "ex08_next_message": {"tasks/get of an older task in 2026-07-28", "tasks/get of a failed task in 2025-11-25",
+                          "poll a second task in 2025-11-25"},
+    "ex08_diagnose": {"terminal-regress: failed, then completed in 2025-11-25",
+                      "terminal-regress: cancelled, then working in 2025-11-25",
+                      "wrong-task-id: tasks/cancel names an unknown task in 2025-11-25",
+                      "undeclared: no list in 2025-11-25", "undeclared: a later task in 2026-07-28",
+                      "result-while-working: while input_required in 2026-07-28",
+                      "era-shape: pollInterval for pollIntervalMs in 2026-07-28"},
+    "ex09_host_policy": {"read_only false written out changes nothing", "no approval field: trusted readOnlyHint",
+                         "a deny glob matches the qualified name, not the bare one"},
+    "ex09_next_step": {"offer with a hidden tool (anthropic)", "offer without descriptions (openai)",
+                       "reply with two text blocks (openai)"},
+    "ex09_who_decides": {"answered in 2025-11-25", "version-mismatch in 2026-07-28"},
+}
+
+
+@pytest.mark.parametrize("exercise_id", sorted(VARIATIONS))
+def test_every_variation_is_a_kind_tried_on_every_seed(exercise_id: str) -> None:
+    """The variations the seed once drew inside a kind are kinds of their own (every seed tries every kind),
+    and every exercise of these chapters ends with a generated check."""
+    ex = get_exercise(exercise_id)
+    kinds = {k for c in ex.checks for k in c.kinds}
+    assert VARIATIONS[exercise_id] <= kinds, VARIATIONS[exercise_id] - kinds
+    assert ex.checks[-1].kinds == ("generated",)
