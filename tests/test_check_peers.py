@@ -11,6 +11,8 @@ spawns real servers.
 
 from __future__ import annotations
 
+import os
+import shlex
 import sys
 
 import anyio
@@ -22,19 +24,21 @@ from mcp_sim.bridge.check import CheckOptions, run_check
 pytestmark = pytest.mark.slow
 
 
-def assert_no_must(command: list[str]) -> None:
+def assert_no_must(command: list[str], eras: tuple[str, ...] = ("legacy", "modern")) -> None:
     """Check ``command`` in both eras under the default nemesis: no MUST broken, both eras checked."""
-    report, trace = anyio.run(run_check, command, CheckOptions(seed=5))
+    report, trace = anyio.run(run_check, command, CheckOptions(seed=5, eras=eras))  # type: ignore[arg-type]
     musts = [f for f in report.findings if f.strength == "MUST"]
     assert musts == [], musts
     assert report.passed and report.exit_code == 0
     for era, summary in report.eras.items():
         assert summary.skipped is None, f"{era}: {summary.skipped}"
         assert summary.requests > 20
-    assert report.eras["legacy"].revision in ("2025-06-18", "2025-11-25")
-    assert report.eras["modern"].revision == "2026-07-28"
+    if "legacy" in eras:
+        assert report.eras["legacy"].revision in ("2025-06-18", "2025-11-25")
+    if "modern" in eras:
+        assert report.eras["modern"].revision == "2026-07-28"
     killed = [e for e in trace if "nemesis:kill" in e.marks]
-    assert len(killed) == 2  # the restart ran in each era
+    assert len(killed) == len(eras)  # the restart ran in each era
 
 
 def test_the_official_python_sdk_server_breaks_no_must_in_either_era() -> None:
@@ -44,3 +48,16 @@ def test_the_official_python_sdk_server_breaks_no_must_in_either_era() -> None:
 @pytest.mark.parametrize("server", ["weather", "notes"])
 def test_mcp_sim_s_own_servers_break_no_must_in_either_era(server: str) -> None:
     assert_no_must([sys.executable, "-m", "mcp_sim.cli", "serve", server])
+
+
+EVERYTHING = os.environ.get("MCP_SIM_SERVER_EVERYTHING")
+"""The command of the npm reference server ``@modelcontextprotocol/server-everything`` (for instance
+``npx -y @modelcontextprotocol/server-everything``, or the path of its installed ``mcp-server-everything``):
+it needs Node and the package, so the test runs only where this names it."""
+
+
+@pytest.mark.skipif(not EVERYTHING, reason="set MCP_SIM_SERVER_EVERYTHING to the command of the npm "
+                                         "server-everything to run this test")
+def test_the_npm_reference_server_breaks_no_must_in_the_legacy_era() -> None:
+    assert EVERYTHING is not None
+    assert_no_must(shlex.split(EVERYTHING), eras=("legacy",))
