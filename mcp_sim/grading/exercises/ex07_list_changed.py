@@ -17,7 +17,9 @@ are what went over the wire. The expected lists follow the simulator's own clien
 from __future__ import annotations
 
 import copy
+import functools
 import json
+import random
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,9 +91,17 @@ class Case:
 
 def build(rng: Any, seed: int, *, change: str, revision: str, page_size: int | None,
           held: tuple[str, ...], rule: str) -> Case:
+    """:func:`played` for a surface drawn from ``rng``: a fresh copy every time (checks change cases)."""
+    return copy.deepcopy(played(rng.randint(0, 2**31), seed, change, revision, page_size, held, rule))
+
+
+@functools.lru_cache(maxsize=256)
+def played(surface: int, seed: int, change: str, revision: str, page_size: int | None, held: tuple[str, ...],
+           rule: str) -> Case:
     """Play the case in the simulator. ``change`` is ``tools``/``prompts``/``resources`` (a list
     changes: an item is added), ``tools removed`` (a tool goes away), or
     ``resources/updated``/``log message``/``progress`` (something else happens)."""
+    rng = random.Random(surface)  # kept for a while: grading the same seed again replays it from memory
     removed, empty = change == "tools removed", change == "prompts from none"
     change = "tools" if removed else "prompts" if empty else change
     server = catalog(rng, page_size=page_size)
