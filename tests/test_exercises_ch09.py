@@ -138,11 +138,11 @@ def test_policy_cases_cover_both_answers() -> None:
     them include both verdicts for every mode (so an answer that always says yes fails)."""
     rng = random.Random(4)
     for mode in ex09_host_policy.MODES:
-        seen = {ex09_host_policy.expected(*ex09_host_policy._approval_case(rng, k))[1]
-                for k in ex09_host_policy.APPROVAL_KINDS if k.startswith(mode + ":")}
+        seen = {ex09_host_policy.expected(*case)[1] for k in ex09_host_policy.APPROVAL_KINDS
+                if k.startswith(mode + ":") for case in ex09_host_policy._approval_cases(rng, k)}
         assert seen == {True, False} or mode == "always", mode
-    seen = {ex09_host_policy.expected(*ex09_host_policy._filter_case(rng, k))[0]
-            for k in ex09_host_policy.FILTER_KINDS}
+    seen = {ex09_host_policy.expected(*case)[0] for k in ex09_host_policy.FILTER_KINDS
+            for case in ex09_host_policy._filter_cases(rng, k)}
     assert seen == {True, False}
 
 
