@@ -2,7 +2,8 @@
 server (``serve_http``, the bridge behind ``mcp-sim serve --transport http``) in both eras.
 
 Only the nemesis actions that work over HTTP run (duplicate, reuse, oversized); the header and status
-probes of each era are not built yet. Slow: a real socket and a real HTTP server.
+probes of each era (:mod:`mcp_sim.bridge.check.http_probes`) run after the workload. Slow: a real
+socket and a real HTTP server (the last test reads a hand-made trace).
 """
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ import pytest
 from sim_server import build
 
 from mcp_sim.bridge.check import CheckOptions, run_check
+from mcp_sim.bridge.check.checkers import pair_responses
+from mcp_sim.bridge.check.http_probes import check_http_probes
 from mcp_sim.bridge.http_server import serve_http
+from mcp_sim.trace.recorder import Recorder
 
 pytestmark = pytest.mark.slow
 
@@ -34,5 +38,31 @@ def test_a_compliant_http_server_breaks_no_must_in_either_era() -> None:
                               for e in modern)
         legacy = [e for e in posts if e.link == "http-legacy" and e.method != "initialize"]
         assert legacy and all("Mcp-Session-Id" in e.framing["http"]["request"]["headers"] for e in legacy)
+        probes = {m for e in trace for m in e.marks if m.startswith("expect:http:")}
+        assert probes == {"expect:http:unsupported-version", "expect:http:header-mismatch",
+                          "expect:http:unknown-method", "expect:http:origin", "expect:http:invalid-version",
+                          "expect:http:missing-session", "expect:http:ended-session"}
+        statuses = [(e.framing.get("http") or {}).get("response", {}).get("status") for e in trace
+                    if e.link.endswith("-headers")]
+        assert {400, 403, 404} <= set(statuses)
 
     anyio.run(main)
+
+
+def test_a_wrong_status_for_a_probe_is_a_finding_at_the_rule_s_strength() -> None:
+    recorder = Recorder()
+    link = "http-modern-headers"
+    recorder.record_message(link=link, sender=f"client/{link}", receiver=f"server/{link}", transport="http",
+                            raw='{"jsonrpc":"2.0","id":4,"method":"server/discover","params":{}}',
+                            marks=("expect:http:origin",))
+    recorder.record_event(kind="transport", link=link, sender=f"server/{link}", receiver=f"client/{link}",
+                          transport="http", text="HTTP 200", framing={"http": {"response": {"status": 200}}})
+    recorder.record_message(link=link, sender=f"client/{link}", receiver=f"server/{link}", transport="http",
+                            raw='{"jsonrpc":"2.0","id":5,"method":"nope","params":{}}',
+                            marks=("expect:http:unknown-method",))
+    recorder.record_message(link=link, sender=f"server/{link}", receiver=f"client/{link}", transport="http",
+                            raw='{"jsonrpc":"2.0","id":5,"error":{"code":-32601,"message":"no"}}',
+                            framing={"http": {"response": {"status": 404}}})
+    findings = check_http_probes(pair_responses(link, "modern", list(recorder.events)))
+    assert [(f.rule, f.strength, f.category, f.evidence["seq"]) for f in findings] == [
+        ("http.origin-present-and-invalid-403", "MUST", "robustness", 1)]

@@ -3,7 +3,8 @@ rule and drawn (course chapter 12).
 
 The parts, in the order data flows through them:
 
-* :mod:`.link` — the checker's end of a real stdio pipe: raw lines out, every frame recorded;
+* :mod:`.link` — the checker's end of a real stdio pipe: raw lines out, every frame recorded
+  (:mod:`.http_link` the same over Streamable HTTP, :mod:`.http_probes` its header and status probes);
 * :mod:`.session` — one era's way of talking: the legacy handshake, or the modern per-request ``_meta``;
 * :mod:`.workloads` — what is asked: lists with pagination, calls, reads, prompts, ping, concurrency,
   cancellation, each request marked with what it expects;

@@ -85,12 +85,12 @@ def pair_responses(link: str, era: str, events: list[TraceEvent]) -> LinkRun:
     refusable: list[TraceEvent] = []
     for e in events:
         if e.sender == client_of(link):
-            if e.kind == "request" and not any(m in e.marks for m in MALFORMED_EXPECTATIONS):
+            if e.kind == "request" and not may_lose_id(e):
                 run.requests.append(e)
                 open_by_id.setdefault(_key(e.request_id), []).append(e)
                 if "duplicate" in e.marks:
                     refusable.append(e)
-            elif any(m in e.marks for m in MALFORMED_EXPECTATIONS):
+            elif may_lose_id(e):
                 malformed.append(e)
                 readable = _readable_id(e)
                 if readable is not None:
@@ -117,6 +117,12 @@ def pair_responses(link: str, era: str, events: list[TraceEvent]) -> LinkRun:
             else:
                 run.stray.append(e)
     return run
+
+
+def may_lose_id(e: TraceEvent) -> bool:
+    """A frame the server may answer without its id: unreadable, or refused by the HTTP layer for its
+    headers before the body was read (an ``expect:http:*`` probe)."""
+    return any(m in MALFORMED_EXPECTATIONS or m.startswith("expect:http:") for m in e.marks)
 
 
 def _key(request_id: Any) -> str:

@@ -8,7 +8,8 @@ The terminal shows a progress line per step on stderr, then a short table of the
 and era on stdout. The exit status is ``1`` exactly when a rule of ``MUST`` strength is broken, ``0``
 otherwise (``SHOULD`` and ``MAY`` findings are advice), and ``2`` when the command line is wrong or
 the server cannot be started. With ``--url`` the server is a Streamable HTTP endpoint: the same
-workload runs, with the nemesis actions that work over HTTP (no malformed bytes, kill or hang-up yet).
+workload runs, with the nemesis actions that work over HTTP (no malformed bytes, kill or hang-up
+yet), then the header and status probes of each era.
 """
 
 from __future__ import annotations

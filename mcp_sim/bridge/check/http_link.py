@@ -10,9 +10,8 @@ checkers are the stdio ones.
 What this link cannot do is write a frame that is not a JSON-RPC message (the client stream posts
 messages, not bytes), kill the server, or hang up a pipe: the ``malformed``, ``delay``, ``hangup``
 and ``restart`` nemesis actions are stdio's, and a check over HTTP leaves them out. The 2026-07-28
-version probes (a version nobody supports, a request without ``_meta``) are left out too: over HTTP
-the version travels in headers as well, and probing that takes the header and status probes of each
-era, which are not built yet.
+version probes of the stdio workload are left out too: over HTTP the version travels in headers as
+well, and :mod:`mcp_sim.bridge.check.http_probes` probes it there, with the statuses of each era.
 """
 
 from __future__ import annotations

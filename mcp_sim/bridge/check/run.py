@@ -20,6 +20,7 @@ import anyio
 
 import mcp_sim.bridge.check.checkers as checkers
 import mcp_sim.bridge.check.expectations as expectations
+import mcp_sim.bridge.check.http_probes as http_probes
 import mcp_sim.bridge.check.nemesis as nemesis
 from mcp_sim.bridge.check.findings import CheckReport, EraSummary, Finding, count_by_strength
 from mcp_sim.bridge.check.link import ProbeLink
@@ -128,7 +129,7 @@ def eras_of_links(trace: Trace | Sequence[object]) -> dict[str, str]:
     links: dict[str, str] = {}
     for e in Trace.of(trace):
         for era in ("legacy", "modern"):
-            if e.link.endswith((f"-{era}", f"-{era}-probe")):
+            if e.link.endswith((f"-{era}", f"-{era}-probe", f"-{era}-headers")):
                 links.setdefault(e.link, era)
     return links
 
@@ -145,6 +146,7 @@ def check_trace(trace: Trace | Sequence[object], links: dict[str, str], *, deadl
         findings += checkers.check_process(run)
         findings += checkers.check_era(run)
         findings += expectations.check_expectations(run)
+        findings += http_probes.check_http_probes(run)
     return findings
 
 
@@ -175,6 +177,11 @@ async def run_check(command: Target, options: CheckOptions | None = None, *,
 
     async def one_era(era: CheckEra) -> None:
         sessions[era] = await _era_run(command, era, options, recorder, base, links, say)
+        if isinstance(command, str) and sessions[era] is not None:
+            say(f"{era}: HTTP header and status probes")
+            links[f"{base}-{era}-headers"] = era
+            probe = http_probes.probe_modern if era == "modern" else http_probes.probe_legacy
+            await probe(command, recorder, f"{base}-{era}-headers")
 
     async with anyio.create_task_group() as group:  # the eras are independent: check them at once
         for era in options.eras:
