@@ -59,6 +59,7 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], str, str, str]] = {
     "cursor-ignored": ("modern", (), "pagination.invalid-cursor-32602", "errors", "SHOULD"),
     "prompt-error-code": ("legacy", (), "check.prompts-standard-errors", "errors", "SHOULD"),
     "chunk-reader": ("modern", ("delay",), "stdio.newline-delimited", "framing", "MUST"),
+    "undeclared-elicitation": ("modern", (), "mrtr.only-declared-input", "capabilities", "MUST"),
 }
 
 
@@ -69,6 +70,12 @@ def zoo_command(defect: str | None = None) -> list[str]:
 def check(command: list[str], options: CheckOptions) -> CheckReport:
     report, _trace = anyio.run(run_check, command, options)
     return report
+
+
+def test_a_legacy_server_asking_for_undeclared_elicitation_is_reported() -> None:
+    report = check(zoo_command("undeclared-elicitation"), CheckOptions(eras=("legacy",), nemesis=(), deadline=2.0))
+    assert ("elicitation.legacy.declare-capability", "capabilities", "MUST") in {
+        (f.rule, f.category, f.strength) for f in report.findings}
 
 
 def test_the_zoo_has_at_least_15_defects_across_every_category() -> None:

@@ -45,6 +45,7 @@ DEFECTS = {
     "cursor-ignored": "ignores a cursor it never issued",
     "prompt-error-code": "answers a bad prompts/get with -32603",
     "chunk-reader": "takes each chunk read from stdin for a whole message",
+    "undeclared-elicitation": "asks the client for elicitation it never declared",
 }
 
 DEFECT = sys.argv[sys.argv.index("--defect") + 1] if "--defect" in sys.argv else ""
@@ -193,6 +194,15 @@ def call_tool(rid: object, params: dict, modern: bool) -> None:
         else:
             fail(rid, -32602, f"Unknown tool: {name}")
         return
+    if DEFECT == "undeclared-elicitation" and name == "add":
+        ask = {"method": "elicitation/create",
+               "params": {"mode": "form", "message": "Really add?", "requestedSchema": {"type": "object"}}}
+        if modern and "inputResponses" not in params:
+            write({"jsonrpc": "2.0", "id": rid, "result": {"resultType": "input_required",
+                                                           "inputRequests": {"confirm": ask}, "requestState": "zoo"}})
+            return
+        if not modern:
+            write({"jsonrpc": "2.0", "id": "zoo-ask", **ask})
     if DEFECT == "modern-request" and modern:
         write({"jsonrpc": "2.0", "id": "zoo-1", "method": "ping"})
     missing = [k for k in tool["inputSchema"]["required"] if k not in args]
@@ -226,6 +236,8 @@ def read_line(line: bytes) -> None:
         elif DEFECT != "silent-malformed":
             fail(None, -32600, "Invalid Request: batches are not supported")
         return
+    if isinstance(message, dict) and "method" not in message and ("result" in message or "error" in message):
+        return  # the client's answer to a request of ours
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str):
         rid = message.get("id") if isinstance(message, dict) and isinstance(message.get("id"), (str, int)) else None
         if DEFECT != "silent-malformed":

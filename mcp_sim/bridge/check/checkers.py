@@ -333,6 +333,48 @@ def check_era(run: LinkRun) -> list[Finding]:
             and e.transport == "stdio"]
 
 
+_INPUT_CAPABILITY = {"elicitation/create": ("elicitation", "elicitation.legacy.declare-capability"),
+                     "sampling/createMessage": ("sampling", "sampling.declare-capability"),
+                     "roots/list": ("roots", "roots.declare-capability")}
+"""A server's request for input → (the client capability it needs, the rule that gates it on it)."""
+
+
+def check_input_gating(run: LinkRun) -> list[Finding]:
+    """The server asks the client only for what the client declared: in a legacy session no
+    ``elicitation/create``, ``sampling/createMessage`` or ``roots/list`` without the capability in
+    ``initialize``; in 2026-07-28 no such entry in an InputRequiredResult unless that request's
+    ``_meta`` declared it (the checker declares none, so any such ask is a finding)."""
+    out = []
+    declared: dict[str, Any] = {}
+    sent: dict[str, dict[str, Any]] = {}
+    for e in run.events:
+        message = e.message if isinstance(e.message, dict) else {}
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        if e.sender == client_of(run.name) and e.kind == "request":
+            if e.method == "initialize":
+                declared = params.get("capabilities") or {}
+            meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+            sent[_key(e.request_id)] = meta.get("io.modelcontextprotocol/clientCapabilities") or {}
+        elif e.sender == server_of(run.name) and e.kind == "request" and run.era == "legacy":
+            need = _INPUT_CAPABILITY.get(e.method or "")
+            if need is not None and need[0] not in declared:
+                out.append(_finding(run, need[1], "capabilities",
+                                    f"the server sent {e.method} although the client declared no {need[0]} "
+                                    "capability", e.seq))
+        elif e.sender == server_of(run.name) and e.kind == "response" and run.era == "modern":
+            result = message.get("result") if isinstance(message.get("result"), dict) else {}
+            asks = result.get("inputRequests") if result.get("resultType") == "input_required" else None
+            caps = sent.get(_key(e.request_id), {})
+            for ask in (asks.values() if isinstance(asks, dict) else ()):
+                method = ask.get("method") if isinstance(ask, dict) else None
+                need = _INPUT_CAPABILITY.get(method or "")
+                if need is not None and need[0] not in caps:
+                    out.append(_finding(run, "mrtr.only-declared-input", "capabilities",
+                                        f"an InputRequiredResult asks for {method} although the request "
+                                        f"declared no {need[0]} capability", e.seq))
+    return out
+
+
 def _short(text: str | None, width: int = 80) -> str:
     text = text or ""
     return text if len(text) <= width else text[: width - 1] + "…"

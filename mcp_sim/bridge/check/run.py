@@ -145,6 +145,7 @@ def check_trace(trace: Trace | Sequence[object], links: dict[str, str], *, deadl
         findings += checkers.check_correlation(run, deadline_ms=deadline * 1000)
         findings += checkers.check_process(run)
         findings += checkers.check_era(run)
+        findings += checkers.check_input_gating(run)
         findings += expectations.check_expectations(run)
         findings += http_probes.check_http_probes(run)
     return findings
