@@ -460,7 +460,125 @@ def on_event(state, event, link):
     return acts, [next_id, waiting]
 '''
 
+HTTP_PIPELINE = '''
+import json
+
+V = "io.modelcontextprotocol/protocolVersion"
+SERVED = {"server/discover", "tools/list", "tools/call", "resources/list", "resources/templates/list",
+          "resources/read", "prompts/list", "prompts/get", "completion/complete", "subscriptions/listen"}
+
+
+class Refused(Exception):
+    def __init__(self, status, code=None):
+        self.answer = {"status": status, "error": code}
+
+
+def _parse(body):
+    try:
+        return json.loads(body)
+    except ValueError:
+        raise Refused(400, -32700) from None
+
+
+def _request_shape(m):
+    ok = isinstance(m, dict) and m.get("jsonrpc") == "2.0" and isinstance(m.get("method"), str)
+    ok = ok and isinstance(m.get("params", {}), dict)
+    if ok and "id" in m:
+        ok = type(m["id"]) in (int, str)
+    if not ok:
+        raise Refused(400, -32600)
+
+
+def _headers(m, h):
+    params = m.get("params", {})
+    meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+    pairs = [("mcp-protocol-version", meta.get(V, h.get("mcp-protocol-version"))), ("mcp-method", m["method"])]
+    if m["method"] in ("tools/call", "prompts/get"):
+        pairs.append(("mcp-name", params.get("name")))
+    if m["method"] == "resources/read":
+        pairs.append(("mcp-name", params.get("uri")))
+    for name, want in pairs:
+        if name not in h or h[name] != want:
+            raise Refused(400, -32020)
+    return meta
+
+
+def answer(method, headers, body):
+    try:
+        if method != "POST":
+            raise Refused(405)
+        m = _parse(body)
+        _request_shape(m)
+        meta = _headers(m, {k.lower(): v for k, v in headers.items()})
+        if "id" not in m:
+            return {"status": 202, "error": None}
+        if m["method"] == "initialize":
+            raise Refused(400, -32602)
+        if isinstance(meta.get(V), str) and meta[V] != "2026-07-28":
+            raise Refused(400, -32022)
+        if m["method"] not in SERVED:
+            raise Refused(404, -32601)
+        if V not in meta or "io.modelcontextprotocol/clientCapabilities" not in meta:
+            raise Refused(400, -32602)
+        return {"status": 200, "error": None}
+    except Refused as refused:
+        return refused.answer
+'''
+
+TOOL_RESULTS_DISPATCH = '''
+import json
+
+
+def run_tool(server, name, city):
+    if city not in server["tools"][name]["known"]:
+        return f"no station in {city}"
+    celsius = 10 + sum(map(ord, city)) % 20
+    return {"city": city, "celsius": celsius} if name == "temperature" else {"text": f"{city}: sunny, {celsius} C"}
+
+
+def _wrap(request, server, result=None, error=None):
+    out = {"id": request["id"], "jsonrpc": "2.0"}
+    if error is not None:
+        out["error"] = {"message": "request refused", "code": error}
+    else:
+        out["result"] = dict(result, resultType="complete") if server["revision"] >= "2026" else result
+    return out
+
+
+def _read(request, server):
+    uri = request["params"]["uri"]
+    if uri not in server["resources"]:
+        return _wrap(request, server, error=-32602 if server["revision"] >= "2026" else -32002)
+    result = {"contents": [{"uri": uri, "mimeType": "text/plain", "text": server["resources"][uri]}]}
+    if server["revision"] >= "2026":
+        result |= {"cacheScope": "public", "ttlMs": 5000}
+    return _wrap(request, server, result)
+
+
+def _call(request, server):
+    params = request["params"]
+    tool = server["tools"].get(params["name"])
+    if tool is None:
+        return _wrap(request, server, error=-32602)
+    city = (params.get("arguments") or {}).get("city")
+    if type(city) is not str:
+        return _wrap(request, server, {"isError": True, "content": [{"type": "text", "text": "bad city"}]})
+    value = run_tool(server, params["name"], city)
+    if isinstance(value, str):
+        return _wrap(request, server, {"isError": True, "content": [{"type": "text", "text": value}]})
+    if tool["outputSchema"]:
+        text = json.dumps(value, indent=2, ensure_ascii=False)   # pretty-printed: the same JSON
+        return _wrap(request, server, {"structuredContent": value, "content": [{"type": "text", "text": text}]})
+    return _wrap(request, server, {"content": [{"type": "text", "text": value["text"]}]})
+
+
+def answer(request, server):
+    return {"resources/read": _read, "tools/call": _call}[request["method"]](request, server)
+'''
+
 ALTERNATIVES: list[tuple[str, str, str]] = [
+    ("ex06_http_answers", "a pipeline of checks that raise their refusal", HTTP_PIPELINE),
+    ("ex05_tool_results", "a dispatch table, a pretty-printed text copy", TOOL_RESULTS_DISPATCH),
     ("ex06_drops_duplicates", "string ids and a list of deadlines", BOOKKEEPING_DATACLASS),
     ("ex06_drops_duplicates", "ids counted in sevens, a dict of deadlines", BOOKKEEPING_LISTS),
     ("ex06_legacy_sessions", "casefolded headers, a lower-case header sent", SESSIONS_TABLE),
