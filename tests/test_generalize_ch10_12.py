@@ -934,6 +934,28 @@ def test_review_reference_is_the_hosts_reviewer_everywhere() -> None:
         tool = module._poisoned(rng, kind if kind in module.SINGLE_SIGN_KINDS else module._where(kind))
         assert not module._REVIEWER("weather", tool) and not ref.review("weather", tool), kind
 
+CAPSTONE_ALT_SERVER = [
+    ("        return json.dumps([public(e) for e in mine(ctx)])",
+     "        return json.dumps([dict(sorted(public(e).items())) for e in mine(ctx)], indent=2)"),
+    ('        number = 1 + max((int(i.rsplit("-", 1)[-1]) for i in book if i.rsplit("-", 1)[-1].isdigit()), default=0)\n'
+     '        expense = {"id": f"exp-{number}",',
+     '        number = len(book)\n        while f"new-{number}" in book:\n            number += 1\n'
+     '        expense = {"id": f"new-{number}",'),
+    ('            raise ValueError(f"you have no expense {expense_id}")  # the same answer for someone else\'s',
+     '            raise LookupError("no such expense")'),
+    ('    @server.tool(annotations={"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True,\n'
+     '                              "openWorldHint": False})\n    def delete_expense',
+     '    @server.tool(annotations={"readOnlyHint": False})\n    def delete_expense'),
+]
+"""Another server: indented JSON with sorted keys, other ids, another refusal, delete_expense's hints left to
+their defaults (destructive, as the README allows)."""
+
+
+def test_capstone_alternative_server_passes_the_real_wire(tmp_path: Path) -> None:
+    result = _grade(tmp_path, "ex12_capstone", _source("ex12_capstone", CAPSTONE_ALT_SERVER), [4], (WIRE_CHECK,))[0]
+    check = next(c for c in result.checks if c.name == WIRE_CHECK)
+    assert check.status == "passed", result
+
 
 def test_capstone_alternative_policy_passes_every_check(tmp_path: Path) -> None:
     """A Host policy written differently (path segments compared with pathlib, one conditional) passes every
