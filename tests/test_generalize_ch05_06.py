@@ -667,6 +667,9 @@ WRONG: list[tuple[str, str, Any, str, str]] = [
            "    head = {(name.lower() if name in spellings or name.islower() else name): value\n"
            "            for name, value in headers.items()}"),
      "A POST whose headers repeat its body is served", "http.modern.header-names-case-insensitive"),
+    (H, "unknown methods known by a list of two",
+     _edit(H, "    if message[\"method\"] not in METHODS:", "    if message[\"method\"] in (\"ping\", \"roots/list\"):"),
+     "The status follows the JSON-RPC error", "http.modern.unknown-method-404"),
     (H, "a missing _meta version served", _edit(H, "    if any(key not in meta for key in REQUIRED_META):",
                                                  "    if False:"),
      "A body that is no MCP request is refused before anything else", "meta.missing-field-invalid-params"),

@@ -175,15 +175,17 @@ def _case(ctx: CheckContext, kind: str) -> None:
         else:
             _expect_result(got, request, _expected_result(server, want), why, rule, content_rule)
     elif what == "bad arguments":
-        request = _req(ctx.rng, "tools/call", {"name": "forecast",
-                                               "arguments": ctx.rng.choice(({}, {"town": known[0]}, {"city": 7}))})
-        got = _ask(ctx, server, request)
-        if "result" not in got or got["result"].get("isError") is not True:
-            raise CheckFailed(f"Request: {json.dumps(request)}\nThe arguments break the tool's inputSchema. Since "
-                              f"2025-11-25 that is reported as a CallToolResult with isError true (the model can "
-                              f"fix its arguments), not as a protocol error; you sent {json.dumps(got)}.",
-                              R_TOOL_ERROR)
-        _expect_result(got, request, _expected_result(server, {"isError": True}), "Invalid arguments:", R_TOOL_ERROR)
+        for arguments in ({}, {"town": known[0]}, {"city": 7}):  # every way to break the schema, on every seed
+            request = _req(ctx.rng, "tools/call", {"name": "forecast", "arguments": arguments})
+            got = _ask(ctx, server, request)
+            if "result" not in got or got["result"].get("isError") is not True:
+                raise CheckFailed(f"Request: {json.dumps(request)}\nThe arguments break the tool's inputSchema. "
+                                  f"Since 2025-11-25 that is reported as a CallToolResult with isError true (the "
+                                  f"model can fix its arguments), not as a protocol error; you sent "
+                                  f"{json.dumps(got)}.", R_TOOL_ERROR, case=json.dumps(request),
+                                  expected="a result with isError true")
+            _expect_result(got, request, _expected_result(server, {"isError": True}), "Invalid arguments:",
+                           R_TOOL_ERROR)
     elif what in ("unknown tool", "a tool name in another case"):
         name = "Forecast" if what == "a tool name in another case" else ctx.rng.choice(("forcast", "delete_all", "weather"))
         request = _req(ctx.rng, "tools/call", {"name": name, "arguments": {"city": known[0]}})
