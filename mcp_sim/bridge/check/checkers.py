@@ -339,6 +339,11 @@ _INPUT_CAPABILITY = {"elicitation/create": ("elicitation", "elicitation.legacy.d
 """A server's request for input → (the client capability it needs, the rule that gates it on it)."""
 
 
+def _object(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (a checker reads whatever was sent)."""
+    return value if isinstance(value, dict) else {}
+
+
 def check_input_gating(run: LinkRun) -> list[Finding]:
     """The server asks the client only for what the client declared: in a legacy session no
     ``elicitation/create``, ``sampling/createMessage`` or ``roots/list`` without the capability in
@@ -348,12 +353,12 @@ def check_input_gating(run: LinkRun) -> list[Finding]:
     declared: dict[str, Any] = {}
     sent: dict[str, dict[str, Any]] = {}
     for e in run.events:
-        message = e.message if isinstance(e.message, dict) else {}
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        message = _object(e.message)
+        params = _object(message.get("params"))
         if e.sender == client_of(run.name) and e.kind == "request":
             if e.method == "initialize":
-                declared = params.get("capabilities") or {}
-            meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+                declared = _object(params.get("capabilities"))
+            meta = _object(params.get("_meta"))
             sent[_key(e.request_id)] = meta.get("io.modelcontextprotocol/clientCapabilities") or {}
         elif e.sender == server_of(run.name) and e.kind == "request" and run.era == "legacy":
             need = _INPUT_CAPABILITY.get(e.method or "")
@@ -362,7 +367,7 @@ def check_input_gating(run: LinkRun) -> list[Finding]:
                                     f"the server sent {e.method} although the client declared no {need[0]} "
                                     "capability", e.seq))
         elif e.sender == server_of(run.name) and e.kind == "response" and run.era == "modern":
-            result = message.get("result") if isinstance(message.get("result"), dict) else {}
+            result = _object(message.get("result"))
             asks = result.get("inputRequests") if result.get("resultType") == "input_required" else None
             caps = sent.get(_key(e.request_id), {})
             for ask in (asks.values() if isinstance(asks, dict) else ()):

@@ -8,7 +8,8 @@ The workload itself judges nothing.
 
 The steps follow the spec's order of things: lists first (following ``nextCursor`` page by page),
 then calls with valid and with invalid arguments, reads, prompts, ``ping`` (legacy only: the
-2026-07-28 revision has no ``ping``), a few requests in flight at once, and a cancelled call.
+2026-07-28 revision has no ``ping``), a Multi Round-Trip Request where a tool asks for input
+(2026-07-28), a few requests in flight at once, and a cancelled call.
 """
 
 from __future__ import annotations
@@ -167,10 +168,35 @@ async def cancellation(session: EraSession) -> None:
     await session.alive_probe("after-cancel")
 
 
+CAPABILITIES_KEY: Final = "io.modelcontextprotocol/clientCapabilities"
+
+
+async def mrtr(session: EraSession) -> None:
+    """2026-07-28 Multi Round-Trip Requests, where a tool asks: each of the first three tools is called
+    once more with the elicitation capability declared; an InputRequiredResult is answered by a retry
+    with a new id, every elicitation declined and the ``requestState`` echoed. (The server may ask
+    again; the checkers hold the retry to the same rules as any request.)"""
+    if session.era != "modern":
+        return
+    for tool in session.tools[:3]:
+        params = session.params({"name": tool.get("name"), "arguments": example_arguments(tool.get("inputSchema"))})
+        params["_meta"][CAPABILITIES_KEY] = {"elicitation": {"form": {}}}
+        answer = await session.link.request("tools/call", params, "mrtr")
+        result = (answer or {}).get("result")
+        if not isinstance(result, dict) or result.get("resultType") != "input_required":
+            continue
+        asks = result.get("inputRequests")
+        keys = list(asks) if isinstance(asks, dict) else []
+        retry = dict(params, inputResponses={key: {"action": "decline"} for key in keys})
+        if "requestState" in result:
+            retry["requestState"] = result["requestState"]
+        await session.link.request("tools/call", retry, "mrtr", "expect:mrtr-retry")
+
+
 WORKLOADS: Final[dict[str, tuple[tuple[str, Step], ...]]] = {
     "lifecycle": (("version", version_probe), ("basics", basics)),
     "full": (("version", version_probe), ("lists", lists), ("calls", calls), ("reads", reads),
-             ("prompts", prompts), ("basics", basics), ("concurrent", concurrent),
+             ("prompts", prompts), ("basics", basics), ("mrtr", mrtr), ("concurrent", concurrent),
              ("cancellation", cancellation)),
 }
 """Workloads by name: ``full`` (the default) exercises everything; ``lifecycle`` only the opening."""
