@@ -158,6 +158,7 @@ def test_the_same_seed_gives_the_same_schedule_and_another_seed_another() -> Non
     assert any(plan != tuple(first) for plan in others)
 
 
-def test_bad_usage_exits_2() -> None:
+def test_bad_usage_or_a_server_that_cannot_start_exits_2(tmp_path: Path) -> None:
     assert cli_main(["check", "--nemesis", "earthquake", "--", *zoo_command()]) == 2
     assert cli_main(["check"]) == 2
+    assert cli_main(["check", "--quiet", "--", str(tmp_path / "no-such-server")]) == 2

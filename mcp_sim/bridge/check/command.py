@@ -99,8 +99,14 @@ def check_command(argv: Sequence[str]) -> int:
 
     try:
         report, trace = anyio.run(functools.partial(run_check, args.url or command, options, progress=progress))
-    except OSError as exc:
-        sys.stderr.write(f"mcp-sim check: could not reach {args.url or ' '.join(command)}: {exc}\n")
+    except (OSError, BaseExceptionGroup) as exc:
+        # the eras run in a task group, which wraps what went wrong: name the first real cause
+        leaf: BaseException = exc
+        while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
+            leaf = leaf.exceptions[0]
+        if not isinstance(leaf, OSError):
+            raise
+        sys.stderr.write(f"mcp-sim check: could not start or reach {args.url or ' '.join(command)}: {leaf}\n")
         return 2
     if args.trace:
         from mcp_sim.trace.jsonl import to_jsonl
