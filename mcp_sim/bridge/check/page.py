@@ -27,7 +27,9 @@ th, td { border: 1px solid #ccc; padding: 0.25rem 0.5rem; text-align: left; vert
 thead th { background: #f0f0f0; }
 .MUST { color: #a00; font-weight: bold; } .SHOULD { color: #a60; } .MAY { color: #555; }
 .diagram { overflow: auto; max-height: 80vh; border: 1px solid #ccc; margin-bottom: 1rem; }
-.finding-row rect, g.finding line { stroke: #c00; }
+g:target line, g:target path { stroke: #c00 !important; stroke-width: 3; }
+g:target text { fill: #c00 !important; font-weight: bold; }
+tr:target { background: #fee; }
 pre { background: #f7f7f7; padding: 0.5rem; overflow: auto; white-space: pre-wrap; max-width: 90vw; }
 .passed { color: #070; } .failed { color: #a00; }
 """
