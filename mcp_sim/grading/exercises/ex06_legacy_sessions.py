@@ -213,7 +213,12 @@ def check_client_headers(ctx: CheckContext, kind: str) -> None:
 
 
 def check_after_404(ctx: CheckContext, kind: str) -> None:
-    revision, _, posts = _bodies(ctx)
+    if kind.startswith("a 404 on "):  # the request that meets the 404 is the kind's, never the seed's
+        second = kind.removeprefix("a 404 on ")
+        first = next(m for m in sorted(_LATER_CALLS) if m != second)
+        revision, _, posts = bodies_of(ctx.rng.randrange(4), ctx.rng.choice(_REVISIONS), first, second)
+    else:
+        revision, _, posts = _bodies(ctx)
     expired = next(i for i, p in enumerate(posts) if p["status"] == 404)
     failed = posts[expired]["method"]
     if kind == "a 200 needs nothing":
@@ -318,7 +323,8 @@ EXERCISE = Exercise(
         Check("Every request after initialize carries the session id", R_CARRY, check_client_headers,
               ("the first session", "after a 404"),
               hint="initialize asks for a session, so it cannot carry one — not even an old one."),
-        Check("On 404 the client starts a new session", R_404, check_after_404, ("a 404 on a request", "a 200 needs nothing"),
+        Check("On 404 the client starts a new session", R_404, check_after_404,
+              (*(f"a 404 on {method}" for method in _LATER_CALLS), "a 200 needs nothing"),
               hint="The old session is gone for good: initialize, initialized, then the request again."),
     ),
     hints=(
