@@ -240,11 +240,18 @@ def test_each_post_gets_a_fresh_server_stream_with_the_validated_auth() -> None:
         assert refused.status == 401
         assert refused.headers["www-authenticate"] == (
             'Bearer resource_metadata="https://tools.example/.well-known/oauth-protected-resource/mcp"')
+        # the scheme is case-insensitive (RFC 7235 §2.1): "bearer" and "BEARER" carry the token too
+        for scheme, status in (("bearer", 200), ("BEARER", 200), ("Basic", 401), ("Bearer", 401)):
+            credentials = "" if status == 401 and scheme == "Bearer" else " t-bob"
+            answer = await stream.http(HttpRequest("POST", "/mcp", Headers({
+                **POST_HEADERS, "Mcp-Method": "tools/list", "Origin": "https://ide.example",
+                "Authorization": f"{scheme}{credentials}"}), encode(JSONRPCRequest(2, "tools/list", modern_params()))))
+            assert answer.status == status, (scheme, answer.status)
         await stream.aclose()
 
     _, peer = run(29, body, token_validator=static_tokens({"t-alice": alice, "t-bob": bob}),
                   allowed_origins=("https://ide.example",))
-    assert peer.auth == [alice, bob, alice]
+    assert peer.auth == [alice, bob, alice, bob, bob]
 
 
 def test_a_cut_modern_stream_loses_the_request_and_cancels_the_handler() -> None:

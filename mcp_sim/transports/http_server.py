@@ -302,9 +302,10 @@ class SimulatedHttpServer:
         if self.challenge_scope is not None:
             metadata = f'{metadata}, scope="{self.challenge_scope}"'
         value = headers.get("Authorization")
-        if value is None or not value.startswith("Bearer "):
+        scheme, _, credentials = (value or "").partition(" ")
+        if scheme.lower() != "bearer" or not credentials.strip():  # the scheme is case-insensitive (RFC 7235 §2.1)
             return None, HttpResponse(401, Headers({"WWW-Authenticate": f"Bearer {metadata}"}))
-        auth = self.token_validator(value[len("Bearer "):])
+        auth = self.token_validator(credentials.strip())
         if auth is None:
             return None, HttpResponse(401, Headers(
                 {"WWW-Authenticate": f'Bearer error="invalid_token", {metadata}'}))
