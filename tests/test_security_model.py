@@ -94,6 +94,8 @@ def test_sandbox_filters_environment_and_egress() -> None:
     assert machine.received == {"api.example": ["ok"]}
     assert SandboxPolicy.from_roots(["file:///w/p"]).may_read("/w/p/x") and \
         not SandboxPolicy.from_roots(["file:///w/p"]).may_read("/w/p/../q")
+    spaced = SandboxPolicy.from_roots(["file:///w/my%20project"])  # RFC 8089: the path is percent-decoded
+    assert spaced.may_read("/w/my project/notes.md") and not spaced.may_read("/w/my%20project/notes.md")
 
 
 class _Call:

@@ -26,7 +26,7 @@ import fnmatch
 import posixpath
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
 
 class SandboxViolation(PermissionError):
@@ -78,8 +78,9 @@ class SandboxPolicy:
     @classmethod
     def from_roots(cls, roots: Iterable[str], *, egress: Iterable[str] = (),
                    environment: Iterable[str] = ()) -> SandboxPolicy:
-        """Enforce the Host's ``file://`` roots: read and write only inside them."""
-        paths = tuple(normalise(urlparse(uri).path) for uri in roots)
+        """Enforce the Host's ``file://`` roots: read and write only inside them. A root's path is
+        percent-decoded first (RFC 8089 file URIs are URIs: ``%20`` is a space in the folder's name)."""
+        paths = tuple(normalise(unquote(urlparse(uri).path)) for uri in roots)
         return cls(readable=paths, writable=paths, egress=tuple(egress), environment=tuple(environment))
 
 
