@@ -120,6 +120,12 @@ class ProbeLink:
             await stack.aclose()
         self._stream = None
 
+    def set_revision(self, revision: str) -> None:
+        """The revision agreed: frames recorded from now on are labelled with it."""
+        self.revision = revision
+        if self._stream is not None:
+            self._stream.revision = revision
+
     def note_death(self) -> None:
         """Record, once per process, that the server ended by itself (no stdin closed, no SIGKILL)."""
         stream = self._stream

@@ -80,9 +80,7 @@ class EraSession:
                 return False
             version = result.get("protocolVersion")
             self.revision = version if isinstance(version, str) else LATEST_LEGACY
-            self.link.revision = self.revision
-            if self.link._stream is not None:
-                self.link._stream.revision = self.revision
+            self.link.set_revision(self.revision)
             caps = result.get("capabilities")
             self.capabilities = caps if isinstance(caps, dict) else {}
             await self.link.notify("notifications/initialized", None, "expect:no-response")
