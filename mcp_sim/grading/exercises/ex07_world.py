@@ -236,7 +236,7 @@ async def list_everything(client: Client, methods: tuple[str, ...] = tuple(LIST_
 
 
 async def watch_story(client: Client, server: Server, rng: Any, *, watched: str,
-                      flags: Mapping[str, bool]) -> None:
+                      flags: Mapping[str, bool], before: int | None = None) -> None:
     """Subscribe to ``watched``, see it change, see the tool list change, list tools again, stop.
 
     Legacy: ``resources/subscribe`` → ``{}``; ``notifications/resources/updated``;
@@ -246,7 +246,8 @@ async def watch_story(client: Client, server: Server, rng: Any, *, watched: str,
     id; ``tools/list``; ``notifications/cancelled`` for the listen request. Zero to two ordinary
     requests come first, so ids differ from seed to seed, and a ``prompts/list`` follows the
     subscription, so the stream's id is not the newest one when the changes come."""
-    for method in rng.sample(("tools/list", "prompts/list", "resources/list"), rng.randint(0, 2)):
+    count = rng.randint(0, 2) if before is None else before  # ordinary requests before the subscription
+    for method in rng.sample(("tools/list", "prompts/list", "resources/list"), count):
         await list_everything(client, (method,))
     listen = None
     if client.era == "legacy":

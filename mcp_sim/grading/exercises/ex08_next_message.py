@@ -111,7 +111,8 @@ CASES: dict[str, tuple[str, Finder]] = {
     "create": ("server", _answer("tools/call", _opted_in)),
     "inline": ("server", _answer("tools/call", lambda p: not _opted_in(p))),
     "cancel finished": ("server", _answer("tasks/cancel", nth=0)),  # the story cancels a finished task first,
-    "cancel working": ("server", _answer("tasks/cancel", nth=1)),   # then one that still works
+    "cancel a failed task": ("server", _answer("tasks/cancel", nth=1)),  # 2025-11-25: then the failed one,
+    "cancel working": ("server", _answer("tasks/cancel", nth=-1)),  # and last one that still works
     "tasks/get after the completion notice": ("server", _answer("tasks/get", nth=1)),
     "tasks/result": ("server", _answer("tasks/result")),
     "tasks/get of an older task": ("server", _get_of_older),
@@ -120,7 +121,7 @@ CASES: dict[str, tuple[str, Finder]] = {
     "poll": ("client", _ask("tasks/get")),
     "fetch the result": ("client", _ask("tasks/result")),
     "answer input_required": ("client", _ask("tasks/update")),
-    "cancel": ("client", _ask("tasks/cancel", nth=1)),
+    "cancel": ("client", _ask("tasks/cancel", nth=-1)),
 }
 
 
@@ -292,7 +293,7 @@ EXERCISE = Exercise(
         Check("Server: no opt-in, no task", R_OPT_IN, _check(R_OPT_IN), _both("inline"),
               hint="Did this request ask for a task (params.task) or declare the tasks extension?"),
         Check("Server: tasks/cancel of a finished task", R_CANCEL_DONE, _check(R_CANCEL_DONE),
-              _both("cancel finished"), hint="What was the task's last status before this tasks/cancel, and which era "
+              (*_both("cancel finished"), f"cancel a failed task in {LEGACY}"), hint="What was the task's last status before this tasks/cancel, and which era "
                                              "refuses such a cancel?"),
         Check("Server: cancel a working task", R_CANCEL, _check(R_CANCEL), _both("cancel working"),
               hint="What does each era answer a successful tasks/cancel with?"),

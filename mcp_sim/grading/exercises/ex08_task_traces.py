@@ -119,6 +119,7 @@ async def _legacy_story(client: Any, world: dict[str, Any]) -> None:
     failing = await client.request("tools/call", {"name": FAILING_TOOL, "arguments": {}, "task": {}})
     await anyio.sleep(2)
     await client.request("tasks/get", {"taskId": failing["task"]["taskId"]})
+    await _expect_error(client.request("tasks/cancel", {"taskId": failing["task"]["taskId"]}))  # failed: refused
     second = await client.request("tools/call", {"name": world["only_task_tool"], "arguments": {}, "task": {}})
     await client.request("tasks/get", {"taskId": task_id})  # an older task, not the newest
     await client.request("tasks/cancel", {"taskId": second["task"]["taskId"]})
