@@ -60,6 +60,7 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...], str, str, str]] = {
     "prompt-error-code": ("legacy", (), "check.prompts-standard-errors", "errors", "SHOULD"),
     "chunk-reader": ("modern", ("delay",), "stdio.newline-delimited", "framing", "MUST"),
     "undeclared-elicitation": ("modern", (), "mrtr.only-declared-input", "capabilities", "MUST"),
+    "subscribe-refused": ("legacy", (), "check.declared-capability-served", "capabilities", "SHOULD"),
 }
 
 

@@ -46,6 +46,7 @@ DEFECTS = {
     "prompt-error-code": "answers a bad prompts/get with -32603",
     "chunk-reader": "takes each chunk read from stdin for a whole message",
     "undeclared-elicitation": "asks the client for elicitation it never declared",
+    "subscribe-refused": "declares resources.subscribe but refuses resources/subscribe",
 }
 
 DEFECT = sys.argv[sys.argv.index("--defect") + 1] if "--defect" in sys.argv else ""
@@ -99,7 +100,7 @@ def fail(rid: object, code: int, message: str, data: object = None) -> None:
 
 
 def capabilities() -> dict:
-    caps: dict = {"tools": {}, "resources": {}, "prompts": {}}
+    caps: dict = {"tools": {}, "resources": {"subscribe": True}, "prompts": {}}
     if DEFECT == "undeclared-prompts":
         del caps["prompts"]
     return caps
@@ -160,6 +161,13 @@ def serve(method: object, rid: object, params: dict, modern: bool) -> None:
             fail(rid, -32601, "Method not found")
         else:
             answer(rid, {"resources": [README]}, modern, listing=True)
+    elif method in ("resources/subscribe", "resources/unsubscribe") and not modern:
+        if DEFECT == "subscribe-refused":
+            fail(rid, -32601, "Method not found")
+        elif params.get("uri") != README["uri"]:
+            fail(rid, -32002, "Resource not found", {"uri": params.get("uri")})
+        else:
+            answer(rid, {}, False)
     elif method == "resources/templates/list":
         answer(rid, {"resourceTemplates": []}, modern, listing=True)
     elif method == "resources/read":

@@ -86,6 +86,14 @@ def listing(run: LinkRun, request: TraceEvent, response: dict[str, Any] | None) 
     return []
 
 
+def subscription(run: LinkRun, request: TraceEvent, response: dict[str, Any] | None) -> list[Finding]:
+    if _code(response) != -32601:
+        return []
+    return [_finding(run, "check.declared-capability-served", "capabilities",
+                     f"the server declares resources.subscribe but refuses {request.method} as an unknown method",
+                     request.seq)]
+
+
 def bad_cursor(run: LinkRun, request: TraceEvent, response: dict[str, Any] | None) -> list[Finding]:
     if response is None or _code(response) == -32602:
         return []
@@ -179,7 +187,8 @@ def malformed(run: LinkRun, request: TraceEvent, response: dict[str, Any] | None
 
 EXPECTATIONS: dict[str, Expectation] = {
     "expect:counter-offer": counter_offer, "expect:unsupported-version": unsupported_version,
-    "expect:meta-missing": meta_missing, "expect:list": listing, "expect:bad-cursor": bad_cursor,
+    "expect:meta-missing": meta_missing, "expect:list": listing, "expect:subscription": subscription,
+    "expect:bad-cursor": bad_cursor,
     "expect:call": call, "expect:invalid-arguments": invalid_arguments, "expect:unknown-tool": unknown_tool,
     "expect:resource-not-found": resource_not_found, "expect:prompt-error": prompt_error,
     "expect:method-not-found": method_not_found, "expect:result": result,

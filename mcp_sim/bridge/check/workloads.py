@@ -168,6 +168,18 @@ async def cancellation(session: EraSession) -> None:
     await session.alive_probe("after-cancel")
 
 
+async def subscriptions(session: EraSession) -> None:
+    """Legacy ``resources/subscribe`` and ``resources/unsubscribe`` of the first resource, where the
+    server declares ``resources.subscribe`` (2026-07-28's ``subscriptions/listen`` is a long-lived
+    stream, not exercised yet)."""
+    resources = session.capabilities.get("resources")
+    if session.era != "legacy" or not isinstance(resources, dict) or resources.get("subscribe") is not True:
+        return
+    for resource in session.resources[:1]:
+        for method in ("resources/subscribe", "resources/unsubscribe"):
+            await session.call(method, {"uri": resource.get("uri")}, "expect:subscription")
+
+
 CAPABILITIES_KEY: Final = "io.modelcontextprotocol/clientCapabilities"
 
 
@@ -196,7 +208,7 @@ async def mrtr(session: EraSession) -> None:
 WORKLOADS: Final[dict[str, tuple[tuple[str, Step], ...]]] = {
     "lifecycle": (("version", version_probe), ("basics", basics)),
     "full": (("version", version_probe), ("lists", lists), ("calls", calls), ("reads", reads),
-             ("prompts", prompts), ("basics", basics), ("mrtr", mrtr), ("concurrent", concurrent),
+             ("prompts", prompts), ("basics", basics), ("subscriptions", subscriptions), ("mrtr", mrtr), ("concurrent", concurrent),
              ("cancellation", cancellation)),
 }
 """Workloads by name: ``full`` (the default) exercises everything; ``lifecycle`` only the opening."""
