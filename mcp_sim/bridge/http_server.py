@@ -422,8 +422,8 @@ class StreamableHTTPEndpoint:
                     await sse_head(send, base)
                     await self._pump(send, stream, channel, first, number, revision, done)
                 tg.cancel_scope.cancel()
-        except (anyio.EndOfStream, anyio.ClosedResourceError, OSError):
-            pass
+        except* (anyio.EndOfStream, anyio.ClosedResourceError, OSError):
+            pass  # the channel or the client went away: raised inside the task group, so as a group
         finally:
             if number is not None and not done[0] and not stream.closed.is_set():
                 stream.parked[number] = (request.id, channel)  # the request runs on; a GET may resume it
