@@ -66,11 +66,12 @@ _FLAGS = {"tools": "toolsListChanged", "prompts": "promptsListChanged", "resourc
 
 
 @functools.lru_cache(maxsize=64)
-def session(seed: int, revision: str, list_changed: bool, lists: tuple[str, ...]) -> tuple[Any, ...]:
+def session(seed: int, revision: str, list_changed: bool, lists: tuple[str, ...],
+            subscribe: bool = True) -> tuple[Any, ...]:
     """``(messages, watched, lists)``: the simulator's session for this seed and set-up (kept for a
     while: every kind of a seed reads the same run)."""
     rng = random.Random(f"ex07_next_message|{seed}")
-    server = catalog(rng, list_changed=list_changed)
+    server = catalog(rng, list_changed=list_changed, subscribe=subscribe)
     watched = rng.choice(sorted(server.resources))
 
     async def story(connect: Connect, srv: Server) -> None:
@@ -283,7 +284,8 @@ def _ack_rule(messages: tuple[dict[str, Any], ...]) -> Callable[[dict[str, Any]]
 
 
 def check_acknowledge(ctx: CheckContext, kind: str) -> None:
-    messages, _, _ = session(ctx.seed, MODERN, kind.startswith("everything declared"), _lists(kind))
+    messages, _, _ = session(ctx.seed, MODERN, not kind.startswith("listChanged not declared"), _lists(kind),
+                             subscribe=not kind.startswith("subscribe not declared"))
     at = _find(messages, "server", _method("notifications/subscriptions/acknowledged"))
     play(ctx, messages, at, "server", MODERN, {"happened": None}, _ack_rule(messages))
 
@@ -397,7 +399,8 @@ EXERCISE = Exercise(
               hint="2026-07-28 has one request for all of it; it is closed by cancelling that request."),
         Check("Modern server: acknowledge what it will honour", R_ACK, check_acknowledge,
               ("everything declared: tools only", "everything declared: every list",
-               "listChanged not declared: tools only", "listChanged not declared: every list"),
+               "listChanged not declared: tools only", "listChanged not declared: every list",
+               "subscribe not declared: tools only", "subscribe not declared: every list"),
               hint="Compare the filter asked for with the capabilities the server gave in server/discover."),
         Check("Modern server: tag every change with the subscriptionId", R_TAGGED, check_tagged,
               ("resource updated", "tools list changed: tools only", "tools list changed: every list"),

@@ -104,13 +104,13 @@ def add_resource(server: Server, file: str) -> str:
 
 def catalog(rng: Any, *, page_size: int | None = None, list_changed: bool = True, per_caller: bool = False,
             ttl_ms: int = 60_000, capabilities: Mapping[str, Any] | None = None,
-            tools: int | None = None, tenants: tuple[str, ...] = ()) -> Server:
+            tools: int | None = None, tenants: tuple[str, ...] = (), subscribe: bool = True) -> Server:
     """A server with a few seeded tools, prompts, resources and templates, ``page_size`` per page.
 
     ``tenants`` adds one tool each that only that tenant's callers see; ``ttl_ms`` is the ``ttlMs``
-    its 2026-07-28 list results carry."""
+    its 2026-07-28 list results carry; ``subscribe`` whether it declares ``resources.subscribe``."""
     server = Server("catalog", version="1.0.0", page_size=page_size, list_changed=list_changed,
-                    per_caller=per_caller, capabilities=capabilities,
+                    per_caller=per_caller, capabilities=capabilities, subscribe=subscribe,
                     cache=CachePolicy(list_ttl_ms=ttl_ms, read_ttl_ms=ttl_ms))
     for tenant in tenants:  # first, so the first page already differs from caller to caller
         add_tool(server, f"{tenant}_report", tenant=tenant)
