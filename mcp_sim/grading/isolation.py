@@ -208,6 +208,9 @@ def command(bwrap: str, *, program: Sequence[str], learner_dir: Path, writable: 
     args = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
             "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", str(home),
             "--setenv", "PYTHONDONTWRITEBYTECODE", "1"]
+    # the private /tmp, /proc and /dev first: a bind below comes after them, so a project that itself
+    # lives under /tmp (a fresh clone in a temporary folder) is still in view
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     for system in ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc/ld.so.cache"):
         args += ["--ro-bind-try", system, system]
     for root in _python_roots():
@@ -216,8 +219,7 @@ def command(bwrap: str, *, program: Sequence[str], learner_dir: Path, writable: 
     args += ["--ro-bind", str(package), str(package)]
     for hidden in hidden_parts(package, forbidden, needs):  # the checks, this module, the answer's modules
         args += ["--ro-bind", "/dev/null", str(hidden)]  # an empty file: importing it defines nothing
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-             "--ro-bind", str(learner_dir), str(learner_dir)]
+    args += ["--ro-bind", str(learner_dir), str(learner_dir)]
     for folder in writable:
         args += ["--bind", str(folder), str(folder)]
     return [*args, "--chdir", str(home), "--", sys.executable, *program]

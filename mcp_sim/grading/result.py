@@ -41,6 +41,11 @@ WORDS: Final[dict[str, str]] = {"passed": "PASSED", "failed": "FAILED", "error":
                                  "timeout": "TIME LIMIT"}
 
 
+
+RAISED = "Your function raised an exception: "
+"""How a generated check (:mod:`~mcp_sim.grading.differential`) begins a failure that was an exception."""
+SMALLEST = "\nThe smallest input found that shows it: "
+
 @dataclass(frozen=True)
 class CheckResult:
     """The outcome of one check over its seeded cases.
@@ -167,6 +172,10 @@ class GradeResult:
             if c.passed:
                 continue
             key = (c.status, c.explanation, c.case)
+            raised = c.explanation.partition(RAISED)[2].partition(SMALLEST)[0] if c.explanation.startswith(RAISED) \
+                else ""
+            if raised:  # a generated check that met the same exception: the same problem as a fixed case's
+                key = ("error", raised, "")
             if key in first_seen:
                 out[i] = first_seen[key]
             else:
