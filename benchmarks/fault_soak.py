@@ -47,8 +47,10 @@ import anyio
 
 from mcp_sim.capabilities.context import Context
 from mcp_sim.roles.client import Client, ClientCallbacks
+from mcp_sim.roles.client.connection import DEFAULT_TIMEOUT
 from mcp_sim.roles.server import Server
 from mcp_sim.roles.server_session import serve
+from mcp_sim.scenarios.authorization_story import tool_name
 from mcp_sim.scenarios.fault_lab import outcome_of as lab_outcome_of
 from mcp_sim.security.identity import AuthInfo, User
 from mcp_sim.security.lab import server_main
@@ -60,7 +62,6 @@ from mcp_sim.sim.world import Simulation
 from mcp_sim.trace.jsonl import dumps_jsonl
 from mcp_sim.transports import open_link
 from mcp_sim.transports.faults import Faults, LinkFaults
-from mcp_sim.transports.http import HttpRequest
 from mcp_sim.transports.http_server import SimulatedHttpServer
 
 MAX_MESSAGES_PER_CALL = 80
@@ -139,8 +140,6 @@ def run_one(transport: str, revision: str, kind: str, seed: int, *, calls: int =
     """One simulated run: connect, ``calls`` concurrent ``tools/call``s, close."""
     run = Run()
     server = _server(run.executions)
-    sim = Simulation(seed)
-    faults = KINDS[kind]()
 
     async def one(client: Client, i: int) -> None:
         token = f"t{i}"
@@ -152,29 +151,12 @@ def run_one(transport: str, revision: str, kind: str, seed: int, *, calls: int =
         except Exception as exc:  # every failure is an outcome; its kind is what the soak checks
             run.outcomes.setdefault(token, []).append((outcome_of(exc), f"{type(exc).__name__}: {exc}"[:160]))
 
-    async def main() -> None:
-        async with anyio.create_task_group() as tg:
-            stream = await open_link(sim, tg, "soak", lambda s: serve(server, s),  # type: ignore[call-overload]
-                                     transport=transport, revision=revision,
-                                     faults=LinkFaults(to_server=faults, to_client=faults))
-            client = Client("app", era="legacy" if revision < "2026" else "modern",
-                            retry_after_crash=(TRUSTED_TOOL,))
-            try:
-                await client.connect(stream, tg)
-            except Exception as exc:  # a fault during the opening: no call is made
-                run.connect_failed = f"{type(exc).__name__}: {exc}"
-                tg.cancel_scope.cancel()
-                return
-            async with anyio.create_task_group() as calls_tg:
-                for i in range(calls):
-                    calls_tg.start_soon(one, client, i)
-            with anyio.move_on_after(30):
-                await client.close()
-            tg.cancel_scope.cancel()
+    async def body(sim: Simulation, client: Client, run: Run) -> None:
+        async with anyio.create_task_group() as calls_tg:
+            for i in range(calls):
+                calls_tg.start_soon(one, client, i)
 
-    sim.run(main)
-    _finish(run, sim)
-    return run
+    return _simulate(run, transport, revision, kind, seed, server, body, timeout=DEFAULT_TIMEOUT)
 
 
 def _finish(run: Run, sim: Simulation) -> None:
@@ -189,7 +171,7 @@ Body = Callable[[Simulation, Client, Run], Awaitable[None]]
 
 
 def _simulate(run: Run, transport: str, revision: str, kind: str, seed: int, server: Server, body: Body, *,
-              callbacks: ClientCallbacks | None = None) -> Run:
+              callbacks: ClientCallbacks | None = None, timeout: float = 10) -> Run:
     """Connect a Client to ``server`` over a faulty link, run ``body``, close; the trace goes in ``run``."""
     sim = Simulation(seed)
     faults = KINDS[kind]()
@@ -199,7 +181,7 @@ def _simulate(run: Run, transport: str, revision: str, kind: str, seed: int, ser
             stream = await open_link(sim, tg, "soak", lambda s: serve(server, s),  # type: ignore[call-overload]
                                      transport=transport, revision=revision,
                                      faults=LinkFaults(to_server=faults, to_client=faults))
-            client = Client("app", era="legacy" if revision < "2026" else "modern", timeout=10,
+            client = Client("app", era="legacy" if revision < "2026" else "modern", timeout=timeout,
                             retry_after_crash=(TRUSTED_TOOL,), callbacks=callbacks)
             try:
                 await client.connect(stream, tg)
@@ -378,17 +360,6 @@ ISSUER = "https://login.example"
 PRM_URL = "https://notes.example/.well-known/oauth-protected-resource/mcp"
 
 
-def _tool_named(request: HttpRequest) -> str | None:
-    """The tool a ``tools/call`` names: ``Mcp-Name`` (2026-07-28) or the body (legacy)."""
-    if request.headers.get("Mcp-Name"):
-        return request.headers.get("Mcp-Name")
-    try:
-        message = json.loads(request.body or "{}")
-    except ValueError:
-        return None
-    params = message.get("params") if isinstance(message, dict) else None
-    return params.get("name") if isinstance(params, dict) and message.get("method") == "tools/call" else None
-
 
 def run_oauth(transport: str, revision: str, kind: str, seed: int, *, calls: int = 4) -> Run:
     """Calls through MCP authorization over a faulty MCP link (the OAuth exchanges themselves travel
@@ -432,7 +403,7 @@ def run_oauth(transport: str, revision: str, kind: str, seed: int, *, calls: int
                 sim, tg, "notes", server_main(server), versions=[revision], token_validator=validate,
                 resource_metadata=PRM_URL, challenge_scope="notes:read",
                 protected_resource=protected_resource_metadata(RESOURCE, [ISSUER], ["notes:read", "notes:write"]),
-                scopes_for=lambda r: ("notes:write",) if _tool_named(r) == "write" else ())
+                scopes_for=lambda r: ("notes:write",) if tool_name(r) == "write" else ())
             web = SimulatedWeb(sim)
             webs.append(web)
             web.add(ISSUER, issuer)
