@@ -65,3 +65,23 @@ def test_http_load_benchmark_reports_time_and_memory_for_every_size_in_both_eras
         assert report[era]["per_client_cpu_cost_ratio_python_pacing_5_vs_2"] > 0
         assert report[era]["per_client_cpu_cost_ratio_5_vs_2"] > 0
         assert report[era]["per_client_cpu_cost_ratio_without_collector_5_vs_2"] > 0
+
+
+def test_check_benchmark_reports_each_size_and_the_target() -> None:
+    # the smallest run: the small server and one size more, once each; the figures' shape, not their speed
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "check.py"), "--tools", "0", "1", "--repeat", "1"],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert set(report) == {"python", "machine", "target_s", "by_tools", "small_s", "meets_target"}
+    assert report["target_s"] == 20 and isinstance(report["meets_target"], bool)
+    assert set(report["by_tools"]) == {"2", "3"}  # the twin's two tools, plus none and one extra
+    for row in report["by_tools"].values():
+        assert set(row) == {"median_s", "runs_s", "frames", "must_findings"}
+        assert row["median_s"] > 0 and len(row["runs_s"]) == 1 and all(t > 0 for t in row["runs_s"])
+        assert row["frames"] > 50  # both eras' workloads really ran and were recorded
+        assert row["must_findings"] == 0  # the correct twin breaks no MUST at any size
+    assert report["small_s"] == report["by_tools"]["2"]["median_s"]
+    assert report["meets_target"] == (report["small_s"] < 20)
+    # one more tool is one more tool listed and called: the run carries more frames
+    assert report["by_tools"]["3"]["frames"] > report["by_tools"]["2"]["frames"]
