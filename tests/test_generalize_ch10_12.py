@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import wrong_classes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_exercises import SEEDS, _edit
@@ -450,6 +451,9 @@ ALTERNATIVES: list[tuple[str, str, Any]] = [
     ("ex11_pkce", "hashlib.new, a cut at 43 characters, bytes compared", PKCE_ALT_BYTES),
 ]
 
+_OWN_ORIGINS = 'return origin in {f"http://localhost:{port}", f"http://127.0.0.1:{port}"}'
+"""The reference's allow-list, the line the origin mistakes below rewrite."""
+
 # (exercise, name, edits-or-source, the check that must fail, the rule its failure names)
 WRONG: list[tuple[str, str, Any, str, str]] = [
     ("ex10_token_audience", "now == exp still served",
@@ -728,6 +732,239 @@ WRONG: list[tuple[str, str, Any, str, str]] = [
     ("ex10_review_everything", "Python's hash() as the fingerprint",
      [("    return hashlib.sha256(text.encode()).hexdigest()", "    return str(hash(text))")],
      "The fingerprint changes exactly when the definition does", "security.host.rereview-changed-definitions"),
+    # --- more of chapters 10 and 11, one mistake class at a time (see MISTAKE_CLASSES) ---
+    # ex10_origin_check
+    ("ex10_origin_check", "the IPv6 loopback allowed too",
+     [(_OWN_ORIGINS, _OWN_ORIGINS + ' or origin == f"http://[::1]:{port}"')],
+     "Only exact origins of the server's own pages", "http.origin-present-and-invalid-403"),
+    ("ex10_origin_check", "https accepted as well",
+     [(_OWN_ORIGINS, _OWN_ORIGINS.replace("return origin in", 'return origin.replace("https://", "http://", 1) in'))],
+     "Only exact origins of the server's own pages", "http.origin-present-and-invalid-403"),
+    ("ex10_origin_check", "0.0.0.0 taken for the server's own host",
+     [(_OWN_ORIGINS, _OWN_ORIGINS + ' or origin == f"http://0.0.0.0:{port}"')],
+     "Only exact origins of the server's own pages", "http.origin-present-and-invalid-403"),
+    ("ex10_origin_check", "an own origin accepted as a prefix",
+     [(_OWN_ORIGINS, 'return origin.startswith((f"http://localhost:{port}", f"http://127.0.0.1:{port}"))')],
+     "Only exact origins of the server's own pages", "http.origin-present-and-invalid-403"),
+    ("ex10_origin_check", "a host that starts with localhost, on the server's port",
+     [(_OWN_ORIGINS, 'return origin.startswith(("http://localhost", "http://127.0.0.1")) and origin.endswith(f":{port}")')],
+     "Only exact origins of the server's own pages", "http.origin-present-and-invalid-403"),
+    ("ex10_origin_check", "the host alone compared",
+     [(_OWN_ORIGINS, "from urllib.parse import urlsplit\n    parts = urlsplit(origin)\n"
+       '    return parts.scheme == "http" and parts.hostname in ("localhost", "127.0.0.1")')],
+     "Only exact origins of the server's own pages", "http.origin-present-and-invalid-403"),
+    ("ex10_origin_check", "the port alone compared",
+     [(_OWN_ORIGINS, 'return origin != "null" and origin.endswith(f":{port}")')],
+     "Only exact origins of the server's own pages", "http.origin-present-and-invalid-403"),
+    ("ex10_origin_check", "localhost and 127.0.0.1 looked for as substrings",
+     [(_OWN_ORIGINS, 'return ("//localhost:" in origin or "//127.0.0.1:" in origin) and origin.endswith(str(port))')],
+     "Only exact origins of the server's own pages", "http.origin-present-and-invalid-403"),
+    # ex10_token_audience
+    ("ex10_token_audience", "the audience's host alone compared",
+     [('if token.get("aud") != resource:', 'if str(token.get("aud", "")).split("/")[:3] != resource.split("/")[:3]:')],
+     "The audience is exactly this server", "auth.server-validates-audience"),
+    ("ex10_token_audience", "a trailing slash on the audience ignored",
+     [('if token.get("aud") != resource:', 'if str(token.get("aud")).rstrip("/") != resource.rstrip("/"):')],
+     "The audience is exactly this server", "auth.server-validates-audience"),
+    ("ex10_token_audience", "only the first required scope checked",
+     [('if not set(required_scopes) <= set(token["scopes"]):',
+       'if required_scopes and required_scopes[0] not in token["scopes"]:')],
+     "Scopes are whole strings; a missing one is 403", "auth.insufficient-scope-403"),
+    ("ex10_token_audience", "only the last required scope checked",
+     [('if not set(required_scopes) <= set(token["scopes"]):',
+       'if required_scopes and required_scopes[-1] not in token["scopes"]:')],
+     "Scopes are whole strings; a missing one is 403", "auth.insufficient-scope-403"),
+    ("ex10_token_audience", "the scope's action alone compared",
+     [('if not set(required_scopes) <= set(token["scopes"]):',
+       'if not {s.split(":")[-1] for s in required_scopes} <= {s.split(":")[-1] for s in token["scopes"]}:')],
+     "Scopes are whole strings; a missing one is 403", "auth.insufficient-scope-403"),
+    # ex11_token_check
+    ("ex11_token_check", "the audience's path ignored",
+     [('if token["audience"] != server["resource"]:',
+       'if token["audience"].split("/")[2] != server["resource"].split("/")[2]:')],
+     "A bad token: 401 invalid_token", "auth.server-validates-audience"),
+    ("ex11_token_check", "the 403 names only the missing scopes",
+     [('needed = " ".join(server["required_scopes"])', 'needed = " ".join(missing)')],
+     "A missing scope: 403 insufficient_scope naming the scopes", "auth.insufficient-scope-403"),
+    ("ex11_token_check", "extra scopes refused",
+     [('missing = [s for s in server["required_scopes"] if s not in token["scopes"]]',
+       'missing = sorted(set(server["required_scopes"]) ^ set(token["scopes"]))')],
+     "A good token is accepted", "auth.insufficient-scope-403"),
+    ("ex11_token_check", "only the first required scope checked",
+     [('missing = [s for s in server["required_scopes"] if s not in token["scopes"]]',
+       'missing = [s for s in server["required_scopes"][:1] if s not in token["scopes"]]')],
+     "A missing scope: 403 insufficient_scope naming the scopes", "auth.insufficient-scope-403"),
+    ("ex11_token_check", "only the last required scope checked",
+     [('missing = [s for s in server["required_scopes"] if s not in token["scopes"]]',
+       'missing = [s for s in server["required_scopes"][-1:] if s not in token["scopes"]]')],
+     "A missing scope: 403 insufficient_scope naming the scopes", "auth.insufficient-scope-403"),
+    ("ex11_token_check", "an empty token after \"Bearer \" looked up",
+     [('    scheme, _, value = (authorization or "").partition(" ")\n    value = value.strip(" ")\n'
+       '    if scheme.lower() != "bearer" or not value:',
+       '    text = authorization or ""\n    value = text[7:].strip(" ")\n    if not text.lower().startswith("bearer "):')],
+     "No token: 401 with resource_metadata and no error", "auth.status-codes"),
+    # ex11_discovery_urls
+    ("ex11_discovery_urls", "an empty resource_metadata taken as the URL",
+     [("    if named:\n        return [named]", "    if named is not None:\n        return [named]")],
+     "Without it: the well-known URIs, path-aware first", "auth.prm-discovery-order"),
+    ("ex11_discovery_urls", "the well-known URIs in the other order",
+     [('    return [f"{origin}{PRM}{path}", f"{origin}{PRM}"]', '    return [f"{origin}{PRM}", f"{origin}{PRM}{path}"]')],
+     "Without it: the well-known URIs, path-aware first", "auth.prm-discovery-order"),
+    ("ex11_discovery_urls", "only the path's last segment inserted",
+     [("    origin, path = _split(server_url)\n", '    origin, path = _split(server_url)\n'
+       '    path = path[path.rfind("/"):] if path else ""\n')],
+     "Without it: the well-known URIs, path-aware first", "auth.prm-discovery-order"),
+    ("ex11_discovery_urls", "OpenID Connect tried before RFC 8414",
+     [('    return [f"{origin}{OAUTH}{path}", f"{origin}{OIDC}{path}", f"{origin}{path}{OIDC}"]',
+       '    return [f"{origin}{OIDC}{path}", f"{origin}{OAUTH}{path}", f"{origin}{path}{OIDC}"]')],
+     "Authorization server metadata: RFC 8414, then OIDC, path-aware", "auth.as-metadata-order"),
+    ("ex11_discovery_urls", "only the first parameter read",
+     [("for m in _PARAM.finditer(rest)}", "for m in list(_PARAM.finditer(rest))[:1]}")],
+     "The header's resource_metadata is used as it is", "auth.prm-discovery-order"),
+    ("ex11_discovery_urls", "only the last parameter read",
+     [("for m in _PARAM.finditer(rest)}", "for m in list(_PARAM.finditer(rest))[-1:]}")],
+     "The header's resource_metadata is used as it is", "auth.prm-discovery-order"),
+    ("ex11_discovery_urls", "the first parameter skipped as the realm",
+     [("for m in _PARAM.finditer(rest)}", "for m in list(_PARAM.finditer(rest))[1:]}")],
+     "The header's resource_metadata is used as it is", "auth.prm-discovery-order"),
+    # ex11_pkce
+    ("ex11_pkce", "only a missing challenge refused",
+     [('    if params.get("code_challenge_method") != "S256":  # absent means plain, and plain is refused\n'
+       '        return "invalid_request"\n', "")],
+     "/authorize refuses plain and missing PKCE", "auth.pkce-as-refuses-plain"),
+    ("ex11_pkce", "only the method checked",
+     [('    if not params.get("code_challenge"):\n        return "invalid_request"\n', "")],
+     "/authorize refuses plain and missing PKCE", "auth.pkce-as-refuses-plain"),
+    ("ex11_pkce", "the method compared ignoring case",
+     [('params.get("code_challenge_method") != "S256"', 'str(params.get("code_challenge_method")).upper() != "S256"')],
+     "/authorize refuses plain and missing PKCE", "auth.pkce-as-refuses-plain"),
+    ("ex11_pkce", "the hex digest as the challenge",
+     [('    return base64.urlsafe_b64encode(digest).decode("ascii").rstrip("=")', "    return digest.hex()")],
+     "The S256 challenge of a verifier", "auth.pkce-s256"),
+    ("ex11_pkce", "the standard base64 alphabet",
+     [("base64.urlsafe_b64encode(digest)", "base64.b64encode(digest)")],
+     "The S256 challenge of a verifier", "auth.pkce-s256"),
+    ("ex11_pkce", "only '+' made URL-safe",
+     [('base64.urlsafe_b64encode(digest).decode("ascii")', 'base64.b64encode(digest).decode("ascii").replace("+", "-")')],
+     "The S256 challenge of a verifier", "auth.pkce-s256"),
+    ("ex11_pkce", "only '/' made URL-safe",
+     [('base64.urlsafe_b64encode(digest).decode("ascii")', 'base64.b64encode(digest).decode("ascii").replace("/", "_")')],
+     "The S256 challenge of a verifier", "auth.pkce-s256"),
+    # ex10_authorize_call
+    ("ex10_authorize_call", "ownership checked before tenant",
+     [('    if target.get("tenant") is not None and caller.get("tenant") != target["tenant"]:\n        return "tenant"\n'
+       '    if target.get("owner") is not None and caller["subject"] != target["owner"]:\n        return "ownership"\n',
+       '    if target.get("owner") is not None and caller["subject"] != target["owner"]:\n        return "ownership"\n'
+       '    if target.get("tenant") is not None and caller.get("tenant") != target["tenant"]:\n        return "tenant"\n')],
+     "Identity, scope, tenant, ownership — in that order", "tools.servers-validate-inputs"),
+    ("ex10_authorize_call", "the subject alone taken as the principal",
+     [('    if target.get("tenant") is not None and caller.get("tenant") != target["tenant"]:\n        return "tenant"\n', "")],
+     "Identity, scope, tenant, ownership — in that order", "tools.servers-validate-inputs"),
+    ("ex10_authorize_call", "the handle's client not checked",
+     [('    if target.get("client_id") is not None and caller.get("client_id") != target["client_id"]:\n'
+       '        return "ownership"', "")],
+     "Subject, tenant and client of a handle", "security.bp.state-handle-not-auth"),
+    ("ex10_authorize_call", "a colleague in the same tenant served",
+     [('    if target.get("owner") is not None and caller["subject"] != target["owner"]:\n        return "ownership"\n', "")],
+     "Identity, scope, tenant, ownership — in that order", "tools.servers-validate-inputs"),
+    ("ex10_authorize_call", "only the first required scope checked",
+     [('if not set(operation.get("scopes", [])) <= set(caller.get("scopes", [])):',
+       'if not set(operation.get("scopes", [])[:1]) <= set(caller.get("scopes", [])):')],
+     "Two faults at once: the first check in the table", "tools.servers-validate-inputs"),
+    ("ex10_authorize_call", "only the last required scope checked",
+     [('if not set(operation.get("scopes", [])) <= set(caller.get("scopes", [])):',
+       'if not set(operation.get("scopes", [])[-1:]) <= set(caller.get("scopes", [])):')],
+     "Two faults at once: the first check in the table", "tools.servers-validate-inputs"),
+    ("ex10_authorize_call", "ownership checked only when the object has a tenant",
+     [('    if target.get("tenant") is not None and caller.get("tenant") != target["tenant"]:\n        return "tenant"\n'
+       '    if target.get("owner") is not None and caller["subject"] != target["owner"]:\n        return "ownership"\n',
+       '    if target.get("tenant") is not None:\n        if caller.get("tenant") != target["tenant"]:\n'
+       '            return "tenant"\n        if target.get("owner") is not None and caller["subject"] != target["owner"]:\n'
+       '            return "ownership"\n')],
+     "Any caller, operation and object answers like the fixed checks", "tools.servers-validate-inputs"),
+    # ex10_replay_guard
+    ("ex10_replay_guard", "an empty MAC accepted (the MAC compared as a prefix)",
+     [("    if not dot or not hmac.compare_digest(mac, _mac(key, body)):", "    if not _mac(key, body).startswith(mac):")],
+     "Nothing in the envelope can be changed without the key", "mrtr.state-integrity"),
+    ("ex10_replay_guard", "the caller not checked",
+     [('    if envelope.get("sub") != caller:\n        raise ValueError("issued to another caller")\n', "")],
+     "Bound to the caller, the request and an expiry", "mrtr.state-integrity"),
+    ("ex10_replay_guard", "the payment key names the client",
+     [("    return f\"{call['subject']}|pay|{invoice}\"", "    return f\"{call['subject']}|{call['client_id']}|pay|{invoice}\"")],
+     "The key names the business operation", "security.idempotent-side-effects"),
+    ("ex10_replay_guard", "the payment key names the flow",
+     [("    return f\"{call['subject']}|pay|{invoice}\"", "    return f\"{call['subject']}|{call['nonce']}|pay|{invoice}\"")],
+     "The key names the business operation", "security.idempotent-side-effects"),
+    ("ex10_replay_guard", "the MAC covers only the state",
+     [('    return f"{_b64(body)}.{_mac(key, body)}"',
+       '    return f"{_b64(body)}.{_mac(key, json.dumps(state, sort_keys=True).encode())}"'),
+      ("    if not dot or not hmac.compare_digest(mac, _mac(key, body)):",
+       "    if not dot or not hmac.compare_digest(mac, _mac(key, json.dumps(json.loads(body)['state'], "
+       "sort_keys=True).encode())):")],
+     "Nothing in the envelope can be changed without the key", "mrtr.state-integrity"),
+    ("ex10_replay_guard", "the MAC covers the state and the caller only",
+     [('    return f"{_b64(body)}.{_mac(key, body)}"',
+       '    return f"{_b64(body)}.{_mac(key, json.dumps([state, caller], sort_keys=True).encode())}"'),
+      ("    if not dot or not hmac.compare_digest(mac, _mac(key, body)):",
+       "    seen = json.loads(body)\n    if not dot or not hmac.compare_digest(mac, _mac(key, json.dumps("
+       "[seen['state'], seen['sub']], sort_keys=True).encode())):")],
+     "Nothing in the envelope can be changed without the key", "mrtr.state-integrity"),
+    ("ex10_replay_guard", "only the MAC's presence checked",
+     [("    if not dot or not hmac.compare_digest(mac, _mac(key, body)):", "    if not dot or not mac:")],
+     "Nothing in the envelope can be changed without the key", "mrtr.state-integrity"),
+    # ex10_sandbox_policy
+    ("ex10_sandbox_policy", "only the first host",
+     [('"egress": list(needs.get("egress", []))}', '"egress": list(needs.get("egress", []))[:1]}')],
+     "Exactly the declared needs", "security.bp.local-guardrails"),
+    ("ex10_sandbox_policy", "roots readable, not writable",
+     [('            "writable": root_paths,', '            "writable": [],')],
+     "Inside the roots, and nowhere else", "roots.client-exposes-with-permission"),
+    ("ex10_sandbox_policy", "the declared directories writable too",
+     [('            "writable": root_paths,', '            "writable": [*needs.get("directories", []), *root_paths],')],
+     "Exactly the declared needs", "security.bp.local-guardrails"),
+    ("ex10_sandbox_policy", "the scheme's two spellings stripped",
+     [("root_paths = [urlparse(uri).path for uri in roots]",
+       'root_paths = [uri.replace("file://", "", 1).replace("FILE://", "", 1) for uri in roots]')],
+     "Inside the roots, and nowhere else", "roots.client-exposes-with-permission"),
+    ("ex10_sandbox_policy", "a root kept only when written file://",
+     [("root_paths = [urlparse(uri).path for uri in roots]",
+       'root_paths = [urlparse(uri).path for uri in roots if uri.startswith("file://")]')],
+     "Inside the roots, and nowhere else", "roots.client-exposes-with-permission"),
+    ("ex10_sandbox_policy", "only the globs kept",
+     [('"environment": list(needs.get("environment", [])),',
+       '"environment": [g for g in needs.get("environment", []) if g.endswith("*")],')],
+     "Exactly the declared needs", "security.bp.local-guardrails"),
+    # ex10_review_everything
+    ("ex10_review_everything", "property names not looked at",
+     [("        if visible != text:\n", "        if is_key:\n            continue\n        if visible != text:\n")],
+     "Fields no attack has used yet", "security.host.tool-review-is-detection"),
+    ("ex10_review_everything", "the output schema not reviewed",
+     [('strings({k: v for k, v in tool.items() if k != "_meta"})',
+       'strings({k: v for k, v in tool.items() if k not in ("_meta", "outputSchema")})')],
+     "Fields no attack has used yet", "security.host.tool-review-is-detection"),
+    ("ex10_review_everything", "keys in another order change the fingerprint",
+     [("    text = json.dumps({k: tool.get(k) for k in READ_BY_THE_MODEL}, sort_keys=True, separators=(\",\", \":\"))",
+       "    text = json.dumps({k: tool.get(k) for k in tool if k in READ_BY_THE_MODEL})")],
+     "The fingerprint changes exactly when the definition does", "security.host.rereview-changed-definitions"),
+    ("ex10_review_everything", "a digest cut to 12 characters",
+     [("    return hashlib.sha256(text.encode()).hexdigest()", "    return hashlib.sha256(text.encode()).hexdigest()[:12]")],
+     "The fingerprint changes exactly when the definition does", "security.host.rereview-changed-definitions"),
+    ("ex10_review_everything", "parameter names reviewed like text",
+     [("        if is_key:\n            continue\n", "")],
+     "Honest definitions still reach the model", "security.host.tool-review-is-detection"),
+    ("ex10_review_everything", "its own snake_case parameter taken for another tool",
+     [("        if any(name not in own for name in TOOL_NAME.findall(visible)):",
+       "        if any(name != tool.get('name') for name in TOOL_NAME.findall(visible)):")],
+     "Honest definitions still reach the model", "security.host.tool-review-is-detection"),
+    ("ex10_review_everything", "an order list without 'always'",
+     [("|\\b(always|never|", "|\\b(never|")],
+     "One sign is enough: a path, an order, a hidden character", "security.host.tool-review-is-detection"),
+    ("ex10_review_everything", "an order list without 'must'",
+     [("never|must|you should", "never|you should")],
+     "One sign is enough: a path, an order, a hidden character", "security.host.tool-review-is-detection"),
+    ("ex10_review_everything", "an order list without 'ignore'",
+     [("make sure|ignore|instead", "make sure|instead")],
+     "One sign is enough: a path, an order, a hidden character", "security.host.tool-review-is-detection"),
     # --- ex12_capstone (the Host policy's reads) ---
     ("ex12_capstone", "the file scheme compared in lower case only",
      [('    if parts.scheme != "file":', '    if not uri.startswith("file://"):')],
@@ -779,6 +1016,111 @@ def test_a_wrong_answer_is_rejected_by_the_right_rule(tmp_path: Path, exercise_i
         if check.status == "failed" and len(check.expected) > 8:  # the answer waits for the last hint
             assert check.expected not in check.explanation, f"{name}: the first message states the answer"
 
+
+# --- every mistake class, three wrong answers each (issue "Grading that generalizes") ------------------
+
+MISTAKE_CLASSES: dict[str, dict[str, list[str] | str]] = {
+    "ex10_origin_check": {
+        "axes": ["any loopback address", "subdomains of localhost allowed", "the IPv6 loopback allowed too",
+                 "https accepted as well", "0.0.0.0 taken for the server's own host"],
+        "boundaries": ["any host that starts with 127.", "the default port taken as the server's",
+                       "an own origin accepted as a prefix", "a host that starts with localhost, on the server's port"],
+        "one-input": ["the scheme ignored (generated)", "the host alone compared", "the port alone compared",
+                      "localhost and 127.0.0.1 looked for as substrings"],
+        "seed": "The seed draws only the server's port and the names around it, and every kind is written around "
+                "the drawn port, so no variation of the draw can hide a mistake.",
+    },
+    "ex10_token_audience": {
+        "axes": ["scopes as an ordered list", "the audience's host alone compared", "wildcard scopes granted"],
+        "boundaries": ["now == exp still served", "the audience's prefix accepted", "a token without aud accepted",
+                       "audiences compared ignoring case", "a trailing slash on the audience ignored",
+                       "a substring of the scope accepted"],
+        "one-input": ["any one required scope suffices", "scopes checked before the audience (403 before 401)",
+                      "scopes checked before the expiry"],
+        "seed": ["only the first required scope checked", "only the last required scope checked",
+                 "the scope's action alone compared"],
+    },
+    "ex11_token_check": {
+        "axes": ["the audience's path ignored", "the 403 names only the missing scopes", "extra scopes refused"],
+        "boundaries": ["the scheme compared case-sensitively", "the audience's prefix accepted",
+                       "\"Bearer\" alone read as a token", "the token is everything after the first space",
+                       "now == exp still served (generated)"],
+        "one-input": ["any one required scope suffices", "scopes checked before the expiry",
+                      "scopes checked before the audience"],
+        "seed": ["only the first required scope checked", "only the last required scope checked",
+                 "an empty token after \"Bearer \" looked up"],
+    },
+    "ex11_discovery_urls": {
+        "axes": ["the well-known URIs in the other order", "only the path's last segment inserted",
+                 "OpenID Connect tried before RFC 8414"],
+        "boundaries": ["the scheme compared case-sensitively", "parameters split at \", \"",
+                       "the named URL's query dropped", "the port dropped from the origin",
+                       "the port dropped from the issuer"],
+        "one-input": ["a naive search for resource_metadata=\"…\"", "another scheme's parameters read",
+                      "an empty resource_metadata taken as the URL"],
+        "seed": ["only the first parameter read", "only the last parameter read",
+                 "the first parameter skipped as the realm"],
+    },
+    "ex11_pkce": {
+        "axes": ["any S-method accepted (S384 too)", "the method compared ignoring case",
+                 "the hex digest as the challenge"],
+        "boundaries": ["an empty challenge let through", "the method stripped before comparing",
+                       "the verifier cut to 43 characters before hashing", "an empty verifier waved through",
+                       "padding kept (generated)"],
+        "one-input": ["only plain refused by name", "only a missing challenge refused", "only the method checked"],
+        "seed": ["the standard base64 alphabet", "only '+' made URL-safe", "only '/' made URL-safe"],
+    },
+    "ex10_authorize_call": {
+        "axes": ["wildcard scopes granted", "the handle's client not checked", "a colleague in the same tenant served"],
+        "boundaries": ["an empty subject taken as a caller", "a scope matched as a substring",
+                       "a caller without a tenant passes the tenant check",
+                       "a handle's client not checked when the caller has none"],
+        "one-input": ["any one required scope suffices", "tenant checked before scope", "ownership checked before tenant",
+                      "the subject alone taken as the principal"],
+        "seed": ["only the first required scope checked", "only the last required scope checked",
+                 "ownership checked only when the object has a tenant"],
+    },
+    "ex10_replay_guard": {
+        "axes": ["the nonce left out of the MAC", "the request not checked (generated)", "the caller not checked",
+                 "the payment key names the client", "the payment key names the flow"],
+        "boundaries": ["a token still good at its expiry instant", "a caller of nobody accepted",
+                       "an empty MAC accepted (the MAC compared as a prefix)"],
+        "one-input": ["the MAC covers only the state", "the MAC covers the state and the caller only",
+                      "only the MAC's presence checked"],
+        "seed": "The seed draws only the key, the names (always two different people), invoice numbers and times, "
+                "and every kind's verdict is the same whatever is drawn, so no draw can hide a mistake.",
+    },
+    "ex10_sandbox_policy": {
+        "axes": ["only the first root", "only the first directory", "only the first host", "roots readable, not writable",
+                 "the declared directories writable too"],
+        "boundaries": ["the scheme stripped as lower-case text", "hosts matched as prefixes",
+                       "globs widened past their underscore", "subdomains of each host allowed"],
+        "one-input": ["the scheme's two spellings stripped", "a root kept only when written file://",
+                      "only the globs kept"],
+        "seed": "The answer is four lists that the Host's own machine evaluates; the seed draws only the names in "
+                "paths, variables and hosts, and every kind probes the same relation whatever names are drawn.",
+    },
+    "ex10_review_everything": {
+        "axes": ["lists not walked (items, anyOf, examples)", "only the six fingerprinted fields reviewed",
+                 "property names not looked at", "the output schema not reviewed"],
+        "boundaries": ["keys in another order change the fingerprint", "a digest cut to 12 characters",
+                       "parameter names reviewed like text", "its own snake_case parameter taken for another tool"],
+        "one-input": ["paths are refused only with an order", "orders are refused only with a path",
+                      "hidden characters not revealed before the words"],
+        "seed": ["an order list without 'always'", "an order list without 'must'", "an order list without 'ignore'"],
+    },
+}
+"""Exercise → mistake class (:data:`wrong_classes.CLASSES`) → wrong answers of :data:`WRONG` of that class, or
+why the class does not apply. The ``seed`` answers are the mistakes a seed's draw used to hide — which of two
+required scopes a token holds, where ``resource_metadata`` sits in the header, which base64 character a challenge
+needs, which order word a description uses — each now a kind of its own, tried on every seed."""
+
+
+def test_every_mistake_class_has_three_wrong_answers() -> None:
+    known: dict[str, list[str]] = {}
+    for exercise_id, name, *_ in WRONG:
+        known.setdefault(exercise_id, []).append(name)
+    wrong_classes.check_table(MISTAKE_CLASSES, known)
 
 # --- one truth: the reference answers like the oracle on the generated inputs ------------------------
 

@@ -33,7 +33,7 @@ from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hi
 from mcp_sim.scenarios.security import LABS
 from mcp_sim.scenarios.security.tenants import Account, BoundHandles, HandleRecord, Handles, ServerChecks
 from mcp_sim.security.authorization import AccessDenied, authorize
-from mcp_sim.security.identity import AuthInfo, pick_name
+from mcp_sim.security.identity import AuthInfo, pick_distinct, pick_name
 
 R_EVERY_CALL = "tools.servers-validate-inputs"
 R_HANDLE = "security.bp.state-handle-not-auth"
@@ -95,7 +95,7 @@ def check_lab(ctx: CheckContext, kind: str) -> None:
 
 def _people(rng: Any) -> tuple[str, str, str, str]:
     """(owner, owner's tenant, a colleague, another tenant)."""
-    tenant, other = pick_name(rng, "tenant"), pick_name(rng, "tenant")
+    tenant, other = pick_distinct(rng, "tenant", 2)
     owner, colleague = pick_name(rng, "user"), pick_name(rng, "user")
     while colleague == owner:
         colleague = pick_name(rng, "user")
@@ -154,7 +154,7 @@ BALANCE_DENIED = ("nobody is authenticated", "a caller without a subject", "the 
                   "the owner's token with a wildcard scope", "the owner's token with a shorter scope",
                   "a caller of another tenant", "the owner's name in another tenant", "a colleague in the same tenant")
 ORDER_KINDS = ("another tenant's caller without the scope", "the owner's name in another tenant, without the scope",
-               "two scopes needed, one held")
+               "two scopes needed, the first held", "two scopes needed, the second held")
 DRAFT_DENIED = ("the handle used by another client of its owner", "the handle used by a colleague",
                 "the handle used under the owner's name in another tenant", "the handle used by nobody")
 ALLOWED = ("the owner with finance:read", "the owner through another client", "the handle used by its owner's client")
@@ -176,9 +176,10 @@ def oracle(auth: AuthInfo | None, operation: dict[str, Any], target: dict[str, A
 
 def check_direct(ctx: CheckContext, kind: str) -> None:
     draft = kind.startswith("the handle")
-    if kind == "two scopes needed, one held":
+    if kind.startswith("two scopes needed"):
         owner, tenant, _, _ = _people(ctx.rng)
-        auth: AuthInfo | None = AuthInfo(owner, tenant, scopes=(ctx.rng.choice(("finance:read", "finance:export")),))
+        held = "finance:export" if kind.endswith("the first held") else "finance:read"  # a kind, not a draw
+        auth: AuthInfo | None = AuthInfo(owner, tenant, scopes=(held,))
         operation: dict[str, Any] = {"name": "export_statement", "scopes": ["finance:export", "finance:read"]}
         target = {"tenant": tenant, "owner": owner, "client_id": None}
         want = oracle(auth, operation, target)
@@ -241,6 +242,7 @@ def check_generated(ctx: CheckContext, kind: str) -> None:
         ({**full, "tenant": "globex", "scopes": []}, op, mine), ({**full, "subject": "bo", "tenant": "globex"}, op, mine),
         (full, op, {"tenant": None, "owner": None, "client_id": None}),
         ({**full, "subject": "bo"}, op, {**mine, "owner": None}),
+        ({**full, "subject": "bo"}, op, {**mine, "tenant": None}),
         ({**full, "client_id": None}, op, {**mine, "client_id": "editor"}),
         (full, {"name": "op", "scopes": ["finance:read", "finance:write"]}, mine),
         ({**full, "scopes": ["finance:write", "finance:read"]}, {"name": "op", "scopes": ["finance:read",

@@ -44,7 +44,7 @@ from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hi
 from mcp_sim.protocol.errors import McpError, invalid_params
 from mcp_sim.scenarios.security import LABS
 from mcp_sim.scenarios.security.payments import Idempotency, StateSeal, iban
-from mcp_sim.security.identity import AuthInfo, pick_name
+from mcp_sim.security.identity import AuthInfo, pick_distinct, pick_name
 
 R_SEAL = "mrtr.state-integrity"
 R_ONCE = "security.idempotent-side-effects"
@@ -163,7 +163,7 @@ BINDING_KINDS = ("opened by another caller", "opened for another request", "open
 def check_direct(ctx: CheckContext, kind: str) -> None:
     rng = ctx.rng
     secret = rng.randbytes(32)
-    owner, thief = pick_name(rng, "user"), pick_name(rng, "user")
+    owner, thief = pick_distinct(rng, "user", 2)  # never the same name: a thief is someone else on every seed
     request = hashlib.sha256(f"pay_invoice|INV-{rng.randint(1000, 9999)}".encode()).hexdigest()
     now = float(rng.randint(10, 5000))
     state = {"answers": {"details": {"action": "accept", "content": {"payee": f"DE{rng.randint(10**17, 10**18 - 1)}",
@@ -275,7 +275,8 @@ _EDITS = ("none", "the caller", "the expiry", "the request", "the MAC stripped",
 
 def check_generated(ctx: CheckContext, kind: str) -> None:
     rng = ctx.rng
-    secret, owner, thief = rng.randbytes(32), pick_name(rng, "user"), pick_name(rng, "user")
+    secret = rng.randbytes(32)
+    owner, thief = pick_distinct(rng, "user", 2)
     request = hashlib.sha256(f"pay_invoice|INV-{rng.randint(1000, 9999)}".encode()).hexdigest()
     other_request = hashlib.sha256(b"another " + request.encode()).hexdigest()
     now = float(rng.randint(10, 5000))
@@ -323,7 +324,7 @@ KEY_KINDS = ("the same payment in a new flow", "the same payment from the user's
 
 def check_key(ctx: CheckContext, kind: str) -> None:
     rng = ctx.rng
-    payer, other = pick_name(rng, "user"), pick_name(rng, "user")
+    payer, other = pick_distinct(rng, "user", 2)
     tenant = pick_name(rng, "tenant")
     invoice, second = f"INV-{rng.randint(1000, 4999)}", f"INV-{rng.randint(5000, 9999)}"
     first = SimpleNamespace(auth=AuthInfo(payer, tenant, client_id="wallet"), request_id=rng.randint(1, 9),

@@ -106,6 +106,7 @@ def _case(rng: Any, kind: str) -> tuple[dict[str, list[str]], list[str], str, st
         "read a sibling directory with the same prefix": (False, "read", f"{data_dir}-private/key.pem"),
         "write into a directory it only reads": (False, "write", f"{data_dir}/cache.db"),
         "see one of its own variables": (False, "env", f"{prefix}_TOKEN"),
+        "see a variable it names exactly": (False, "env", "PATH"),
         "see another server's variable": (False, "env", rng.choice(("FINANCE_API_KEY", "AWS_SECRET_ACCESS_KEY"))),
         "reach its own host": (False, "reach", f"api.{server}.example"),
         "reach another host": (False, "reach", f"collect.{pick_name(rng, 'server')}.example"),
@@ -116,6 +117,7 @@ def _case(rng: Any, kind: str) -> tuple[dict[str, list[str]], list[str], str, st
         "reach its second host": (False, "reach", f"cdn.{server}.example"),
         "read a file inside its root": (True, "read", f"{project}/README.md"),
         "read inside a root written FILE://": (True, "read", f"{project}/src/main.py"),
+        "read inside a root written File://": (True, "read", f"{project}/src/app.py"),
         "read inside a root with a trailing slash": (True, "read", f"{project}/docs/index.md"),
         "read a sibling of a root with a trailing slash": (True, "read", f"{project}-old/.env"),
         "write inside its second root": (True, "write", f"/srv/shared/{user}/notes.txt"),
@@ -127,6 +129,7 @@ def _case(rng: Any, kind: str) -> tuple[dict[str, list[str]], list[str], str, st
     from_roots, probe, argument = probes[kind]
     if from_roots:
         root = {"read inside a root written FILE://": f"FILE://{project}",
+                "read inside a root written File://": f"File://{project}",
                 "read inside a root with a trailing slash": f"file://{project}/",
                 "read a sibling of a root with a trailing slash": f"file://{project}/"}.get(kind, f"file://{project}")
         return none, [root, f"file:///srv/shared/{user}"], probe, argument
@@ -140,11 +143,13 @@ def _allows(policy: SandboxPolicy, probe: str, argument: str) -> bool:
 
 NEEDS_KINDS = ("read a file in its own directory", "read a file in its first directory", "read another server's credentials",
                "read its directory's parent", "read a sibling directory with the same prefix",
-               "write into a directory it only reads", "see one of its own variables", "see another server's variable",
+               "write into a directory it only reads", "see one of its own variables", "see a variable it names exactly",
+               "see another server's variable",
                "see a variable that only starts like its glob", "reach its own host", "reach its second host",
                "reach another host", "reach a subdomain of its host", "reach a host that extends its own")
 ROOTS_KINDS = ("read a file inside its root", "write a file inside its root", "read through .. out of its root",
                "read a sibling folder of its root", "write outside its root", "read inside a root written FILE://",
+               "read inside a root written File://",
                "read inside a root with a trailing slash", "read a sibling of a root with a trailing slash",
                "write inside its second root")
 

@@ -128,8 +128,12 @@ def _case(rng: Any, kind: str) -> tuple[dict[str, Any], str, list[str], float, i
         scopes = [scope[:-1], extra]
     elif kind == "a wildcard scope":
         scopes = [scope.split(":")[0] + ":*", "*", extra]
-    elif kind == "two scopes needed, one held":
-        required, scopes = sorted([scope, second]), [rng.choice((scope, second)), extra]
+    elif kind in ("two scopes needed, the first held", "two scopes needed, the second held"):
+        required = sorted([scope, second])
+        scopes = [required[0 if kind.endswith("first held") else 1], extra]  # which one: a kind, not a draw
+    elif kind == "the same action on another resource":
+        required = [rng.choice(("issues:read", "files:read"))]
+        scopes = [{"issues:read": "files:read", "files:read": "issues:read"}[required[0]], extra]
     elif kind == "two scopes needed, held in another order":
         required, scopes = sorted([scope, second]), [extra, *sorted([scope, second], reverse=True)]
     issued_at = float(rng.randint(0, 10_000_000))
@@ -149,7 +153,8 @@ AUDIENCE_KINDS = ("an audience that extends the URI", "a sibling path on the sam
                   "the URI with a trailing slash", "another server's URI", "an audience that is a prefix of the URI",
                   "the URI in upper case", "a token without an audience")
 SCOPE_KINDS = ("a scope missing", "a scope that only starts like the one needed",
-               "a scope that is a prefix of the one needed", "a wildcard scope", "two scopes needed, one held")
+               "a scope that is a prefix of the one needed", "a wildcard scope", "two scopes needed, the first held",
+               "two scopes needed, the second held", "the same action on another resource")
 VALID_KINDS = ("an expired token", "a token expiring right now", "a token with one millisecond left",
                "an exact audience and the scope", "two scopes needed, held in another order")
 ORDER_KINDS = ("expired, a scope missing too", "another server's URI, a scope missing too")

@@ -66,7 +66,7 @@ class _Authority:
 
 
 CHALLENGE_KINDS = ("a 43-character verifier", "a 128-character verifier", "a verifier of hex digits",
-                   "a challenge that needs the URL-safe alphabet")
+                   "a challenge with '-' (base64's '+')", "a challenge with '_' (base64's '/')")
 AUTHORIZE_KINDS = ("S256 with a challenge", "plain", "no method (it means plain)", "lower-case s256",
                    "a method but no challenge", "S256 with an empty challenge", "S384", "an empty method",
                    "neither parameter")
@@ -82,10 +82,11 @@ def _challenge_case(rng: Any, kind: str) -> str:
         return _verifier(rng, 128)
     if kind == "a verifier of hex digits":
         return _verifier(rng, 64, "0123456789abcdef")
-    if kind == "a challenge that needs the URL-safe alphabet":
+    if kind.startswith("a challenge with"):
+        needed = kind[len("a challenge with '")]  # each character of the URL-safe alphabet: a kind, not a draw
         while True:
             verifier = _verifier(rng, rng.randint(43, 80))
-            if "-" in s256(verifier) or "_" in s256(verifier):
+            if needed in s256(verifier):
                 return verifier
     raise KeyError(kind)
 

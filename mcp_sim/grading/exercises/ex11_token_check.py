@@ -94,7 +94,8 @@ def expected_status(authorization: str | None, token: dict[str, Any] | None, ser
     return expected(authorization, token, server)[0]
 
 
-NONE_KINDS = ("no Authorization header", "another scheme (Basic)", "the Bearer scheme without a token")
+NONE_KINDS = ("no Authorization header", "another scheme (Basic)", "the Bearer scheme alone",
+              "the Bearer scheme and a space")
 INVALID_KINDS = ("a token the authorization server never issued", "an expired token", "a token expiring right now",
                  "a token for another Server", "a token for the same host, another path",
                  "an audience with a trailing slash", "an audience that is a prefix of the resource",
@@ -137,8 +138,8 @@ def build_case(rng: Any, kind: str) -> tuple[str | None, dict[str, Any] | None, 
         return None, None, server
     if kind == "another scheme (Basic)":
         return f"Basic {rng.choice(('YWRhOnB3', 'Ym86c2VjcmV0'))}", None, server
-    if kind == "the Bearer scheme without a token":
-        return rng.choice(("Bearer", "Bearer ")), None, server
+    if kind in ("the Bearer scheme alone", "the Bearer scheme and a space"):
+        return ("Bearer" if kind.endswith("alone") else "Bearer "), None, server  # each a kind, not a draw
     if kind == "a token the authorization server never issued":
         return f"Bearer at_{rng.getrandbits(64):016x}", None, server
     if kind in ("a valid token", "the scheme in lower case", "the scheme in upper case", "two spaces after the scheme"):
