@@ -1,8 +1,10 @@
 """``mcp-sim check --url``: the same workload over real Streamable HTTP, against mcp-sim's own HTTP
 server (``serve_http``, the bridge behind ``mcp-sim serve --transport http``) in both eras.
 
-Only the nemesis actions that work over HTTP run (duplicate, reuse, oversized); the header and status
-probes of each era (:mod:`mcp_sim.bridge.check.http_probes`) run after the workload. Slow: a real
+Every nemesis action but ``restart`` runs over HTTP (:mod:`mcp_sim.bridge.check.http_nemesis`: bodies
+that are not JSON, not UTF-8 or a batch, a slow body, copies of an id in flight, a mebibyte, a hang-up
+mid-call); the header and status probes of each era (:mod:`mcp_sim.bridge.check.http_probes`) run after
+the workload. Slow: a real
 socket and a real HTTP server (the last test reads a hand-made trace).
 """
 
@@ -14,6 +16,7 @@ from sim_server import build
 
 from mcp_sim.bridge.check import CheckOptions, run_check
 from mcp_sim.bridge.check.checkers import pair_responses
+from mcp_sim.bridge.check.http_link import HTTP_NEMESIS
 from mcp_sim.bridge.check.http_probes import check_http_probes
 from mcp_sim.bridge.http_server import serve_http
 from mcp_sim.trace.recorder import Recorder
@@ -28,17 +31,25 @@ def test_a_compliant_http_server_breaks_no_must_in_either_era() -> None:
                 report, trace = await run_check(handle.url, CheckOptions(seed=2))
         musts = [f for f in report.findings if f.strength == "MUST"]
         assert musts == [], musts
-        assert report.passed and set(report.nemesis) == {"duplicate", "reuse", "oversized"}
+        assert report.passed and set(report.nemesis) == set(HTTP_NEMESIS)
+        assert set(HTTP_NEMESIS) == {"delay", "duplicate", "reuse", "malformed", "oversized", "hangup"}
+        judged = {m for e in trace for m in e.marks if m.startswith("expect:http:")}
+        assert {"expect:http:parse-error", "expect:http:invalid-request", "expect:http:batch",
+                "expect:http:delayed", "expect:http:request", "expect:http:copy", "expect:http:oversized",
+                "expect:http:hangup"} <= judged
+        refusals = [(e.framing.get("http") or {}).get("response", {}).get("status") for e in trace
+                    if (e.framing.get("http") or {}).get("post_seq") is not None]
+        assert 400 in refusals and not any(isinstance(s, int) and s >= 500 for s in refusals)
         for era, summary in report.eras.items():
             assert summary.skipped is None, f"{era}: {summary.skipped}"
             assert summary.requests > 15
         posts = [e for e in trace if e.kind == "request" and e.transport == "http"]
-        modern = [e for e in posts if e.link == "http-modern"]
+        modern = [e for e in posts if e.link == "http-modern" and "nemesis:malformed" not in e.marks]
         assert modern and all(e.framing["http"]["request"]["headers"].get("Mcp-Method") == e.method
                               for e in modern)
         legacy = [e for e in posts if e.link == "http-legacy" and e.method != "initialize"]
         assert legacy and all("Mcp-Session-Id" in e.framing["http"]["request"]["headers"] for e in legacy)
-        probes = {m for e in trace for m in e.marks if m.startswith("expect:http:")}
+        probes = {m for e in trace if e.link.endswith("-headers") for m in e.marks if m.startswith("expect:http:")}
         assert probes == {"expect:http:unsupported-version", "expect:http:header-mismatch",
                           "expect:http:unknown-method", "expect:http:origin", "expect:http:invalid-version",
                           "expect:http:missing-session", "expect:http:ended-session"}

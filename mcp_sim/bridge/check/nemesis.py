@@ -3,8 +3,10 @@
 Maelstrom's nemesis partitions and crashes a learner's processes while a workload runs; this one
 does to an MCP server over stdio what a careless client, a buggy proxy or a crashing host does:
 
-* ``delay`` — a request written in two pieces with a pause between (a slow pipe; a reader that takes
-  each chunk it reads for a whole message breaks here);
+* ``delay`` — a pause before a request, then the request written in two pieces with the same pause
+  between them (a slow pipe or a slow client; a reader that takes each chunk it reads for a whole
+  message breaks here). The pause is the variant's (:data:`PAUSES_MS`), shown in the schedule; the
+  server must still answer within the deadline;
 * ``duplicate`` — the same request twice, same id, same content (a retry that should not have been);
 * ``reuse`` — a new request with the id of one still in flight;
 * ``malformed`` — a line that is not JSON, bytes that are not UTF-8, a wrong ``jsonrpc`` member, a
@@ -12,6 +14,10 @@ does to an MCP server over stdio what a careless client, a buggy proxy or a cras
 * ``oversized`` — a request of a mebibyte (``oversized_bytes``);
 * ``hangup`` — the client closes stdin while a call is in flight (on a link of its own);
 * ``restart`` — SIGKILL, then a fresh process and a fresh session.
+
+Over Streamable HTTP the same actions (all but ``restart``: the server behind a URL is not the
+checker's process) write bodies instead of lines: see :mod:`.http_nemesis`, which
+:func:`actions_for` picks for an HTTP link.
 
 Every frame the nemesis writes is marked ``nemesis:<action>`` in the trace, and after each action a
 request the server must answer (``probe:alive``) shows whether it survived. The schedule — which
@@ -22,16 +28,20 @@ action runs after which workload step, and which variant of garbage it writes �
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from mcp_sim.bridge.check.link import frame
+import anyio
+
+from mcp_sim.bridge.check.link import ProbeLink, frame
 from mcp_sim.bridge.check.session import EraSession
 
 ACTIONS: Final[tuple[str, ...]] = ("delay", "duplicate", "reuse", "malformed", "oversized", "hangup", "restart")
 DEFAULT_NEMESIS: Final[tuple[str, ...]] = ACTIONS
 OVERSIZED_BYTES: Final = 1 << 20
+PAUSES_MS: Final[tuple[int, ...]] = (100, 150, 200, 300)
+"""The ``delay`` pause of each variant, in milliseconds (before the request, and between its two pieces)."""
 
 _BAD_JSON: Final[tuple[bytes, ...]] = (b'{"jsonrpc": "2.0", "id": 1, "method": ', b"{not json at all}",
                                        b'{"jsonrpc":"2.0","id":7,"method":"ping"', b"\x00\x01garbage")
@@ -47,9 +57,15 @@ class Planned:
     after: int
     variant: int
 
+    @property
+    def pause(self) -> float:
+        """The seconds a ``delay`` waits (the variant's :data:`PAUSES_MS`)."""
+        return PAUSES_MS[self.variant % len(PAUSES_MS)] / 1000
+
     def describe(self, era: str, steps: Sequence[str]) -> str:
         where = "before the workload" if self.after == 0 else f"after {steps[self.after - 1]}"
-        return f"{era}: {self.action} (variant {self.variant}) {where}"
+        pause = f", pause {PAUSES_MS[self.variant % len(PAUSES_MS)]} ms" if self.action == "delay" else ""
+        return f"{era}: {self.action} (variant {self.variant}{pause}) {where}"
 
 
 def schedule(actions: Sequence[str], steps: Sequence[str], *, seed: int, era: str) -> list[Planned]:
@@ -65,11 +81,19 @@ def schedule(actions: Sequence[str], steps: Sequence[str], *, seed: int, era: st
     return sorted(plan, key=lambda p: (p.after, ACTIONS.index(p.action)))
 
 
+def pause_of(variant: int) -> float:
+    """The seconds a ``delay`` of ``variant`` waits."""
+    return Planned("delay", 0, variant).pause
+
+
 async def delay(session: EraSession, variant: int) -> None:
     method = "ping" if session.era == "legacy" else "server/discover"
+    pause = pause_of(variant)
+    await anyio.sleep(pause)  # a client that is slow to send: the session must still be there
     rid = session.link.new_id()
     text = frame({"jsonrpc": "2.0", "id": rid, "method": method, "params": session.params()})
-    await session.link.send_split(text, 8 + 9 * variant, 0.2, "nemesis:delay", "expect:result")
+    await session.link.send_split(text, 8 + 9 * variant, pause, "nemesis:delay", "expect:result",
+                                  f"delay:{round(pause * 1000)}ms")
     await session.link.response(rid)
 
 
@@ -122,6 +146,18 @@ async def restart(session: EraSession, variant: int) -> None:
     await session.open()
 
 
-ACTIONS_RUN = {"delay": delay, "duplicate": duplicate, "reuse": reuse, "malformed": malformed, "oversized": oversized,
-               "restart": restart}
-"""The actions that run on the workload's own link (``hangup`` needs a link of its own: see :mod:`.run`)."""
+Action = Callable[[EraSession, int], Awaitable[None]]
+
+ACTIONS_RUN: dict[str, Action] = {"delay": delay, "duplicate": duplicate, "reuse": reuse, "malformed": malformed,
+                                  "oversized": oversized, "restart": restart}
+"""The actions that run on a stdio workload's own link (``hangup`` needs a link of its own: see :mod:`.run`)."""
+
+
+def actions_for(link: ProbeLink) -> dict[str, Action]:
+    """The actions that run on the workload's link: stdio's, or Streamable HTTP's (:mod:`.http_nemesis`,
+    where ``hangup`` runs on the workload's session too and ``restart`` does not exist)."""
+    if link.transport == "http":
+        from mcp_sim.bridge.check import http_nemesis
+
+        return http_nemesis.ACTIONS_RUN
+    return ACTIONS_RUN

@@ -20,6 +20,7 @@ import anyio
 
 import mcp_sim.bridge.check.checkers as checkers
 import mcp_sim.bridge.check.expectations as expectations
+import mcp_sim.bridge.check.http_nemesis as http_nemesis
 import mcp_sim.bridge.check.http_probes as http_probes
 import mcp_sim.bridge.check.nemesis as nemesis
 from mcp_sim.bridge.check.findings import CheckReport, EraSummary, Finding, count_by_strength
@@ -75,7 +76,8 @@ async def _side_run(command: Target, era: CheckEra, options: CheckOptions, recor
             progress("legacy: offering an unsupported version")
             answer = await probe.request("initialize", initialize_params(UNSUPPORTED_VERSION),
                                          "expect:counter-offer", "opening", timeout=STARTUP_SECONDS)
-            if not isinstance((answer or {}).get("result"), dict) or "hangup" not in options.nemesis:
+            if not isinstance((answer or {}).get("result"), dict) or "hangup" not in options.nemesis \
+                    or probe.transport == "http":  # over HTTP the hang-up runs on the workload's session
                 return
             await probe.notify("notifications/initialized", None, "expect:no-response")
             side.opened = True
@@ -110,11 +112,12 @@ async def _era_run(command: Target, era: CheckEra, options: CheckOptions, record
             if not await opened.open():
                 return None
             session = opened
+            actions = nemesis.actions_for(link)
             for index in range(len(steps) + 1):
                 for planned in plan:
-                    if planned.after == index and planned.action in nemesis.ACTIONS_RUN:
+                    if planned.after == index and planned.action in actions:
                         progress(f"{era}: nemesis {planned.action}")
-                        await nemesis.ACTIONS_RUN[planned.action](session, planned.variant)
+                        await actions[planned.action](session, planned.variant)
                         await session.alive_probe("after-nemesis")
                 if index < len(steps):
                     step_name, step = steps[index]
@@ -148,6 +151,7 @@ def check_trace(trace: Trace | Sequence[object], links: dict[str, str], *, deadl
         findings += checkers.check_input_gating(run)
         findings += expectations.check_expectations(run)
         findings += http_probes.check_http_probes(run)
+        findings += http_nemesis.check_http_nemesis(run, deadline_ms=deadline * 1000)
     return findings
 
 
