@@ -23,13 +23,14 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_sim.bridge.check import CheckOptions, CheckReport, run_check
+from mcp_sim.bridge.check import CheckOptions, check_trace, eras_of_links, run_check
 from mcp_sim.bridge.check.checkers import pair_responses
 from mcp_sim.bridge.check.http_link import HTTP_NEMESIS
 from mcp_sim.bridge.check.http_nemesis import check_http_nemesis
 from mcp_sim.bridge.check.nemesis import ACTIONS, PAUSES_MS, schedule
 from mcp_sim.bridge.check.workloads import WORKLOADS
 from mcp_sim.protocol import rulebook
+from mcp_sim.trace.jsonl import load_jsonl, to_jsonl
 from mcp_sim.trace.recorder import Recorder
 
 ZOO = Path(__file__).parent / "check_zoo"
@@ -64,11 +65,6 @@ def zoo_server(name: str) -> Iterator[str]:
         process.wait()
 
 
-def check(url: str, options: CheckOptions) -> CheckReport:
-    report, _trace = anyio.run(run_check, url, options)
-    return report
-
-
 def test_every_zoo_file_is_expected_and_names_a_real_rule_at_its_strength() -> None:
     assert {p.stem for p in ZOO.glob("http_*.py")} == {*EXPECTED, "http_twin"}
     for _era, _nemesis, rule, _category, strength in EXPECTED.values():
@@ -77,13 +73,20 @@ def test_every_zoo_file_is_expected_and_names_a_real_rule_at_its_strength() -> N
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_each_http_defect_is_reported_with_its_rule_category_and_strength(name: str) -> None:
+def test_each_http_defect_is_reported_with_its_rule_category_and_strength(name: str, tmp_path: Path) -> None:
     era, nemesis, rule, category, strength = EXPECTED[name]
     with zoo_server(name) as url:
-        report = check(url, CheckOptions(eras=(era,), workload="lifecycle", nemesis=nemesis, deadline=2.0))  # type: ignore[arg-type]
+        report, trace = anyio.run(run_check, url, CheckOptions(eras=(era,), workload="lifecycle",  # type: ignore[arg-type]
+                                                               nemesis=nemesis, deadline=2.0))
     seen = {(f.rule, f.category, f.strength) for f in report.findings}
     assert (rule, category, strength) in seen, f"{name}: found {sorted(seen)}"
     assert report.exit_code == (1 if strength == "MUST" else 0)
+    # the checkers read only the trace: a saved one, checked again, gives the same findings
+    path = tmp_path / "run.jsonl"
+    to_jsonl(trace, path)
+    saved = load_jsonl(path)
+    again = check_trace(saved, eras_of_links(saved), deadline=2.0)
+    assert sorted(again, key=repr) == sorted(report.findings, key=repr)
 
 
 @pytest.mark.slow

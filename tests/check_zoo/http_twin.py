@@ -195,12 +195,14 @@ class Handler(BaseHTTPRequestHandler):
         if method == "tools/call":
             name, args = params.get("name"), params.get("arguments") or {}
             if name == "slow":
-                time.sleep(SLOW_SECONDS)
-                if client_gone(self.connection):
-                    if DEFECT == "dies-after-hangup":
-                        os._exit(3)
-                    self.close_connection = True
-                    return 0, None
+                ends = time.monotonic() + SLOW_SECONDS
+                while time.monotonic() < ends:  # the work, watching for a client that hangs up
+                    time.sleep(0.02)
+                    if client_gone(self.connection):
+                        if DEFECT == "dies-after-hangup":
+                            os._exit(3)
+                        self.close_connection = True  # the call is dropped: nobody waits for it
+                        return 0, None
                 return 200, result(rid, {"content": [{"type": "text", "text": "done"}], "isError": False}, modern)
             if name == "echo":
                 if not isinstance(args.get("text"), str):
