@@ -8,8 +8,8 @@ The terminal shows a progress line per step on stderr, then a short table of the
 and era on stdout. The exit status is ``1`` exactly when a rule of ``MUST`` strength is broken, ``0``
 otherwise (``SHOULD`` and ``MAY`` findings are advice), and ``2`` when the command line is wrong or
 the server cannot be started. With ``--url`` the server is a Streamable HTTP endpoint: the same
-workload runs, with the nemesis actions that work over HTTP (no malformed bytes, kill or hang-up
-yet), then the header and status probes of each era.
+workload runs, with every nemesis action but ``restart`` (the server behind a URL is not this
+command's process), then the header and status probes of each era.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ def check_parser() -> argparse.ArgumentParser:
         prog="mcp-sim check", usage="mcp-sim check [options] (--url URL | -- CMD ARG...)",
         description="Check a real MCP server: drive it with a standard workload under a seeded nemesis, "
                     "in both eras, and report each broken rule with its rulebook id and strength.")
-    parser.add_argument("--url", help="a Streamable HTTP endpoint (the workload, and the nemesis's "
-                                      "duplicate, reuse and oversized actions)")
+    parser.add_argument("--url", help="a Streamable HTTP endpoint (the workload, and every nemesis "
+                                      "action but restart)")
     parser.add_argument("--era", choices=("legacy", "modern", "both"), default="both")
     parser.add_argument("--workload", choices=sorted(WORKLOADS), default="full")
     parser.add_argument("--nemesis", default=",".join(DEFAULT_NEMESIS),
