@@ -29,6 +29,15 @@ def _edit(exercise_id: str, old: str, new: str) -> str:
     return source.replace(old, new)
 
 
+def _edits(exercise_id: str, *pairs: tuple[str, str]) -> str:
+    """The reference with several edits, each of a text it must contain."""
+    source = _reference(exercise_id)
+    for old, new in pairs:
+        assert old in source, f"fixture out of date: {old!r} not in the reference of {exercise_id}"
+        source = source.replace(old, new)
+    return source
+
+
 def _passes(tmp_path: Path, exercise_id: str, source: str, seeds: list[int], only: tuple[str, ...] = ()) -> None:
     path = tmp_path / f"{exercise_id}_alternative.py"
     path.write_text(source, encoding="utf-8")
@@ -825,6 +834,278 @@ WRONG += [
      _DEADLINE, "lifecycle.timeouts"),
     (B, "the answer handled before the deadlines", ANSWER_FIRST,
      "A late answer to a cancelled request is ignored", "faults.ignore-late-response"),
+]
+
+
+# --- the mistake classes: three wrong answers per class (tests/wrong_classes.py) ----------------------------
+
+_WALK = "Following the cursors yields every item once, in order"
+_NEVER = "A cursor the server never issued is -32602"
+WRONG += [
+    (P, "items served sorted by name",
+     _edit(P, '{"items": items[start:end]}', '{"items": sorted(items, key=lambda item: item["name"])[start:end]}'),
+     _WALK, "pagination.stable-cursors"),
+    (P, "a page size of three whatever is asked", _edit(P, "    end = start + page_size", "    end = start + 3"),
+     _WALK, "pagination.stable-cursors"),
+    (P, "items popped off the list to build the page",
+     _edit(P, '{"items": items[start:end]}', '{"items": [items.pop(start) for _ in range(start, min(end, len(items)))]}'),
+     _WALK, "pagination.stable-cursors"),
+    (P, "an empty cursor taken as the first page", _edit(P, "    if cursor is not None:", "    if cursor:"),
+     _NEVER, "pagination.invalid-cursor-32602"),
+    (P, "a cursor refused only when it does not decode",
+     _edit(P, "if offset is None or not 0 <= offset <= len(items):", "if offset is None:"),
+     _NEVER, "pagination.invalid-cursor-32602"),
+    (P, "a true offset taken for 1",
+     _edit(P, "isinstance(offset, int) and not isinstance(offset, bool)", "isinstance(offset, int)"),
+     _NEVER, "pagination.invalid-cursor-32602"),
+    (P, "the offset read with int()",
+     _edits(P, ('offset = body.get("offset") if isinstance(body, dict) else None',
+                'offset = int(body["offset"]) if isinstance(body, dict) and "offset" in body else None'),
+            ("except (ValueError, UnicodeError, binascii.Error):", "except (ValueError, TypeError, UnicodeError):")),
+     _NEVER, "pagination.invalid-cursor-32602"),
+    (P, "no nextCursor when one item remains", _edit(P, "    if end < len(items):", "    if end < len(items) - 1:"),
+     _WALK, "pagination.stable-cursors"),
+    (P, "pages of one served two at a time", _edit(P, "    end = start + page_size", "    end = start + max(page_size, 2)"),
+     _WALK, "pagination.stable-cursors"),
+    (P, "a nextCursor after an exactly full last page", _edit(P, "    if end < len(items):", "    if end <= len(items):"),
+     "Only the last page has no nextCursor", "pagination.missing-cursor-ends"),
+]
+
+
+_RAN = "A tool that ran answers with a result"
+_READ = "Resources: contents, or the era's not-found code"
+_STRUCT = "Structured output matches the outputSchema"
+_ANY_REQUEST = "Any request answers like the simulated server"
+WRONG += [
+    (T, "the city taken from whichever argument comes first",
+     _edit(T, 'city = params.get("arguments", {}).get("city")',
+           'city = next(iter(params.get("arguments", {}).values()), None)'), _RAN, "tools.execution-error-is-result"),
+    (T, "the server's first resource served whatever the URI",
+     _edit(T, '        uri = params["uri"]\n', '        uri = next(iter(server["resources"]))\n'), _READ,
+     "resources.not-found-legacy"),
+    (T, "cacheScope shared, as HTTP caches say",
+     _edit(T, 'body.update(ttlMs=30_000, cacheScope="public")', 'body.update(ttlMs=30_000, cacheScope="shared")'),
+     _READ, "caching.hints-required"),
+    (T, "ttlMs in seconds, a float",
+     _edit(T, 'body.update(ttlMs=30_000, cacheScope="public")', 'body.update(ttlMs=30.0, cacheScope="public")'),
+     _READ, "caching.hints-required"),
+    (T, "a null outputSchema taken as one",
+     _edit(T, 'if server["tools"][name]["outputSchema"] is not None:', 'if "outputSchema" in server["tools"][name]:'),
+     _RAN, "tools.execution-error-is-result"),
+    (T, "an isError result with an empty text",
+     _edit(T, '"text": "city (a string) is required"', '"text": ""'), _RAN, "tools.execution-error-is-result"),
+    (T, "the text copy without structuredContent",
+     _edit(T, '"text": json.dumps(outcome)}],\n                                         "structuredContent": outcome}',
+           '"text": json.dumps(outcome)}]}'), _STRUCT, "tools.structured-content-conforms"),
+    (T, "structuredContent without its text copy",
+     _edit(T, '"text": json.dumps(outcome)}],\n                                         "structuredContent": outcome}',
+           '"text": "see structuredContent"}],\n                                         "structuredContent": outcome}'),
+     _STRUCT, "tools.structured-content-text-copy"),
+    (T, "the arguments checked before the tool's name",
+     _edits(T, ('    if name not in server["tools"]:  # nothing ran: a protocol error\n'
+                '        return _error(request, -32602, f"Unknown tool: {name}")\n', ''),
+            ('    outcome = run_tool(server, name, city)\n',
+             '    if name not in server["tools"]:\n        return _error(request, -32602, f"Unknown tool: {name}")\n'
+             '    outcome = run_tool(server, name, city)\n')),
+     _ANY_REQUEST, "tools.unknown-tool-protocol-error"),
+    (T, "resultType on tool results only",
+     _edit(T, "        return _result(request, server, body)\n",
+           '        return {"jsonrpc": "2.0", "id": request["id"], "result": body}\n'),
+     _READ, "jsonrpc.result-type-required"),
+    (T, "-32002 for a missing resource in both eras",
+     _edit(T, 'code = -32602 if server["revision"] == "2026-07-28" else -32002', "code = -32002"),
+     _READ, "resources.not-found-modern"),
+    (T, "-32602 for a missing resource in both eras",
+     _edit(T, 'code = -32602 if server["revision"] == "2026-07-28" else -32002', "code = -32602"),
+     _READ, "resources.not-found-legacy"),
+    (T, "cache fields on every read",
+     _edit(T, '        if server["revision"] == "2026-07-28":  # a read result is cacheable',
+           '        if True:  # a read result is cacheable'), _READ, "caching.hints-required"),
+    (T, "resultType in both eras",
+     _edit(T, '    if server["revision"] == "2026-07-28":  # every modern Result says which kind it is',
+           '    if True:'), _RAN, "jsonrpc.result-type-required"),
+]
+
+
+_CONTROL = "Each primitive has its controller"
+_TRUSTED = "A trusted server's annotations: only read-only skips approval"
+_SAFE = 'return not (annotations.get("readOnlyHint") is True and annotations.get("destructiveHint") is not True)'
+WRONG += [
+    (W, "a read-only hint believed from any server",
+     _edit(W, "    if not trusted:\n        return True", "    if False:\n        return True"),
+     "An untrusted server's annotations change nothing", "host.annotations-untrusted"),
+    (W, "an entry with arguments taken for the model's",
+     _edit(W, '    return CONTROLLER[entry["list"]]',
+           '    if "arguments" in entry["entry"]:\n        return "model"\n    return CONTROLLER[entry["list"]]'),
+     _CONTROL, "host.controls-per-primitive"),
+    (W, "an absent destructiveHint read as its schema default true",
+     _edit(W, _SAFE, 'return not (annotations.get("readOnlyHint") is True and annotations.get("destructiveHint", True) '
+                     'is not True)'), _TRUSTED, "host.unless-read-only"),
+    (W, "a read-only tool skipped only with destructiveHint false",
+     _edit(W, _SAFE, 'return not (annotations.get("readOnlyHint") is True and annotations.get("destructiveHint") '
+                     'is False)'), _TRUSTED, "host.unless-read-only"),
+    (W, "read-only only when it is the only hint",
+     _edit(W, _SAFE, 'return annotations != {"readOnlyHint": True}'), _TRUSTED, "host.unless-read-only"),
+    (W, "a read-only tool skipped even when it says destructive",
+     _edit(W, _SAFE, 'return annotations.get("readOnlyHint") is not True'), _TRUSTED, "host.unless-read-only"),
+    (W, "destructiveHint false taken as safe as read-only",
+     _edit(W, _SAFE, 'return not (annotations.get("readOnlyHint") is True and annotations.get("destructiveHint") '
+                     'is not True or annotations.get("destructiveHint") is False)'), _TRUSTED, "host.unless-read-only"),
+    (W, "the first of two hints decides",
+     _edit(W, _SAFE, 'for key, value in annotations.items():\n'
+                     '        if key == "readOnlyHint":\n            return value is not True\n'
+                     '        if key == "destructiveHint":\n            return value is not False\n'
+                     '    return True'), "Every annotation pattern is decided like the simulator's Host",
+     "host.unless-read-only"),
+    (W, "resource templates taken for the model's (it fills them in)",
+     _edit(W, '"resources/templates/list": "application"', '"resources/templates/list": "model"'),
+     _CONTROL, "host.controls-per-primitive"),
+    (W, "resources taken for the user's (the user attaches a file)",
+     _edit(W, '"resources/list": "application"', '"resources/list": "user"'), _CONTROL, "host.controls-per-primitive"),
+    (W, "prompts taken for the model's (they are sent to it)",
+     _edit(W, '"prompts/list": "user"', '"prompts/list": "model"'), _CONTROL, "host.controls-per-primitive"),
+]
+
+
+_SCHEMA = "structuredContent that breaks the outputSchema"
+_SCHEMAS = '            schemas.update({t["name"]: t["outputSchema"] for t in result["tools"] if "outputSchema" in t})'
+_TYPE_TEST = "if name in value and (not isinstance(value[name], want) or isinstance(value[name], bool) != (want is bool)):"
+_NOT_FOUND = 'NOT_FOUND = {"2025-11-25": -32002, "2026-07-28": -32602}'
+WRONG += [
+    (D, "schemas replaced by each page",
+     _edit(D, _SCHEMAS, '            schemas = {t["name"]: t["outputSchema"] for t in result["tools"] if "outputSchema" in t}'),
+     _SCHEMA, "tools.structured-content-conforms"),
+    (D, "schemas read from the first page only",
+     _edit(D, _SCHEMAS, '            if "cursor" not in params:\n    ' + _SCHEMAS), _SCHEMA,
+     "tools.structured-content-conforms"),
+    (D, "the index counted from 1",
+     _edit(D, '    for index, entry in enumerate(trace["messages"]):', '    for index, entry in enumerate(trace["messages"], 1):'),
+     "A cursor the client made up", "pagination.cursor-opaque"),
+    (D, "a boolean taken for a number",
+     _edit(D, _TYPE_TEST, "if name in value and not isinstance(value[name], want):"), _SCHEMA,
+     "tools.structured-content-conforms"),
+    (D, "an integer property that takes 2.5", _edit(D, '"integer": int,', '"integer": (int, float),'), _SCHEMA,
+     "tools.structured-content-conforms"),
+    (D, "no structuredContent taken as nothing to check",
+     _edit(D, 'if not conforms(result.get("structuredContent"), schemas[params["name"]]):',
+           'if "structuredContent" in result and not conforms(result["structuredContent"], schemas[params["name"]]):'),
+     _SCHEMA, "tools.structured-content-conforms"),
+    (D, "only the required properties checked", _edit(D, _TYPE_TEST, "if False:"), _SCHEMA,
+     "tools.structured-content-conforms"),
+    (D, "only the property types checked",
+     _edit(D, '    if any(name not in value for name in schema.get("required", [])):', "    if False:"), _SCHEMA,
+     "tools.structured-content-conforms"),
+    (D, "-32602 expected in both eras", _edit(D, _NOT_FOUND, 'NOT_FOUND = {"2025-11-25": -32602, "2026-07-28": -32602}'),
+     "The wrong not-found code for the era", "resources.not-found-legacy"),
+    (D, "-32002 expected in both eras", _edit(D, _NOT_FOUND, 'NOT_FOUND = {"2025-11-25": -32002, "2026-07-28": -32002}'),
+     "The wrong not-found code for the era", "resources.not-found-modern"),
+    (D, "resultType required in both eras",
+     _edit(D, 'if revision == "2026-07-28" and "resultType" not in result:', 'if "resultType" not in result:'),
+     "Sound traces are sound", "jsonrpc.result-type-required"),
+    (D, "nothing read after an error",
+     _edit(D, '                return {"index": index, "rule": "not-found-code"}\n            continue',
+           '                return {"index": index, "rule": "not-found-code"}\n            return None'),
+     _SCHEMA, "tools.structured-content-conforms"),
+]
+
+
+_LOOP = '    for index, line in enumerate(lines):'
+_JUDGED = '        if line["stream"] in WRITERS and not is_message(line["text"]):'
+_FOUND = '            return {"index": index, "writer": WRITERS[line["stream"]]}'
+_STDIN = "A line on stdin that is not a message is the client's fault"
+_STDOUT = "A line on stdout that is not a message is the server's fault"
+WRONG += [
+    (S, "stdin never judged", _edit(S, _JUDGED, '        if line["stream"] == "stdout" and not is_message(line["text"]):'),
+     _STDIN, "stdio.stdin-only-messages"),
+    (S, "stdin taken for the server's pipe (it reads it)",
+     _edit(S, 'WRITERS = {"stdout": "server", "stdin": "client"}', 'WRITERS = {"stdout": "server", "stdin": "server"}'),
+     _STDIN, "stdio.stdin-only-messages"),
+    (S, "stderr judged like the pipes",
+     _edits(S, (_JUDGED, '        if not is_message(line["text"]):'),
+            (_FOUND, '            return {"index": index, "writer": WRITERS.get(line["stream"], "server")}')),
+     "stderr is for logs: sound sessions are sound", "stdio.stderr-for-logs"),
+    (S, "the index counted among stdin and stdout lines only",
+     _edits(S, (_LOOP, '    piped = [line for line in lines if line["stream"] in WRITERS]\n'
+                       '    for index, line in enumerate(piped):')),
+     _STDOUT, "stdio.stdout-only-messages"),
+    (S, "the index counted from 1", _edit(S, _LOOP, '    for index, line in enumerate(lines, 1):'),
+     _STDOUT, "stdio.stdout-only-messages"),
+    (S, "a method that is not a string accepted",
+     _edit(S, '    if isinstance(value.get("method"), str):', '    if "method" in value:'), _ANY,
+     "stdio.stdout-only-messages"),
+    (S, "only lines that are no JSON found",
+     _edit(S, '    if not isinstance(value, dict) or value.get("jsonrpc") != "2.0":', "    return True\n    if False:"), _ANY,
+     "stdio.stdout-only-messages"),
+    (S, "a method or an id makes a message",
+     _edit(S, '    return "id" in value and ("result" in value or "error" in value)', '    return "id" in value'), _ANY,
+     "stdio.stdout-only-messages"),
+    (S, "the last bad line named",
+     _edit(S, _LOOP, '    for index, line in reversed(list(enumerate(lines))):'), _STDOUT, "stdio.stdout-only-messages"),
+    (S, "the first line never judged",
+     _edit(S, _LOOP, '    for index, line in list(enumerate(lines))[1:]:'), _STDOUT,
+     "stdio.stdout-only-messages"),
+    (S, "the last line never judged",
+     _edit(S, _LOOP, '    for index, line in list(enumerate(lines))[:-1]:'), _STDIN, "stdio.stdin-only-messages"),
+    (S, "a pretty-printed object joined back before judging",
+     _edits(S, (_LOOP, '    held = ""\n    for index, line in enumerate(lines):'),
+            (_JUDGED, '        if line["stream"] in WRITERS and line["text"].strip() in ("{", "[") and not held:\n'
+                      '            held = line["text"]\n            continue\n'
+                      '        if held and line["stream"] in WRITERS:\n'
+                      '            held += line["text"]\n'
+                      '            if line["text"].strip() in ("}", "]"):\n                held = ""\n            continue\n'
+                      + _JUDGED)),
+     _STDOUT, "stdio.stdout-only-messages"),
+]
+
+
+_MODERN_HTTP = 'modern_http = link["transport"] == "http" and link["revision"] >= "2026-07-28"'
+_NEW_ID = '        request_id = state["next_id"]\n        state["next_id"] += 1\n'
+_ANSWER = '        if state["waiting"].pop(repr(event["id"]), None) is not None:  # only an id still waiting'
+_RETRY = "A retry is a new request with a new id"
+_ONCE = "Each answer reaches the caller once"
+WRONG += [
+    (B, "a retry sent with the id it retries",
+     _edit(B, _NEW_ID, '        request_id = event["id"] if event["type"] == "retry" else state["next_id"]\n'
+                       '        state["next_id"] += 1\n'), _RETRY, "jsonrpc.legacy.request-id-unused-in-session"),
+    (B, "ids counted per method",
+     _edits(B, ('{"next_id": 1, "waiting": {}}', '{"next_id": {}, "waiting": {}}'),
+            (_NEW_ID, '        request_id = state["next_id"].get(event["method"], 1)\n'
+                      '        state["next_id"][event["method"]] = request_id + 1\n')),
+     _ONCE, "jsonrpc.legacy.request-id-unused-in-session"),
+    (B, "requests waiting by method",
+     _edits(B, ('state["waiting"][repr(request_id)] = [request_id, now + event["timeout"]]',
+                'state["waiting"][event["method"]] = [request_id, now + event["timeout"]]'),
+            (_ANSWER, '        key = next((k for k, (rid, _) in state["waiting"].items() if rid == event["id"]), None)\n'
+                      '        if key is not None and state["waiting"].pop(key):')),
+     _ONCE, "faults.duplicate-response-ignored"),
+    (B, "deadlines looked at on ticks only",
+     _edit(B, "        if now >= deadline:", '        if now >= deadline and event["type"] == "tick":'),
+     "A late answer to a cancelled request is ignored", "faults.ignore-late-response"),
+    (B, "a tick of grace after the deadline",
+     _edit(B, "        if now >= deadline:", "        if now >= deadline + 0.5:"), _DEADLINE, "lifecycle.timeouts"),
+    (B, "a late answer let through: only answers already delivered are ignored",
+     _edits(B, ('{"next_id": 1, "waiting": {}}', '{"next_id": 1, "waiting": {}, "sent": [], "delivered": []}'),
+            ('        state["waiting"][repr(request_id)]', '        state["sent"].append(request_id)\n'
+                                                        '        state["waiting"][repr(request_id)]'),
+            (_ANSWER, '        state["waiting"].pop(repr(event["id"]), None)\n'
+                      '        if event["id"] in state["sent"] and event["id"] not in state["delivered"]:\n'
+                      '            state["delivered"].append(event["id"])')),
+     "A late answer to a cancelled request is ignored", "faults.ignore-late-response"),
+    (B, "a duplicate delivered again: only cancelled answers are ignored",
+     _edits(B, ('{"next_id": 1, "waiting": {}}', '{"next_id": 1, "waiting": {}, "cancelled": []}'),
+            ('            del state["waiting"][key]  # from now on', '            state["cancelled"].append(request_id)\n'
+                                                                   '            del state["waiting"][key]  # from now on'),
+            (_ANSWER, '        state["waiting"].pop(repr(event["id"]), None)\n'
+                      '        if event["id"] < state["next_id"] and event["id"] not in state["cancelled"]:')),
+     _ONCE, "faults.duplicate-response-ignored"),
+    (B, "one expired request cancelled per event",
+     _edit(B, '            del state["waiting"][key]  # from now on its answer is late: ignored',
+           '            del state["waiting"][key]\n            break'),
+     "Any fault plan is survived like the course's client", "lifecycle.timeouts"),
+    (B, "the stream closed on every 2026-07-28 link",
+     _edit(B, _MODERN_HTTP, 'modern_http = link["revision"] >= "2026-07-28"'), _DEADLINE, "cancel.modern-timeouts"),
+    (B, "notifications/cancelled on every link",
+     _edit(B, _MODERN_HTTP, "modern_http = False"), _DEADLINE, "cancel.modern-http-closes-stream"),
 ]
 
 

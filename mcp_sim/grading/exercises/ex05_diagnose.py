@@ -56,13 +56,14 @@ def _tool(name: str, schema: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def build_trace(rng: Any, revision: str, mistake: str, *, read_first: bool = False, where: int = 0,
-                cursor_form: int = 0, also: str = "") -> tuple[dict[str, Any], int | None]:
+                cursor_form: int = 0, also: str = "", schema_page: int = 1) -> tuple[dict[str, Any], int | None]:
     """A trace in ``revision`` with ``mistake`` in it (or none: ``""``), and the index of the first bad message.
 
     ``mistake`` is a rule tag, for output-schema with how the content breaks it (``output-schema:type``).
     What the seed does not choose: whether ``resources/read`` comes before ``tools/call`` (``read_first``),
     which result lacks ``resultType`` (``where``: 0 the first page, 1 the second, 2 the tools/call result),
-    which invented cursor the client sends (``cursor_form``), and a second mistake ``also`` later in the trace."""
+    which invented cursor the client sends (``cursor_form``), which page lists the tool with the
+    ``outputSchema`` (``schema_page``: 0 the first, 1 the second), and a second mistake ``also`` later in the trace."""
     modern = revision == "2026-07-28"
     base = rng.randint(1, 50)
     ids = [base + i for i in range(4)]
@@ -90,12 +91,15 @@ def build_trace(rng: Any, revision: str, mistake: str, *, read_first: bool = Fal
 
     cache = {"ttlMs": 60000, "cacheScope": "public"} if modern else {}
     client(0, "tools/list", {})
-    result(0, {"tools": [_tool(names[0], None), _tool(names[1], None)], "nextCursor": cursor, **cache})
+    listed = [_tool(names[0], None), _tool(names[1], None), _tool(names[2], None)]
+    listed.insert(1 if schema_page == 0 else 3, _tool(tool_name, _OUTPUT_SCHEMA))  # schemas come from every page
+    pages = [listed[:2], listed[2:]]
+    result(0, {"tools": pages[0], "nextCursor": cursor, **cache})
     invented = ("page=2", "2", cursor + "x", "offset:2", cursor.lower())[cursor_form]
     if "invented-cursor" in tags:
         bad.append(len(out))
     client(1, "tools/list", {"cursor": invented if "invented-cursor" in tags else cursor})
-    result(1, {"tools": [_tool(names[2], None), _tool(tool_name, _OUTPUT_SCHEMA)], **cache})
+    result(1, {"tools": pages[1], **cache})
     structured: Any = {"city": city, "celsius": 12 + rng.randint(0, 15) + (0.5 if read_first else 0),
                        "station": rng.randint(100, 999), "sunny": rng.random() < 0.5, "wind": {"kmh": 12}, "alerts": []}
     variant = tags.get("output-schema")
@@ -111,10 +115,13 @@ def build_trace(rng: Any, revision: str, mistake: str, *, read_first: bool = Fal
     elif variant == "not an object":
         structured = list(_OUTPUT_SCHEMA["required"])  # a list naming the properties is still no object
     content = [{"type": "text", "text": json.dumps(structured)}]
+    answered = {"content": content, "structuredContent": structured}
+    if variant == "no structuredContent":  # the text alone: a tool with an outputSchema must send both
+        del answered["structuredContent"]
     if not mistakes:  # a decoy: a second text block is no mistake
         content.append({"type": "text", "text": f"Measured in {city}."})
     calls = [("tools/call", {"name": tool_name, "arguments": {"city": city}},
-              {"content": content, "structuredContent": structured}),
+              answered),
              ("resources/read", {"uri": f"notes://{rng.choice(('archive', 'old', 'x'))}"}, None)]
     if read_first:
         calls.reverse()
@@ -138,7 +145,8 @@ def build_trace(rng: Any, revision: str, mistake: str, *, read_first: bool = Fal
     return {"revision": revision, "messages": out}, (min(bad) if bad else None)
 
 
-_SCHEMA_VARIANTS = ("city", "station", "sunny", "wind", "alerts", "a boolean for a number", "not an object")
+_SCHEMA_VARIANTS = ("city", "station", "sunny", "wind", "alerts", "a boolean for a number", "not an object",
+                    "no structuredContent")
 KINDS = {"output-schema:missing": ("2025-11-25", "2026-07-28"), "output-schema:type": ("2025-11-25", "2026-07-28"),
          "output-schema:renamed": ("2025-11-25",),
          **{f"output-schema:{v}": ("2025-11-25",) for v in _SCHEMA_VARIANTS}, "not-found-code": ("2025-11-25", "2026-07-28"),
@@ -164,6 +172,8 @@ def _build(ctx: CheckContext, kind: str) -> tuple[str, str, dict[str, Any], int 
         mistake, also, opts = _TWO[mistake]
     elif variation in _ORDERS:
         opts["read_first"] = _ORDERS[variation]
+    if mistake.partition(":")[2] in _SCHEMA_VARIANTS:  # these kinds list the schema's tool on the first page
+        opts["schema_page"] = 0
     elif variation in _WHERE:
         opts["where"] = _WHERE[variation]
     elif variation in _CURSORS:
@@ -202,7 +212,7 @@ def _breaks_at(trace: dict[str, Any], index: int, tag: str, mistake: str, kind: 
     message = trace["messages"][index]["message"]
     made = {"invented-cursor": "method" in message, "not-found-code": "error" in message,
             "result-type": "result" in message and "resultType" not in message["result"],
-            "output-schema": "result" in message and "structuredContent" in message["result"]}
+            "output-schema": "result" in message and "content" in message["result"]}
     return tag in names and made[tag]
 
 
@@ -219,17 +229,17 @@ _SOUND = tuple(f"sound trace ({order}) in {era}" for era in ("2025-11-25", "2026
 _ONE = st.sampled_from(("", "invented-cursor", "not-found-code", "result-type",
                         *(f"output-schema:{v}" for v in ("missing", "type", "renamed", *_SCHEMA_VARIANTS))))
 _TRACES = st.tuples(st.sampled_from(("2025-11-25", "2026-07-28")), _ONE, _ONE, st.booleans(), st.integers(0, 2),
-                    st.integers(0, len(_CURSORS) - 1), st.integers(0, 1 << 16))
+                    st.integers(0, len(_CURSORS) - 1), st.integers(0, 1 << 16), st.integers(0, 1))
 
 
 def _generated_trace(t: tuple[Any, ...]) -> dict[str, Any]:
-    revision, first, second, read_first, where, cursor_form, seed = t
+    revision, first, second, read_first, where, cursor_form, seed, schema_page = t
     if revision != "2026-07-28":  # a legacy result has no resultType to forget
         first, second = (m if m != "result-type" else "" for m in (first, second))
     if first.partition(":")[0] == second.partition(":")[0]:
         second = ""
     trace, _ = build_trace(random.Random(seed), revision, first or second, also=second if first else "",
-                           read_first=read_first, where=where, cursor_form=cursor_form)
+                           read_first=read_first, where=where, cursor_form=cursor_form, schema_page=schema_page)
     return trace
 
 
@@ -284,7 +294,8 @@ def check_generated(ctx: CheckContext, kind: str) -> None:
                  oracle=lambda t: first_broken(_generated_trace(t)), compare=compare,
                  describe=lambda t: f"a {t[0]} trace with {t[1] or 'no mistake'}"
                                     f"{f' and {t[2]}' if t[2] else ''} (calls {'read' if t[3] else 'call'} first, "
-                                    f"resultType case {t[4]}, cursor form {t[5]}, seed {t[6]})")
+                                    f"resultType case {t[4]}, cursor form {t[5]}, seed {t[6]}, "
+                                    f"the schema's tool on page {t[7] + 1})")
 
 
 EXERCISE = Exercise(

@@ -129,7 +129,8 @@ def result_mismatch(result: Any, want: dict[str, Any], why: str, rule: str, cont
             needed = want["content"][0]["text"] if want.get("exact") else ""
             if not texts or not any(t.strip() for t in texts) or (needed and not any(needed in t for t in texts)):
                 return Mismatch(f"{why} An isError result carries text content that tells the model what failed; "
-                                f"yours has {json.dumps(blocks)}.", rule, expected=json.dumps(want["content"]))
+                                f"yours has {json.dumps(blocks)}.", rule,
+                                expected=json.dumps(want["content"]) if needed else "a non-empty text block")
         elif not same_json(canonical(result.get("content")), canonical(want["content"])):
             return Mismatch(f"{why} Your result's content {json.dumps(result.get('content'))} is not what the "
                             f"simulated server answers.", content_rule or rule, expected=json.dumps(want["content"]))
@@ -184,8 +185,9 @@ def _case(ctx: CheckContext, kind: str) -> None:
                                   f"model can fix its arguments), not as a protocol error; you sent "
                                   f"{json.dumps(got)}.", R_TOOL_ERROR, case=json.dumps(request),
                                   expected="a result with isError true")
-            _expect_result(got, request, _expected_result(server, {"isError": True}), "Invalid arguments:",
-                           R_TOOL_ERROR)
+            # any non-empty text block that says what is wrong (the words are free)
+            _expect_result(got, request, _expected_result(server, {"isError": True, "content": [
+                {"type": "text", "text": ""}]}), "Invalid arguments:", R_TOOL_ERROR)
     elif what in ("unknown tool", "a tool name in another case"):
         name = "Forecast" if what == "a tool name in another case" else ctx.rng.choice(("forcast", "delete_all", "weather"))
         request = _req(ctx.rng, "tools/call", {"name": name, "arguments": {"city": known[0]}})

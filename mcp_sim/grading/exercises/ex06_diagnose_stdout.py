@@ -46,6 +46,11 @@ def _session(ctx: CheckContext, kind: str) -> Sequence[StdioLine]:
         lines = list(notes_session(seed, revision))
         lines[3:3] = [StdioLine("stdout", GOOD_LINES[0]), StdioLine("stdin", GOOD_LINES[1])]
         return lines
+    if kind in _AT_THE_EDGES:  # the first line of all, or the last one: every line is judged
+        lines = list(notes_session(seed, revision))
+        stream, text, first = _AT_THE_EDGES[kind]
+        lines.insert(0 if first else len(lines), StdioLine(stream, text))  # type: ignore[arg-type]
+        return lines
     if kind in _TWO_BAD:  # two culprits: the first one written is the one to name
         lines = list(notes_session(seed, revision))
         for at, stream, text in _TWO_BAD[kind]:
@@ -58,6 +63,8 @@ _TWO_BAD = {"two bad lines, the client's first": ((3, "stdin", "note to self: re
                                                   (6, "stdout", "debug: got request")),
             "two bad lines, the server's first": ((3, "stdout", '{"level": "debug", "msg": "hi"}'),
                                                   (6, "stdin", "hello?"))}
+_AT_THE_EDGES = {"a banner printed before the first message": ("stdout", "notes server ready", True),
+                 "a goodbye on stdin as the last line": ("stdin", "bye", False)}
 
 
 def check_diagnose(ctx: CheckContext, kind: str) -> None:
@@ -104,9 +111,9 @@ def check_diagnose(ctx: CheckContext, kind: str) -> None:
 
 BAD_LINES = ("debug: entering handler", '{"level": "info", "msg": "started"}', "[1, 2, 3]", "42", '"text"',
              '{"jsonrpc": "1.0", "id": 1, "result": {}}', '{"jsonrpc": "2.0", "id": 5}', "{",
-             '  "jsonrpc": "2.0",', "ERROR: disk full", "null", '{"jsonrpc": "2.0"}')
+             '  "jsonrpc": "2.0",', "ERROR: disk full", "null", '{"jsonrpc": "2.0"}', '{"jsonrpc": "2.0", "method": 5}')
 """Lines that are no JSON-RPC message: text, JSON that is not an object, an object without "2.0", an id with
-neither result nor error, a piece of pretty-printed JSON."""
+neither result nor error, a method that is no string, a piece of pretty-printed JSON."""
 
 GOOD_LINES = ('{"jsonrpc": "2.0", "id": 99, "error": {"code": -32601, "message": "Method not found"}}',
               '{"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}}')
@@ -173,11 +180,12 @@ EXERCISE = Exercise(
     functions=("diagnose",),
     checks=(
         Check("A line on stdout that is not a message is the server's fault", R_STDOUT, check_diagnose,
-              ("debug print", "json log on stdout", "pretty-printed json", "two bad lines, the server's first"),
+              ("debug print", "json log on stdout", "pretty-printed json", "two bad lines, the server's first",
+               "a banner printed before the first message"),
               hint="Valid JSON is not enough: a message is an object with jsonrpc \"2.0\" and a method, or an id "
                    "with a result or an error."),
         Check("A line on stdin that is not a message is the client's fault", R_STDIN, check_diagnose,
-              ("client note on stdin", "two bad lines, the client's first"),
+              ("client note on stdin", "two bad lines, the client's first", "a goodbye on stdin as the last line"),
               hint="stdin is written by the client, stdout by the server."),
         Check("stderr is for logs: sound sessions are sound", R_STDERR, check_diagnose,
               ("logs on stderr", "healthy session", "an error reply and a notification in a healthy session"),
