@@ -168,6 +168,12 @@ def serve(method: object, rid: object, params: dict, modern: bool) -> None:
             fail(rid, -32002, "Resource not found", {"uri": params.get("uri")})
         else:
             answer(rid, {}, False)
+    elif method == "subscriptions/listen" and modern:  # 2026-07-28's subscribe: acknowledged, then quiet
+        uris = [u for u in (params.get("notifications") or {}).get("resourceSubscriptions") or []
+                if u == README["uri"]]
+        write({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+               "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": rid},
+                          "notifications": {"resourceSubscriptions": uris} if uris else {}}})
     elif method == "resources/templates/list":
         answer(rid, {"resourceTemplates": []}, modern, listing=True)
     elif method == "resources/read":

@@ -187,29 +187,44 @@ def check_framing(run: LinkRun) -> list[Finding]:
     return out
 
 
-def _result_type(method: str | None, revision: str, result: Any) -> str | None:
-    if method is None:
+EXTENSION_RESULTS = {"tasks/get": "GetTaskResult", "tasks/update": "UpdateTaskResult", "tasks/cancel": "CancelTaskResult"}
+"""The tasks extension's methods (2026-07-28) → their result types in the extension's own schema."""
+
+
+def _result_type(request: TraceEvent | None, revision: str, result: Any) -> tuple[str, str] | None:
+    """(schema, definition) that the result answering ``request`` must match: the method's result type,
+    an InputRequiredResult, or a task — legacy ``CreateTaskResult`` when the call carried
+    ``params.task``, the extension's ``CreateTaskResult`` for ``resultType: "task"`` — and the
+    extension's own types for its methods."""
+    if request is None or request.method is None:
         return None
+    method = request.method
     info = REVISIONS[revision].method(method)
-    if isinstance(result, dict) and result.get("resultType") == "input_required":
-        return "InputRequiredResult" if "InputRequiredResult" in schema.definition_names(revision) else None
+    kind = result.get("resultType") if isinstance(result, dict) else None
+    if kind == "input_required":
+        return (revision, "InputRequiredResult") if "InputRequiredResult" in schema.definition_names(revision) else None
+    if REVISIONS[revision].era == "modern" and (kind == "task" or method in EXTENSION_RESULTS):
+        return "ext-tasks", "CreateTaskResult" if kind == "task" else EXTENSION_RESULTS.get(method, "CreateTaskResult")
+    if "task" in _object(_object(request.message).get("params")) and "CreateTaskResult" in schema.definition_names(
+            revision) and isinstance(result, dict) and "content" not in result:
+        return revision, "CreateTaskResult"
     if info is None or info.result_type not in schema.definition_names(revision):
         return None
-    return info.result_type
+    return revision, info.result_type
 
 
 def check_schema(run: LinkRun) -> list[Finding]:
     """Each message the server writes against the JSONRPCMessage schema, and each result against
     its method's result type (on the session's revision)."""
-    asked: dict[int, str | None] = {}
-    """response seq → the method of the request it was paired with (None: its id was in flight twice,
-    so which request it answers cannot be told)."""
+    asked: dict[int, TraceEvent | None] = {}
+    """response seq → the request it was paired with (None: its id was in flight twice, so which
+    request it answers cannot be told)."""
     counts: dict[str, int] = {}
     for request in run.requests:
         counts[_key(request.request_id)] = counts.get(_key(request.request_id), 0) + 1
     for request in run.requests:
         for response in run.answers.get(request.seq, []):
-            asked[response.seq] = request.method if counts[_key(request.request_id)] == 1 else None
+            asked[response.seq] = request if counts[_key(request.request_id)] == 1 else None
     out = []
     for e in run.events:
         if e.sender != server_of(run.name) or e.kind not in ("request", "response", "error", "notification"):
@@ -218,10 +233,10 @@ def check_schema(run: LinkRun) -> list[Finding]:
         what = "message"
         if not errors and e.kind == "response" and isinstance(e.message, dict):
             result = e.message.get("result")
-            definition = _result_type(asked.get(e.seq), run.revision, result)
-            if definition is not None:
-                errors = schema.schema_errors(result, run.revision, definition)
-                what = f"{definition} (the answer to {e.method})"
+            expected = _result_type(asked.get(e.seq), run.revision, result)
+            if expected is not None:
+                errors = schema.schema_errors(result, *expected)
+                what = f"{expected[1]} (the answer to {e.method})"
         if errors:
             out.append(_finding(run, "check.schema-valid", "schema",
                                 f"the {what} breaks the {run.revision} schema: {errors[0]}", e.seq))
@@ -250,7 +265,8 @@ def check_correlation(run: LinkRun, *, deadline_ms: float) -> list[Finding]:
     ended = _ends(run)
     for request in run.requests:
         answers = run.answers.get(request.seq, [])
-        if {"cancelled", "duplicate", "nemesis:hangup"} & set(request.marks):
+        if {"cancelled", "duplicate", "nemesis:hangup", "listen"} & set(request.marks):
+            # (a listen is answered only when the server ends the stream: the checker ends it first)
             continue
         if not answers:
             if any(start < request.seq < end and how == "crash" for start, end, how, _seen in ended):

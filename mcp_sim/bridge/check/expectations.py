@@ -4,7 +4,8 @@ The workload marks every request it sends with an ``expect:…`` label; this mod
 function per label. Each reads the request and its first response (paired by
 :func:`~mcp_sim.bridge.check.checkers.pair_responses`) and returns findings citing the rule at stake
 with its rulebook strength, so a ``SHOULD`` the server skips is reported as advice and only a broken
-``MUST`` fails the check. A request left unanswered is reported once, by the correlation check.
+``MUST`` fails the check. A request left unanswered is reported once, by the correlation check. The task and listen
+expectations live in :mod:`.tasks_checks`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from mcp_sim.bridge.check import tasks_checks
 from mcp_sim.bridge.check.checkers import LinkRun, _finding
 from mcp_sim.bridge.check.findings import Finding
 from mcp_sim.protocol.revisions import LEGACY_VERSIONS
@@ -193,12 +195,14 @@ EXPECTATIONS: dict[str, Expectation] = {
     "expect:resource-not-found": resource_not_found, "expect:prompt-error": prompt_error,
     "expect:method-not-found": method_not_found, "expect:result": result,
     "expect:parse-error": malformed, "expect:invalid-request": malformed,
+    **tasks_checks.EXPECTATIONS,
 }
 
 
 def check_expectations(run: LinkRun) -> list[Finding]:
-    """Every marked client frame on the link against its expectation."""
-    out = []
+    """Every marked client frame on the link against its expectation; then what the link shows of
+    each task's life and of each listen stream (:mod:`.tasks_checks`)."""
+    out = tasks_checks.check_task_lives(run) + tasks_checks.check_listens(run)
     for e in run.events:
         if e.sender != f"client/{run.name}":
             continue

@@ -31,11 +31,12 @@ server importing its dependencies on a busy machine can take many seconds)."""
 
 CLIENT_INFO = {"name": "mcp-sim-check", "version": "0.1.0"}
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 
 
 def request_meta(version: str = MODERN_VERSION) -> dict[str, Any]:
     """The ``_meta`` every 2026-07-28 request carries: version, client capabilities, client name."""
-    return {VERSION_KEY: version, "io.modelcontextprotocol/clientCapabilities": {},
+    return {VERSION_KEY: version, CAPABILITIES_KEY: {},
             "io.modelcontextprotocol/clientInfo": dict(CLIENT_INFO)}
 
 
@@ -103,3 +104,27 @@ class EraSession:
         """A cheap request the server must answer: ``ping`` (legacy) or ``server/discover`` (modern)."""
         method = "ping" if self.era == "legacy" else "server/discover"
         return await self.call(method, None, "expect:result", "probe:alive", *marks)
+
+
+def example_value(schema: Any) -> Any:
+    """A plain value that fits a JSON Schema property (default, first enum option, or by type)."""
+    if not isinstance(schema, dict):
+        return "check"
+    if "default" in schema:
+        return schema["default"]
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    kind = kind[0] if isinstance(kind, list) and kind else kind
+    return {"integer": 1, "number": 1, "boolean": True, "array": [], "object": {}, "null": None}.get(
+        kind if isinstance(kind, str) else "", "check")
+
+
+def example_arguments(input_schema: Any) -> dict[str, Any]:
+    """Arguments for a tool: every required property with an :func:`example_value`."""
+    if not isinstance(input_schema, dict):
+        return {}
+    found_props, found_required = input_schema.get("properties"), input_schema.get("required")
+    props: dict[str, Any] = found_props if isinstance(found_props, dict) else {}
+    required: list[Any] = found_required if isinstance(found_required, list) else []
+    return {name: example_value(props.get(name)) for name in required if isinstance(name, str)}

@@ -9,7 +9,8 @@ The workload itself judges nothing.
 The steps follow the spec's order of things: lists first (following ``nextCursor`` page by page),
 then calls with valid and with invalid arguments, reads, prompts, ``ping`` (legacy only: the
 2026-07-28 revision has no ``ping``), a Multi Round-Trip Request where a tool asks for input
-(2026-07-28), a few requests in flight at once, and a cancelled call.
+(2026-07-28), a few requests in flight at once, and a cancelled call. Tasks (both eras) and
+2026-07-28 listen streams, where the server offers them, are asked for by :mod:`.workloads_tasks`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from typing import Any, Final
 
 import anyio
 
-from mcp_sim.bridge.check.session import UNSUPPORTED_VERSION, EraSession
+from mcp_sim.bridge.check.session import CAPABILITIES_KEY, UNSUPPORTED_VERSION, EraSession, example_arguments
+from mcp_sim.bridge.check.workloads_tasks import listen, task_tools, tasks
 
 Step = Callable[[EraSession], Awaitable[None]]
 
@@ -30,30 +32,6 @@ LISTS: Final = (("tools", "tools/list", "tools"), ("resources", "resources/list"
                 ("resources", "resources/templates/list", "resourceTemplates"),
                 ("prompts", "prompts/list", "prompts"))
 """(capability, method, member of the result that holds the items)."""
-
-
-def example_value(schema: Any) -> Any:
-    """A plain value that fits a JSON Schema property (default, first enum option, or by type)."""
-    if not isinstance(schema, dict):
-        return "check"
-    if "default" in schema:
-        return schema["default"]
-    if isinstance(schema.get("enum"), list) and schema["enum"]:
-        return schema["enum"][0]
-    kind = schema.get("type")
-    kind = kind[0] if isinstance(kind, list) and kind else kind
-    return {"integer": 1, "number": 1, "boolean": True, "array": [], "object": {}, "null": None}.get(
-        kind if isinstance(kind, str) else "", "check")
-
-
-def example_arguments(input_schema: Any) -> dict[str, Any]:
-    """Arguments for a tool: every required property with an :func:`example_value`."""
-    if not isinstance(input_schema, dict):
-        return {}
-    found_props, found_required = input_schema.get("properties"), input_schema.get("required")
-    props: dict[str, Any] = found_props if isinstance(found_props, dict) else {}
-    required: list[Any] = found_required if isinstance(found_required, list) else []
-    return {name: example_value(props.get(name)) for name in required if isinstance(name, str)}
 
 
 # --- the steps -----------------------------------------------------------------------------------
@@ -95,10 +73,11 @@ async def lists(session: EraSession) -> None:
 
 async def calls(session: EraSession) -> None:
     """Up to three tools with valid arguments, one without its required arguments, and an unknown tool."""
+    required = [t for t in task_tools(session) if t.get("execution", {}).get("taskSupport") == "required"]
     for tool in session.tools[:3]:
         await session.call("tools/call", {"name": tool.get("name"),
                                           "arguments": example_arguments(tool.get("inputSchema"))},
-                           "expect:call")
+                           "expect:task-required" if tool in required else "expect:call")
     for tool in session.tools:
         schema = tool.get("inputSchema")
         if isinstance(schema, dict) and schema.get("required"):
@@ -170,17 +149,14 @@ async def cancellation(session: EraSession) -> None:
 
 async def subscriptions(session: EraSession) -> None:
     """Legacy ``resources/subscribe`` and ``resources/unsubscribe`` of the first resource, where the
-    server declares ``resources.subscribe`` (2026-07-28's ``subscriptions/listen`` is a long-lived
-    stream, not exercised yet)."""
+    server declares ``resources.subscribe`` (2026-07-28's ``subscriptions/listen`` is the ``listen``
+    step, in :mod:`.workloads_tasks`)."""
     resources = session.capabilities.get("resources")
     if session.era != "legacy" or not isinstance(resources, dict) or resources.get("subscribe") is not True:
         return
     for resource in session.resources[:1]:
         for method in ("resources/subscribe", "resources/unsubscribe"):
             await session.call(method, {"uri": resource.get("uri")}, "expect:subscription")
-
-
-CAPABILITIES_KEY: Final = "io.modelcontextprotocol/clientCapabilities"
 
 
 async def mrtr(session: EraSession) -> None:
@@ -208,7 +184,7 @@ async def mrtr(session: EraSession) -> None:
 WORKLOADS: Final[dict[str, tuple[tuple[str, Step], ...]]] = {
     "lifecycle": (("version", version_probe), ("basics", basics)),
     "full": (("version", version_probe), ("lists", lists), ("calls", calls), ("reads", reads),
-             ("prompts", prompts), ("basics", basics), ("subscriptions", subscriptions), ("mrtr", mrtr), ("concurrent", concurrent),
-             ("cancellation", cancellation)),
+             ("prompts", prompts), ("basics", basics), ("subscriptions", subscriptions), ("listen", listen), ("tasks", tasks),
+             ("mrtr", mrtr), ("concurrent", concurrent), ("cancellation", cancellation)),
 }
 """Workloads by name: ``full`` (the default) exercises everything; ``lifecycle`` only the opening."""
