@@ -116,3 +116,63 @@ def test_plausible_wrong_answer_is_rejected_on_20_seeds_with_its_rule(tmp_path: 
         assert check.status in ("failed", "error"), f"{name} passed {failing_check!r} on a seed:\n{result}"
         assert check.explanation and check.kind
         assert check.rule == RULES[name], f"{name}: the failure names another rule:\n{result}"
+
+
+# --- the capstone's grading runs mcp-sim check ---------------------------------------------------------
+
+CHECK = "Your server under mcp-sim check (both eras, a nemesis)"
+
+_UNKNOWN_ID = ('            raise ValueError(f"you have no expense {expense_id}")  # the same answer for someone else\'s',
+               '            if expense_id not in book:\n'
+               '                print(f"delete_expense: no expense {expense_id} in the book")  # debugging\n'
+               '            raise ValueError(f"you have no expense {expense_id}")  # the same answer for someone else\'s')
+
+
+@pytest.mark.slow
+def test_a_protocol_defect_only_mcp_sim_check_sees_fails_its_check_with_the_rule(tmp_path: Path) -> None:
+    """A debugging print() on a path the SDK's script never takes (deleting an id nobody has, which the
+    checker's example arguments do) passes the SDK's sessions and fails ``mcp-sim check``: the failure
+    names stdio.stdout-only-messages and shows the line that reached stdout. The reference passes it."""
+    path = tmp_path / "ex12_capstone_wrong.py"
+    path.write_text(_edit(reference_path("ex12_capstone").read_text(encoding="utf-8"), _UNKNOWN_ID), encoding="utf-8")
+    result = grade_seeds(get_exercise("ex12_capstone"), path, path.name, [0], only=[SERVER, CHECK])[0]
+    checks = {c.name: c for c in result.checks}
+    assert checks[SERVER].status == "passed", result
+    assert checks[CHECK].status == "failed", result
+    assert checks[CHECK].rule == "stdio.stdout-only-messages", result
+    assert "mcp-sim check" in checks[CHECK].explanation
+    assert "delete_expense: no expense check in the book" in checks[CHECK].explanation  # the evidence
+    reference = grade_seeds(get_exercise("ex12_capstone"), reference_path("ex12_capstone"), None, [0], only=[CHECK],
+                            reference=True)[0]
+    assert next(c for c in reference.checks if c.name == CHECK).status == "passed", reference
+
+
+def _finding(rule: str, seq: int) -> Any:
+    from mcp_sim.bridge.check.findings import Finding
+
+    return Finding.of(rule, "framing", "2025-11-25", f"{rule} seen", seq, link="expenses-legacy")
+
+
+def test_only_broken_musts_fail_and_the_first_one_is_named_with_its_frame() -> None:
+    """A finding of a should is advice (a note); the first broken must in the trace's order is the
+    failure's rule, and its frame is quoted; the other rules are named after it."""
+    from mcp_sim.bridge.check.findings import CheckReport, EraSummary
+    from mcp_sim.trace.event import TraceEvent
+    from mcp_sim.trace.events import Trace
+
+    era = EraSummary(revision="2025-11-25", passed=False, findings={}, requests=1)
+    trace = Trace([TraceEvent(seq=5, t_ms=1.0, link="expenses-legacy", sender="server/x", receiver="client/x",
+                              kind="invalid", message=None, raw="hello from a print()")])
+    advice_only = CheckReport.build([_finding("stdio.modern.exit-on-eof", 9)], {"legacy": era}, seed=3,
+                                    nemesis=["delay"], schedule=[], target="x")
+    assert capstone.explain_findings(advice_only, trace) is None
+    assert [n.split(":")[0] for n in capstone.advice(advice_only)] == ["mcp-sim check advises (should, 2025-11-25)"]
+    both = CheckReport.build([_finding("stdio.modern.exit-on-eof", 1), _finding("jsonrpc.messages-follow-jsonrpc", 7),
+                              _finding("stdio.stdout-only-messages", 5)], {"legacy": era}, seed=3, nemesis=["delay"],
+                             schedule=[], target="x")
+    failed = capstone.explain_findings(both, trace)
+    assert failed is not None
+    text, rule = failed
+    assert rule == "stdio.stdout-only-messages"
+    assert "hello from a print()" in text and "#5" in text and "jsonrpc.messages-follow-jsonrpc" in text
+    assert "seed 3" in text and capstone.advice(both)[0].endswith("stdio.modern.exit-on-eof")

@@ -1,7 +1,7 @@
 """The capstone's launcher: a learner's server as a real stdio MCP server, under the grader's rules.
 
 The capstone (exercise ``ex12_capstone``) grades a learner's *server* the way a real client meets it:
-the grader starts this module as its own program, ``python -I -m mcp_sim.grading.launcher CONFIG``,
+the grader starts this file as its own program, ``python -I .../launcher.py CONFIG``,
 and the official ``mcp`` SDK's client talks to it over the process's stdin and stdout. This side
 
 1. reads its configuration (a JSON file the grader wrote): the learner's file, the rules of the
@@ -43,15 +43,29 @@ def _fail(message: str) -> NoReturn:
     os._exit(LOAD_FAILED)
 
 
+def _sandbox() -> tuple[Any, Any]:
+    """The learner-side guard and its error teller, loaded from ``sandbox.py`` beside this file (the
+    grader runs this file by its path): importing ``mcp_sim.grading.sandbox`` would first import the
+    grading package, every exercise's grader with it, which costs a second at each server start."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("mcp_sim_learner_sandbox", Path(__file__).with_name("sandbox.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.Guard, module.describe_exception
+
+
 def main(argv: list[str]) -> int:
     """Serve the learner's server as configured in ``argv[0]`` (a JSON file); the exit code."""
     config: dict[str, Any] = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     # Everything the process writes is opened before the hooks go in: afterwards only the scratch
     # folder is writable, and the learner's code must not reach these files by accident.
     wire = os.fdopen(os.dup(1), "wb", buffering=0)
-    captured = os.open(config["stdout_capture"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.dup2(captured, 1)
-    os.close(captured)
+    if config.get("stdout_capture"):  # without it stdout stays the wire, as a plain server's (mcp-sim check)
+        captured = os.open(config["stdout_capture"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(captured, 1)
+        os.close(captured)
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     trace_path = Path(config["trace"])
 
@@ -64,7 +78,7 @@ def main(argv: list[str]) -> int:
 
     from mcp_sim.bridge.recording import WallClockRecorder
     from mcp_sim.bridge.stdio import StdioServerStream
-    from mcp_sim.grading.sandbox import Guard, describe_exception
+    Guard, describe_exception = _sandbox()
     from mcp_sim.roles.server import Server
     from mcp_sim.roles.server_session import serve
     from mcp_sim.security.identity import AuthInfo

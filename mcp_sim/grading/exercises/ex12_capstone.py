@@ -12,7 +12,10 @@ as every learner process) and the official ``mcp`` SDK's client drives it
 (:mod:`~mcp_sim.grading.exercises.ex12_wire`) once per era — 2025-11-25 with the ``initialize``
 handshake, 2026-07-28 with ``server/discover`` — with seeded callers, expenses and arguments. Every
 line the server wrote is checked against the official schema of the negotiated revision, and the
-answers against the rules below. (b) runs inside the simulator's Host against the security labs'
+answers against the rules below. Then ``mcp-sim check`` (:mod:`mcp_sim.bridge.check`) runs on the same
+server, its stdout left as the wire, in both eras under a nemesis seeded by the case's seed: every
+finding of a MUST-strength rule fails that check naming the finding's rule and frame, and the rest
+become notes. (b) runs inside the simulator's Host against the security labs'
 attacks and a legitimate workload that must still work.
 
 A check here may start a process: it reads the learner's file and rules from the learner process it
@@ -23,19 +26,22 @@ the check with an explanation.
 from __future__ import annotations
 
 import json
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, get_args
 
 from hypothesis import strategies as st
 
 import mcp_sim.grading.exercises.ex12_policy as policy
 from mcp_sim.grading.differential import Mismatch
-from mcp_sim.grading.exercises.ex12_wire import Plan, WireRun, drive
+from mcp_sim.grading.exercises.ex12_wire import Plan, WireRun, drive, run_mcp_sim_check
 from mcp_sim.grading.exercises.generated import corners_then_generated
 from mcp_sim.grading.launcher import READY_MARK
 from mcp_sim.grading.learner_code import HIDDEN_MODULES, SANDBOX_FILE, LearnerProcess
 from mcp_sim.grading.model import Check, CheckContext, CheckFailed, Exercise, Hint
 from mcp_sim.protocol.schema import schema_errors
 from mcp_sim.security.identity import pick_distinct
+
+if TYPE_CHECKING:  # the checker is imported when it runs: every learner process imports this package
+    from mcp_sim.bridge.check.findings import CheckReport, Finding
 
 R_PROCESS = "realwire.stdio-server-serves-the-session"
 R_VERSION = {"2025-11-25": "lifecycle.server-echoes-supported-version",
@@ -52,6 +58,8 @@ R_CONFIRM = "host.confirm-with-inputs"
 R_WORKLOAD = "host.tool-policy"
 R_READ = "host.connections-are-not-a-sandbox"
 R_HIDE = "realwire.other-callers-records-not-found"
+R_CACHE = "caching.public-crosses-tokens"
+R_INFO = {"2025-11-25": "lifecycle.server-answers-capabilities", "2026-07-28": "meta.server-info-in-results"}
 
 ERAS: Final = {"2025-11-25 over stdio (initialize handshake)": "2025-11-25",
                "2026-07-28 over stdio (server/discover)": "2026-07-28"}
@@ -64,9 +72,10 @@ _RESULTS: Final = {"tools/list": "ListToolsResult", "tools/call": "CallToolResul
 
 # --- (a) the server over the real wire -----------------------------------------------------------------
 
-ANNOTATION_DEFAULTS: Final = {"readOnlyHint": False, "destructiveHint": True}
+ANNOTATION_DEFAULTS: Final = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False}
 """What a tool's annotations mean when a hint is left out (the ToolAnnotations schema's defaults;
-destructiveHint counts only for a tool that is not read-only, which is where it is compared)."""
+destructiveHint and idempotentHint count only for a tool that is not read-only, which is where they are
+compared)."""
 
 def make_plan(rng: Any) -> Plan:
     """The seed's caller, book and arguments: the caller owns 2–4 expenses, two others own 1–3 each."""
@@ -79,7 +88,8 @@ def make_plan(rng: Any) -> Plan:
     mine = rng.choice([e["id"] for e in expenses if e["owner"] == caller])
     theirs = rng.choice([e["id"] for e in expenses if e["owner"] != caller])
     return Plan(caller, expenses, mine, theirs, rng.choice(_THINGS) + f" #{rng.randint(1, 9)}",
-                rng.randint(100, 50000), -rng.randint(1, 5000), f"2026-{rng.randint(1, 12):02d}")  # and 0, always
+                rng.randint(100, 50000), -rng.randint(1, 5000), f"2026-{rng.randint(1, 12):02d}",  # and 0, always
+                rng.choice((" ", "   ", "\t", " \n ")))
 
 
 def launcher_config(learner: Any) -> dict[str, Any]:
@@ -133,6 +143,34 @@ def check_completed(run: WireRun) -> None:
                     R_VERSION.get(run.revision, R_PROCESS))
 
 
+def answer_to(run: WireRun, method: str, **params: Any) -> dict[str, Any] | None:
+    """The server's answer (the whole message) to the client's first ``method`` request whose params
+    hold ``params``, from the process's own trace."""
+    for frame in run.frames:
+        message = frame["message"]
+        got = message.get("params") if isinstance(message.get("params"), dict) else {}
+        if frame["from"] == "client" and message.get("method") == method and \
+                all(got.get(k) == v for k, v in params.items()):
+            return next((f["message"] for f in run.frames if f["from"] == "server" and "method" not in f["message"]
+                         and f["message"].get("id") == message.get("id")), None)
+    return None
+
+
+def server_names(run: WireRun) -> set[Any]:
+    """The names the server gave itself: serverInfo in the opening's result, and in 2026-07-28 in each
+    result's _meta."""
+    names = set()
+    for frame in run.frames:
+        result = frame["message"].get("result") if frame["from"] == "server" else None
+        if isinstance(result, dict):
+            found = result.get("_meta")
+            meta: dict[str, Any] = found if isinstance(found, dict) else {}
+            for info in (result.get("serverInfo"), meta.get("io.modelcontextprotocol/serverInfo")):
+                if isinstance(info, dict):
+                    names.add(info.get("name"))
+    return names
+
+
 def check_schema(run: WireRun) -> None:
     """Every message the server wrote is valid for the revision, and so is each result's own type."""
     asked = {json.dumps(f["message"].get("id")): f["message"].get("method") for f in run.frames
@@ -153,8 +191,13 @@ def check_schema(run: WireRun) -> None:
 def check_offer(run: WireRun) -> None:
     """The three tools with honest annotations, the template, the prompt. Annotations are compared by
     meaning: a hint left out means the spec's default (readOnlyHint false, destructiveHint true)."""
+    names = server_names(run)
+    if names != {"expenses"}:
+        raise _fail(run, f"The server names itself {sorted(map(repr, names)) or 'nowhere'} in serverInfo; the README "
+                         f"names it 'expenses'.", R_INFO.get(run.revision, R_PROCESS))
     tools = {t.get("name"): t for t in run.seen.get("tools") or [] if isinstance(t, dict)}
-    want = {"list_expenses": {"readOnlyHint": True}, "add_expense": {"readOnlyHint": False, "destructiveHint": False},
+    want = {"list_expenses": {"readOnlyHint": True},
+            "add_expense": {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False},
             "delete_expense": {"readOnlyHint": False, "destructiveHint": True}}
     for name, hints in want.items():
         if name not in tools:
@@ -171,6 +214,27 @@ def check_offer(run: WireRun) -> None:
         raise _fail(run, f"prompts/list should offer monthly_report; it offers {run.seen.get('prompts')!r}.", R_PROMPTS)
 
 
+def _new_expense(run: WireRun, step: str, description: str, cents: int, taken: set[str]) -> str:
+    """The id of the expense ``step`` added: its answer is the new expense as JSON, under an id that was
+    not taken."""
+    seen = run.seen.get(step)
+    call = f"add_expense({description!r}, {cents})"
+    if not isinstance(seen, dict) or seen.get("is_error") is not False:
+        raise _fail(run, f"{call} answered {seen!r}; it should succeed.", R_TOOL_ERRORS)
+    try:
+        added = json.loads(seen["text"])
+        assert isinstance(added, dict) and "id" in added
+    except (ValueError, AssertionError):
+        raise _fail(run, f"{call} should return the new expense as JSON text (id, description, cents); it returned "
+                         f"{seen['text'][:200]!r}.", R_TOOL_ERRORS) from None
+    if added.get("description") != description or added.get("cents") != cents:
+        raise _fail(run, f"{call} returned {added!r}, which is not the expense it was asked to record.", R_TOOL_ERRORS)
+    if str(added["id"]) in taken:
+        raise _fail(run, f"{call} gave the new expense the id {added['id']!r}, which another expense already has "
+                         f"(ids taken: {sorted(taken)}): the new one overwrites it.", R_TOOL_ERRORS)
+    return str(added["id"])
+
+
 def check_calls(run: WireRun, plan: Plan) -> None:
     """Per-caller listing, adding, failures as results, deleting only one's own."""
     own = {e["id"] for e in plan.expenses if e["owner"] == plan.caller}
@@ -180,23 +244,25 @@ def check_calls(run: WireRun, plan: Plan) -> None:
     if before != own:
         raise _fail(run, f"list_expenses for {plan.caller} should list {sorted(own)}; it listed {sorted(before)}.",
                     R_TOOL_ERRORS)
-    added = run.seen.get("add")
-    if not isinstance(added, dict) or added.get("is_error") is not False:
-        raise _fail(run, f"add_expense({plan.new_description!r}, {plan.new_cents}) answered {added!r}; it should "
-                         f"succeed.", R_TOOL_ERRORS)
+    taken = {str(e["id"]) for e in plan.expenses}
+    first = _new_expense(run, "add", plan.new_description, plan.new_cents, taken)
+    small = _new_expense(run, "add_one_cent", plan.new_description + " (small)", 1, taken | {first})
     after = _json_list(run, "list_after")
     if not any(i.get("description") == plan.new_description and i.get("cents") == plan.new_cents for i in after):
         raise _fail(run, f"After add_expense({plan.new_description!r}, {plan.new_cents}) list_expenses does not show "
                          f"it: {after!r}.", R_TOOL_ERRORS)
+    if small not in {str(i["id"]) for i in after}:
+        raise _fail(run, f"After add_expense({plan.new_description + ' (small)'!r}, 1) list_expenses does not show "
+                         f"{small}: {after!r}.", R_TOOL_ERRORS)
     for step, what in (("add_negative", f"cents={plan.bad_cents}"), ("add_zero", "cents=0"),
-                       ("add_wrong_type", "cents given as a string")):
+                       ("add_wrong_type", "cents given as a string"), ("add_blank", f"description={plan.blank!r}")):
         seen = run.seen.get(step)
         if isinstance(seen, dict) and "error" in seen:
             raise _fail(run, f"add_expense with {what} was answered with the JSON-RPC error {seen['error']['code']}. "
                              f"The tool ran and refused: that is a result with isError: true.", R_TOOL_ERRORS)
         if not isinstance(seen, dict) or seen.get("is_error") is not True:
-            raise _fail(run, f"add_expense with {what} was accepted ({seen!r}); amounts are positive whole cents.",
-                        R_TOOL_ERRORS)
+            raise _fail(run, f"add_expense with {what} was accepted ({seen!r}); amounts are positive whole cents "
+                             f"and a description is not blank.", R_TOOL_ERRORS)
     theirs = run.seen.get("delete_theirs")
     if not isinstance(theirs, dict) or theirs.get("is_error") is not True:
         raise _fail(run, f"{plan.caller} deleted {plan.theirs}, which belongs to another caller ({theirs!r}).",
@@ -230,6 +296,11 @@ def check_resource_and_prompt(run: WireRun, plan: Plan) -> None:
         # the other era's not-found code is a slip of the era; any other answer tells the caller it exists
         raise _fail(run, f"resources/read for an expense the caller cannot see should be 'resource not found', "
                          f"{code} in {run.revision}; got {got}.", R_RESOURCES if got in (-32002, -32602) else R_HIDE)
+    read = answer_to(run, "resources/read", uri=f"expenses://{plan.mine}") or {}
+    scope = (read.get("result") or {}).get("cacheScope") if isinstance(read.get("result"), dict) else None
+    if run.revision == "2026-07-28" and scope == "public":
+        raise _fail(run, f"resources/read expenses://{plan.mine}, the caller's own expense, is answered with cacheScope "
+                         f"'public': a shared cache may hand it to any other caller.", R_CACHE)
     prompt = run.seen.get("prompt")
     if not isinstance(prompt, list) or not any(plan.month in text for text in prompt):
         raise _fail(run, f"prompts/get monthly_report with month={plan.month!r} should mention {plan.month} in its "
@@ -245,6 +316,59 @@ def check_server(ctx: CheckContext, kind: str) -> None:
     check_offer(run)
     check_calls(run, plan)
     check_resource_and_prompt(run, plan)
+
+
+# --- (a) again, under mcp-sim check ----------------------------------------------------------------------
+
+CHECK_KINDS: Final = ("both eras, under the nemesis",)
+
+
+def breaks(finding: Finding) -> bool:
+    """Whether a finding fails the check: the strongest strength (a broken MUST or MUST NOT); the
+    others are advice."""
+    from mcp_sim.bridge.check.findings import FindingStrength
+
+    return finding.strength == get_args(FindingStrength)[0]
+
+
+def _frame(trace: Any, finding: Finding) -> str:
+    """The line of the trace a finding points at, as it crossed the wire (or its message)."""
+    seq = finding.evidence.get("seq")
+    for event in trace:
+        if event.seq == seq:
+            text = event.raw if event.raw is not None else json.dumps(event.message) if event.message else event.text
+            return f"\nThe frame it points at (#{seq}, {event.sender} → {event.receiver}): {str(text)[:300]}"
+    return ""
+
+
+def explain_findings(report: CheckReport, trace: Any) -> tuple[str, str] | None:
+    """The explanation and rule of the first broken MUST of ``report`` (in the order of the trace), or
+    ``None`` when it has none: the rule, where and what was seen, never what the answer should be."""
+    broken = [f for f in report.findings if breaks(f)]
+    if not broken:
+        return None
+    first = broken[0]
+    others = sorted({f.rule for f in broken[1:]} - {first.rule})
+    more = f"\nIt also found: {', '.join(others)}." if others else ""
+    return (f"mcp-sim check (the course's checker: both eras, nemesis {', '.join(report.nemesis)}, seed "
+            f"{report.seed}) found {len(broken)} failing finding(s). The first, in {first.era}: {first.message}."
+            f"{_frame(trace, first)}{more}", first.rule)
+
+
+def advice(report: CheckReport) -> list[str]:
+    """The findings of a lesser strength, one line each: shown as notes, never a failure."""
+    return [f"mcp-sim check advises ({f.strength.lower()}, {f.era}): {f.message} — rule {f.rule}"
+            for f in report.findings if not breaks(f)]
+
+
+def check_mcp_sim_check(ctx: CheckContext, kind: str) -> None:
+    """``mcp-sim check`` of the learner's server: every broken MUST fails, the rest become notes."""
+    report, trace = run_mcp_sim_check(launcher_config(ctx.learner), make_plan(ctx.rng), ctx.seed)
+    if isinstance(ctx.learner, LearnerProcess):
+        ctx.learner.notes.extend(n for n in advice(report) if n not in ctx.learner.notes)
+    failed = explain_findings(report, trace)
+    if failed is not None:
+        raise CheckFailed(*failed)
 
 
 # --- (b) the host policy inside the Host ------------------------------------------------------------------
@@ -278,9 +402,24 @@ def _lab(name: str, defence: Any, seed: int, variant: str) -> Any:
         raise leaf from None
 
 
+def check_review_direct(ctx: CheckContext, kind: str) -> None:
+    """A poisoned definition with one sign only, and its honest twin: False for the one, True for the other."""
+    review = ctx.function("review_tool")
+    poisoned, honest = policy.review_case(ctx.rng, kind)
+    for tool, want in ((poisoned, False), (honest, True)):
+        got = review("notes", tool)
+        if got is not want:
+            rule = R_WORKLOAD if want and got is False else R_REVIEW
+            raise CheckFailed(f"{kind}: review_tool() returned {got!r}.", rule,
+                              case=f"review_tool('notes', {json.dumps(tool, ensure_ascii=True)})", expected=repr(want))
+
+
 def check_review(ctx: CheckContext, kind: str) -> None:
     from mcp_sim.scenarios.security.tool_definitions import PinnedReview, Review
 
+    if kind in policy.DIRECT_REVIEW_KINDS:
+        check_review_direct(ctx, kind)
+        return
     review = ctx.function("review_tool")
     name, variant = _REVIEW_LABS[kind]
     defence = Review(review) if name == "tool-poisoning" else PinnedReview(lambda: review)
@@ -371,10 +510,11 @@ EXERCISE = Exercise(
             "prompt) that the official SDK drives over a real stdio pipe in both eras, and a Host policy that stops "
             "the security labs' attacks while the user's own work still goes through.",
     rules=(R_PROCESS, R_STDOUT, R_SCHEMA, R_ANNOTATIONS, R_TOOL_ERRORS, R_RESOURCES, R_PROMPTS, R_AUTHZ, R_REVIEW,
-           R_CONFIRM, R_WORKLOAD, R_READ, R_HIDE),
+           R_CONFIRM, R_WORKLOAD, R_READ, R_HIDE, R_CACHE, *R_INFO.values()),
     functions=("build_server", "review_tool", "decide", "may_read"),
     checks=(
-        Check("Review: poisoned and changed definitions never reach the model", R_REVIEW, check_review, REVIEW_KINDS,
+        Check("Review: poisoned and changed definitions never reach the model", R_REVIEW, check_review,
+              REVIEW_KINDS + policy.DIRECT_REVIEW_KINDS,
               hint="Read every string of the definition (keys, enum values, titles), reveal invisible characters "
                    "first, and refuse text that gives orders, names files or hides itself.", seeds=1),
         Check("Confirmation: what runs, what asks the user, what is refused", R_CONFIRM, check_confirmation,
@@ -391,6 +531,9 @@ EXERCISE = Exercise(
               tuple(ERAS), hint="The failure quotes what the SDK saw and names the rule; the exercise's hints "
                                 "(result.hint(n)) take the rules one by one. Keep the tools, template and prompt "
                                 "named as in the README.", seeds=1),
+        Check("Your server under mcp-sim check (both eras, a nemesis)", R_PROCESS, check_mcp_sim_check, CHECK_KINDS,
+              hint="Run it yourself as the README shows: the failure names the broken rule and the frame of the "
+                   "trace that shows it.", seeds=1),
     ),
     hints=(
         Hint("Start with the server: build_server(expenses) returns a Server; each tool takes ctx: Context and uses "
@@ -406,5 +549,6 @@ EXERCISE = Exercise(
              "everything else you want to allow.", R_CONFIRM),
     ),
     forbidden=("mcp_sim.security", "mcp_sim.scenarios"),
-    needs=("mcp_sim.capabilities.context", "mcp_sim.roles.server", "mcp_sim.grading.launcher"),
+    needs=("mcp_sim.capabilities.context", "mcp_sim.roles.server", "mcp_sim.grading.launcher",
+           "mcp_sim.grading.sandbox"),
 )

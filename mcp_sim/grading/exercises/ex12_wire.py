@@ -1,12 +1,15 @@
 """The capstone's real wire: start the learner's server as a process and drive it with the official SDK.
 
-One session (:func:`drive`) starts ``python -I -m mcp_sim.grading.launcher CONFIG`` (see
+One session (:func:`drive`) starts ``python -I .../launcher.py CONFIG`` (see
 :mod:`mcp_sim.grading.launcher`: the learner's file under the grader's hooks, served over stdio) and
 connects the official ``mcp`` SDK's ``Client`` to it — ``mode="legacy"`` for the ``initialize``
 handshake of 2025-11-25, ``mode="auto"`` for 2026-07-28 (the SDK probes with ``server/discover``).
 It runs the steps of a :class:`Plan` (seeded values), keeps what the SDK saw, and afterwards collects
 what the process left: the lines it read and wrote (its trace), whatever reached its stdout besides
 protocol, its stderr and its exit code.
+
+:func:`run_mcp_sim_check` serves the same file for ``mcp-sim check`` instead, with nothing between
+the process's stdout and the wire.
 
 Nothing here decides whether the answers are right (that is :mod:`~mcp_sim.grading.exercises.ex12_capstone`).
 The session is bounded by a timeout; the SDK closes the server's stdin, waits, then terminates and
@@ -21,11 +24,18 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import mcp_sim.grading.isolation as sandboxing
+import mcp_sim.grading.launcher as launcher
 from mcp_sim.trace.jsonl import load_jsonl
 
+if TYPE_CHECKING:
+    from mcp_sim.bridge.check.findings import CheckReport
+    from mcp_sim.trace.events import Trace
+
+LAUNCHER: Final = Path(launcher.__file__)
+"""The launcher, run by its path (as ``-m`` it would import the whole grading package first)."""
 SESSION_TIMEOUT: Final = 20.0
 """Seconds one real session may take, start to exit, before it is cancelled and the process killed."""
 MODES: Final = {"2025-11-25": "legacy", "2026-07-28": "auto"}
@@ -46,6 +56,8 @@ class Plan:
     new_cents: int
     bad_cents: int
     month: str
+    blank: str = " "
+    """A description with nothing but white space in it."""
 
 
 @dataclass
@@ -119,7 +131,9 @@ async def _script(client: Any, plan: Plan, seen: dict[str, Any]) -> None:
 
     await call("list_before", "list_expenses")
     await call("add", "add_expense", description=plan.new_description, cents=plan.new_cents)
+    await call("add_one_cent", "add_expense", description=plan.new_description + " (small)", cents=1)
     await call("list_after", "list_expenses")
+    await call("add_blank", "add_expense", description=plan.blank, cents=plan.new_cents)
     await call("add_negative", "add_expense", description=plan.new_description, cents=plan.bad_cents)
     await call("add_zero", "add_expense", description=plan.new_description, cents=0)
     await call("add_wrong_type", "add_expense", description=plan.new_description, cents=str(plan.new_cents))
@@ -131,6 +145,50 @@ async def _script(client: Any, plan: Plan, seen: dict[str, Any]) -> None:
     await call("unknown_tool", "no_such_tool")
     await _step(seen, "prompt", client.get_prompt("monthly_report", {"month": plan.month}),
                 lambda r: _texts(m.content for m in r.messages))
+
+
+def server_command(config: dict[str, Any], plan: Plan, root: Path, *,
+                   capture_stdout: bool) -> tuple[list[str], dict[str, Path]]:
+    """The command that serves the learner's server over stdio, its configuration written under ``root``
+    (a scratch folder, the trace, and with ``capture_stdout`` a file that catches whatever reaches
+    stdout besides protocol). Without ``capture_stdout`` the process's stdout is the wire itself, as a
+    plain stdio server's is: what ``mcp-sim check`` reads."""
+    scratch = root / "scratch"
+    scratch.mkdir(exist_ok=True)
+    files = {"trace": scratch / "trace.jsonl"}
+    if capture_stdout:
+        files["stdout_capture"] = root / "stdout.txt"
+    settings = {**config, "scratch": str(scratch), "caller": plan.caller, "expenses": plan.expenses,
+                **{k: str(v) for k, v in files.items()}}
+    (root / "config.json").write_text(json.dumps(settings), encoding="utf-8")
+    argv = [sys.executable, "-I", str(LAUNCHER), str(root / "config.json")]
+    if config.get("isolation") == "os":  # the learner's server inside the sandbox too
+        argv = sandboxing.with_limits(sandboxing.command(
+            sandboxing.check_available(), program=argv[1:], learner_dir=Path(config["file"]).parent,
+            writable=[scratch, root], forbidden=config["forbidden"], needs=config.get("needs", ())))
+    return argv, files
+
+
+CHECK_NEMESIS: Final = ("delay", "duplicate", "reuse", "malformed", "oversized")
+"""The nemesis of the capstone's ``mcp-sim check``: the actions that act inside a session. ``hangup`` and
+``restart`` each start another process and try the launcher's process life, not the learner's code
+(the SDK's sessions already end the spec's way, by closing stdin)."""
+CHECK_TIMEOUT: Final = 60.0
+"""Seconds the whole ``mcp-sim check`` (both eras) may take before it is cancelled."""
+
+
+def run_mcp_sim_check(config: dict[str, Any], plan: Plan, seed: int, *,
+                      timeout: float = CHECK_TIMEOUT) -> tuple[CheckReport, Trace]:
+    """``mcp-sim check`` of the learner's server in both eras under :data:`CHECK_NEMESIS`, seeded with
+    ``seed``: its report and trace. The server's stdout is the wire (nothing captures a stray line)."""
+    from mcp_sim.bridge.check import CheckOptions, run_check
+    from mcp_sim.bridge.notebook import run_sync
+
+    with tempfile.TemporaryDirectory(prefix="mcp-sim-capstone-check-") as tmp:
+        argv, _files = server_command(config, plan, Path(tmp), capture_stdout=False)
+        options = CheckOptions(eras=("legacy", "modern"), nemesis=CHECK_NEMESIS, seed=seed)
+        report, trace = run_sync(lambda: run_check(argv, options), timeout=timeout)
+    return report, trace
 
 
 def drive(config: dict[str, Any], plan: Plan, revision: str, *, timeout: float = SESSION_TIMEOUT) -> WireRun:
@@ -147,18 +205,8 @@ def drive(config: dict[str, Any], plan: Plan, revision: str, *, timeout: float =
     run = WireRun(revision)
     with tempfile.TemporaryDirectory(prefix="mcp-sim-capstone-") as tmp:
         root = Path(tmp)
-        scratch = root / "scratch"
-        scratch.mkdir()
-        files = {"trace": scratch / "trace.jsonl", "stdout_capture": root / "stdout.txt"}
-        settings = {**config, "scratch": str(scratch), "caller": plan.caller, "expenses": plan.expenses,
-                    **{k: str(v) for k, v in files.items()}}
-        (root / "config.json").write_text(json.dumps(settings), encoding="utf-8")
-        argv = [sys.executable, "-I", "-m", "mcp_sim.grading.launcher", str(root / "config.json")]
-        if config.get("isolation") == "os":  # the learner's server inside the sandbox too
-            argv = sandboxing.with_limits(sandboxing.command(
-                sandboxing.check_available(), program=argv[1:], learner_dir=Path(config["file"]).parent,
-                writable=[scratch, root], forbidden=config["forbidden"], needs=config.get("needs", ())))
-        params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=str(scratch))
+        argv, files = server_command(config, plan, root, capture_stdout=True)
+        params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=str(root / "scratch"))
 
         async def session() -> None:
             with (root / "stderr.txt").open("w", encoding="utf-8") as errlog:
