@@ -341,6 +341,14 @@ def _frame(trace: Any, finding: Finding) -> str:
     return ""
 
 
+def _last_words(trace: Any, finding: Finding) -> str:
+    """What the server's process wrote to stderr on the finding's link, its last lines (its own words
+    for a crash or a failed start)."""
+    lines = [str(e.text) for e in trace if e.link == finding.evidence.get("link") and e.kind == "log" and e.text
+             and e.text != READY_MARK and "RuntimeWarning" not in e.text]
+    return "\nIts last words on stderr:\n" + "\n".join(lines[-8:]) if lines else ""
+
+
 def explain_findings(report: CheckReport, trace: Any) -> tuple[str, str] | None:
     """The explanation and rule of the first broken MUST of ``report`` (in the order of the trace), or
     ``None`` when it has none: the rule, where and what was seen, never what the answer should be."""
@@ -352,7 +360,7 @@ def explain_findings(report: CheckReport, trace: Any) -> tuple[str, str] | None:
     more = f"\nIt also found: {', '.join(others)}." if others else ""
     return (f"mcp-sim check (the course's checker: both eras, nemesis {', '.join(report.nemesis)}, seed "
             f"{report.seed}) found {len(broken)} failing finding(s). The first, in {first.era}: {first.message}."
-            f"{_frame(trace, first)}{more}", first.rule)
+            f"{_frame(trace, first)}{_last_words(trace, first) if first.rule == R_PROCESS else ''}{more}", first.rule)
 
 
 def advice(report: CheckReport) -> list[str]:
