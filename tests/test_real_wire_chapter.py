@@ -8,6 +8,7 @@ everything started must be stopped, and ``steady`` must make a real trace print 
 
 from __future__ import annotations
 
+import re
 import socket
 import sys
 from pathlib import Path
@@ -210,3 +211,33 @@ def test_a_port_that_nobody_listens_on_is_reported_closed() -> None:
         port = s.getsockname()[1]
         assert _port_closed(port) is False
     assert _port_closed(port) is True
+
+
+@pytest.mark.slow
+def test_check_servers_checks_a_notebook_server_and_an_sdk_server_in_both_eras_and_stops_them() -> None:
+    from mcp_sim.bridge.check import CheckOptions
+    from mcp_sim.bridge.notebook import check_servers
+
+    options = CheckOptions(nemesis=("malformed",), deadline=30.0, grace=20.0)  # five processes in all
+    runs = check_servers(simulated={"greeter": greeter}, sdk={"sdk_notes": sdk_notes}, options=options)
+    assert list(runs) == ["greeter", "sdk_notes"]
+    for run in runs.values():
+        assert run.report.passed and all(f.strength != "MUST" for f in run.report.findings)
+        assert {era: s.revision for era, s in run.report.eras.items()} == {"legacy": "2025-11-25",
+                                                                          "modern": "2026-07-28"}, run.report.eras
+        # every process the checker spawned also ended before check_servers returned
+        spawned = [e for e in run.trace if (e.text or "").startswith("spawned process")]
+        ended = [e for e in run.trace if e.kind == "transport" and re.search(r"(exited|terminated)", e.text or "")]
+        assert len(spawned) == 3 and len(ended) == len(spawned)  # legacy: workload and probe; modern: workload
+        text = run.findings_text()
+        assert not re.search(r"\d+ ms|process \d|\d+\.\d+ s", text)  # nothing that changes from run to run
+        # the part before the nemesis: one era's workload process, no stderr line, no nemesis action
+        part = run.before_nemesis("modern")
+        assert part and {e.link for e in part} == {f"{run.name}-modern"}
+        assert all(e.kind != "log" and not any(m.startswith("nemesis:") for m in e.marks) for e in part)
+        assert [e.seq for e in part] == list(range(1, len(part) + 1))  # numbered apart from the other processes
+        assert any("nemesis:" in " ".join(e.marks) for e in run.link_trace("modern"))
+    assert runs["greeter"].report.findings == []  # the simulator's server keeps every rule checked here
+    assert runs["greeter"].findings_text().splitlines()[0] == "greeter: passed, no MUST broken"
+    # the SDK's server is silent on unreadable lines: a SHOULD, shown by rule and era
+    assert "check.malformed-frame-answered" in runs["sdk_notes"].findings_text()

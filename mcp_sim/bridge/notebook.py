@@ -331,3 +331,96 @@ def _port_closed(port: int) -> bool:
     with socket.socket() as probe:
         probe.settimeout(0.5)
         return probe.connect_ex(("127.0.0.1", port)) != 0
+
+
+# --- mcp-sim check on servers from the notebook --------------------------------------------------------
+
+CHECK_TIMEOUT = 100.0
+"""Seconds all the checks of :func:`check_servers` may take together (they start a dozen processes)."""
+
+
+@dataclass
+class CheckRun:
+    """One server checked by ``mcp-sim check``: its report and the run's trace (wall clock, as recorded)."""
+
+    name: str
+    report: Any
+    """The :class:`~mcp_sim.bridge.check.findings.CheckReport`."""
+    trace: Trace
+
+    def findings_text(self) -> str:
+        """The findings by rule, strength and era, then each era's verdict: words that do not change
+        from run to run (no times, no process ids)."""
+        skipped = any(summary.skipped for summary in self.report.eras.values())
+        verdict = ("not checked in every era" if skipped else
+                   "passed, no MUST broken" if self.report.passed else "FAILED, a MUST is broken")
+        lines = [f"{self.name}: {verdict}"]
+        for era, summary in self.report.eras.items():
+            counts = ", ".join(f"{n} {s}" for s, n in summary.findings.items() if n) or "no findings"
+            lines.append(f"  {era:7} {summary.revision or summary.skipped}: {counts}")
+        rows = self.report.by_rule()
+        width = max((len(rule) for rule, *_ in rows), default=0)
+        lines += [f"    {strength:<6} {rule:<{width}}  {era}  ×{count}" for rule, strength, era, count in rows]
+        return "\n".join(lines)
+
+    def link_trace(self, era: str) -> Trace:
+        """The events of this era's workload process (``<server>-<era>``), without the side probes."""
+        return Trace([e for e in self.trace if e.link.endswith(f"-{era}")], title=f"{self.name}, {era} era")
+
+    def before_nemesis(self, era: str) -> Trace:
+        """This era's workload process up to the nemesis's first action, without stderr lines, its
+        events numbered from 1: one request at a time, so this part goes the same way on every run
+        (the other processes, checked at the same time, numbered their events in between; after the
+        nemesis's first action, duplicates, concurrent calls and a busy machine decide the order)."""
+        events = []
+        for e in self.link_trace(era):
+            if any(mark.startswith("nemesis:") for mark in e.marks):
+                break
+            if e.kind != "log":
+                events.append(replace(e, seq=len(events) + 1))
+        return Trace(events, title=f"{self.name}, {era} era, before the nemesis")
+
+
+def check_servers(*, simulated: dict[str, Callable[[], Any]] | None = None,
+                  sdk: dict[str, Callable[[], Any]] | None = None, options: Any = None,
+                  timeout: float = CHECK_TIMEOUT) -> dict[str, CheckRun]:
+    """Run ``mcp-sim check`` (:func:`~mcp_sim.bridge.check.run.run_check`) on servers written in the
+    notebook, all at once, each in every era of ``options`` (both by default).
+
+    ``simulated`` maps a name to a factory of a simulator ``Server``: it is written into a module and
+    served as a real process by ``mcp-sim serve``. ``sdk`` maps a name to a factory of an SDK server
+    (``MCPServer``): it is written into a script that runs it over stdio. The checker starts, kills
+    and restarts the processes itself and stops every one before it returns; ``timeout`` bounds the
+    whole (``TimeoutError``, after everything is stopped). Results by name, simulated servers first."""
+    from mcp_sim.bridge.check.run import CheckOptions, run_check
+
+    options = options or CheckOptions()
+    runs: dict[str, CheckRun] = {}
+    with tempfile.TemporaryDirectory(prefix="mcp-sim-ch12-check-") as tmp:
+        folder = Path(tmp)
+        commands: dict[str, list[str]] = {}
+        for name, factory in (simulated or {}).items():
+            module = write_server_module(factory, folder, f"{name}_server")
+            # A script beside the module: its folder is on its own import path, so ``mcp-sim serve
+            # module:factory`` finds the module without touching the environment. It loads the JSON
+            # Schema library before it serves: the simulator loads it only when a call's arguments
+            # are first found wrong, and on a busy machine that takes seconds, inside that call's time.
+            (folder / f"{name}.py").write_text(
+                f"import sys\n\nimport jsonschema  # noqa: F401  (loaded before serving)\n\n"
+                f"from mcp_sim.cli import main\n\nsys.exit(main([\"serve\", {module.spec!r}]))\n", encoding="utf-8")
+            commands[name] = [sys.executable, str(folder / f"{name}.py")]
+        for name, factory in (sdk or {}).items():
+            write_server_module(factory, folder, name, run_stdio=True)
+            commands[name] = [sys.executable, str(folder / f"{name}.py")]
+
+        async def main() -> None:
+            async def one(name: str) -> None:
+                report, trace = await run_check(commands[name], options)
+                runs[name] = CheckRun(name, report, trace)
+
+            async with anyio.create_task_group() as tg:
+                for name in commands:
+                    tg.start_soon(one, name)
+
+        run_sync(main, timeout=timeout)
+    return {name: runs[name] for name in commands}

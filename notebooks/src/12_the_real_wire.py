@@ -12,7 +12,9 @@
 #   show a real session exactly like a simulated one;
 # - what changes when the wire is real: the wall clock replaces the virtual clock, runs stop being
 #   reproducible, processes must be started and stopped, failures are real — and what a trace can
-#   and cannot see.
+#   and cannot see;
+# - how `mcp-sim check` puts a real server — yours, and one the SDK wrote — under a workload and a
+#   nemesis in both eras, and how to read its findings.
 #
 # Every cell below starts real processes (or a real socket), waits for them with a time limit and
 # stops them before it ends. Nothing keeps running after a cell.
@@ -325,6 +327,94 @@ print("real: the two runs' times coincide:", legacy_times[:6] == modern_times[:6
 # scripts and tests.
 
 # %% [markdown]
+# ## Checking a server for real: `mcp-sim check`
+#
+# Every client in this chapter was polite: it sent well-formed requests, one at a time, and waited.
+# Real clients and real pipes are not always like that. `mcp-sim check` puts a real server under a
+# standard **workload** — the session opened in each era (with a version nobody supports, too), every
+# list followed page by page and then with a cursor nobody issued, each tool called with good
+# arguments, without its required ones and by a name nobody has, reads, prompts, ping, an unknown
+# method, cancellation, concurrent calls — and a seeded **nemesis**: pauses in the middle of a line,
+# the same request twice, an id reused while the first is in flight, lines that are not JSON, not
+# UTF-8 or not JSON-RPC, a line of a megabyte, the client hanging up mid-call, and (on the command
+# line, by default) the process killed and started again. Checkers then read the recorded trace, and
+# each broken rule becomes a finding that cites its rulebook id and strength. The command's exit
+# status is 1 exactly when a rule of MUST strength is broken; SHOULD and MAY findings are advice.
+#
+# From Python, `check_servers` (in `mcp_sim/bridge/notebook.py`) hands servers written in this
+# notebook to the same `run_check` the command uses. Our greeter from the top of the chapter is
+# written into a module and served by `mcp-sim serve`, as before — but now the checker starts it:
+# one process per era plus a second one for the probes that need a fresh process, all stopped before
+# the cell ends. A few choices keep this cell short and its output the same on every run: the
+# nemesis leaves out the kill and restart, the seed puts its first action after the plain steps,
+# each request may take 30 seconds before the checker calls it unanswered
+# [[ref check.request-answered]], and a process may take 20 seconds to exit once its stdin is
+# closed before it counts as not exiting [[ref stdio.modern.exit-on-eof]]. Those limits are the
+# checker's choice (the command line's are 10 and 2 seconds), generous here on purpose: on a busy
+# machine even a Python process's exit takes seconds, and the first call with wrong arguments makes
+# the simulator load its JSON Schema library, which takes seconds too. The helper loads that library
+# before serving instead — a real server does its slow start-up before it answers its first
+# request, not during one.
+
+# %%
+from mcp_sim.bridge.check import CheckOptions
+from mcp_sim.bridge.notebook import check_servers
+
+nemesis = ("delay", "duplicate", "reuse", "malformed", "oversized", "hangup")  # the default, minus restart
+options = CheckOptions(nemesis=nemesis, seed=34, deadline=30.0, grace=20.0)
+greeter_check = check_servers(simulated={"greeter": build}, options=options)["greeter"]
+print(greeter_check.findings_text())
+
+# %% [markdown]
+# No finding in either era: the simulator's `Server` keeps every rule the checkers know, for the
+# learner's own tools too. Step through the start of the 2026-07-28 run — up to the nemesis's first
+# action; after that the order of frames depends on timing. Look for the request offering a version
+# nobody supports, refused with `-32022` [[ref versioning.unsupported-version-error]]; the cursor
+# nobody issued, refused with `-32602` [[ref pagination.invalid-cursor-32602]]; and `greet` called
+# without its `name`, answered with a result flagged `isError` after the server validated it
+# [[ref tools.servers-validate-inputs]].
+
+# %%
+play(steady(greeter_check.before_nemesis("modern")))
+
+# %% [markdown]
+# On the command line the same check is `mcp-sim check -- python -m mcp_sim.cli serve
+# greeter_module:build`, with `--html page.html` for a page that needs no kernel and no network: the
+# findings by rule and era, each linked to its step in this same trace player and to its row in the
+# sequence diagram. `--json` writes the report, `--trace` the recorded run.
+#
+# Now the server the SDK wrote, `notes` from above, under the same workload and nemesis. One of the
+# nemesis's lines is not JSON at all:
+
+# %%
+ask("12-sdk-server-unreadable-line")
+
+# %%
+sdk_check = check_servers(sdk={"sdk_notes": notes}, options=options)["sdk_notes"]
+print(sdk_check.findings_text())
+
+# %% [markdown]
+# No MUST is broken, in either era: the official SDK's server passes. The SHOULD findings are real,
+# and each says what the SDK does today:
+#
+# - `check.malformed-frame-answered`: the lines that are not JSON, not UTF-8 or not a JSON-RPC
+#   request got no error; the SDK logs them on stderr and goes on serving
+#   [[ref check.malformed-frame-answered]].
+# - `pagination.invalid-cursor-32602`: a cursor the SDK never issued was served as if it were the
+#   first page [[ref pagination.invalid-cursor-32602]].
+# - `tools.unknown-tool-protocol-error`: a call of a tool nobody has got a result with `isError`, not
+#   a JSON-RPC error [[ref tools.unknown-tool-protocol-error]].
+# - `resources.not-found-legacy`: in 2025-11-25 a missing resource got `-32602`, the code
+#   2026-07-28 requires [[ref resources.not-found-modern]], where the legacy era recommends `-32002`
+#   [[ref resources.not-found-legacy]].
+# - `check.prompts-standard-errors`: an unknown prompt got the code `0` in one era and `-32603` in the
+#   other, not `-32602` [[ref check.prompts-standard-errors]].
+#
+# A SHOULD leaves room for a reason, and a client must cope either way; that is why they do not fail
+# the check. But where two servers differ on a SHOULD, a client written against one is surprised by
+# the other — which is what the table is for.
+
+# %% [markdown]
 # ## Recap
 #
 # - `mcp-sim serve` turns a simulator `Server` into a real MCP server: stdout carries protocol only
@@ -340,6 +430,10 @@ print("real: the two runs' times coincide:", legacy_times[:6] == modern_times[:6
 #   the player work unchanged; to print it reproducibly, mask what the real world changes (times,
 #   process ids, ports, session ids, paths).
 # - A real trace shows only what crossed one end's wire; a simulation shows everything and replays.
+# - `mcp-sim check` drives any real server with a workload under a seeded nemesis, in both eras, and
+#   reports each broken rule by id and strength; the greeter broke none, the SDK's server broke no
+#   MUST and a handful of SHOULDs (silence on unreadable lines, a result or a code other than the
+#   recommended error).
 #
 # **Exercises:** `ex12_capstone`, the course's capstone — your own server, driven by the official SDK
 # over real stdio in both eras, and your Host policy against the security labs' attacks. For practice with
