@@ -17,9 +17,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcp_sim.bridge.check import CheckOptions, CheckReport, run_check
+from mcp_sim.bridge.check import CheckOptions, CheckReport, check_trace, eras_of_links, run_check
 from mcp_sim.protocol import rulebook
 from mcp_sim.trace.events import Trace
+from mcp_sim.trace.jsonl import load_jsonl, to_jsonl
 
 ZOO = Path(__file__).parent / "check_zoo" / "tasks_server.py"
 
@@ -104,3 +105,14 @@ def test_each_task_or_listen_defect_is_reported_with_its_rule_category_and_stren
     assert (rule, category, strength) in seen, f"{defect}: found {sorted(seen)}"
     assert all(f.rule == rule for f in report.findings if f.strength == "MUST"), sorted(seen)
     assert report.exit_code == (1 if strength == "MUST" else 0)
+
+
+def test_the_task_and_listen_findings_come_back_from_a_saved_trace(tmp_path: Path) -> None:
+    # the task and listen checkers read only the trace: a saved run checked again finds the same
+    report, trace = check(zoo_command("cancel-keeps-working"), CheckOptions(nemesis=(), deadline=2.0))
+    path = tmp_path / "run.jsonl"
+    to_jsonl(trace, path)
+    saved = load_jsonl(path)
+    again = check_trace(saved, eras_of_links(saved), deadline=2.0)
+    assert "tasks.legacy.cancelled-before-answer" in {f.rule for f in again}
+    assert sorted(again, key=repr) == sorted(report.findings, key=repr)
