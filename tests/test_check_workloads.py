@@ -39,6 +39,7 @@ EXPECTED: list[tuple[str, str, str, str, str]] = [
     ("cancel-returns-task", "modern", "tasks.ext.cancel-acknowledged", "lifecycle", "MUST"),
     ("extension-not-required", "modern", "tasks.ext.undeclared-is-32021", "capabilities", "MUST"),
     ("task-for-plain-call", "modern", "tasks.ext.declared-in-request", "capabilities", "MUST"),
+    ("required-served-plain", "legacy", "tasks.legacy.required-error", "errors", "MUST"),
     ("listen-unasked", "modern", "subscriptions.only-what-was-asked", "capabilities", "MUST"),
 ]
 

@@ -34,6 +34,7 @@ DEFECTS = {
     "cancel-returns-task": "answers a 2026-07-28 tasks/cancel with the task instead of an empty result",
     "extension-not-required": "serves a 2026-07-28 tasks/get that did not declare the extension",
     "task-for-plain-call": "makes a 2026-07-28 task of a call that did not declare the extension",
+    "required-served-plain": "lists report as required-as-task, yet serves a plain call of it",
     "listen-unasked": "sends prompts/list_changed, which no listen asked for, on a listen stream",
 }
 DEFECT = sys.argv[sys.argv.index("--defect") + 1] if "--defect" in sys.argv else ""
@@ -47,7 +48,8 @@ TTL_MS = 60_000
 REPORT = {"name": "report", "description": "Write a report on a topic (slow: runs as a task).",
           "inputSchema": {"type": "object", "properties": {"topic": {"type": "string"}}, "required": ["topic"]}}
 PLAIN_TOOLS = [*zoo.TOOLS, REPORT]
-LEGACY_TOOLS = [*zoo.TOOLS, {**REPORT, "execution": {"taskSupport": "optional"}}]
+LEGACY_TOOLS = [*zoo.TOOLS, {**REPORT, "execution": {
+    "taskSupport": "required" if DEFECT == "required-served-plain" else "optional"}}]
 tasks: dict[str, dict] = {}
 original_serve = zoo.serve
 original_capabilities = zoo.capabilities
