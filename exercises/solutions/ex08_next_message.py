@@ -21,7 +21,8 @@ def _tasks(transcript: list[dict[str, Any]]) -> tuple[dict[str, dict[str, Any]],
             requests[msg["id"]] = msg
             continue
         if entry["from"] == "server" and msg.get("method") in ("notifications/tasks/status", "notifications/tasks"):
-            latest[msg["params"]["taskId"]] = msg["params"]
+            # the Task itself; a listen stream's _meta (its subscriptionId) belongs to the stream, not the task
+            latest[msg["params"]["taskId"]] = {k: v for k, v in msg["params"].items() if k != "_meta"}
             continue
         if entry["from"] != "server" or "result" not in msg:
             continue
@@ -38,7 +39,10 @@ def _tasks(transcript: list[dict[str, Any]]) -> tuple[dict[str, dict[str, Any]],
 
 def _server(transcript: list[dict[str, Any]], world: dict[str, Any]) -> dict[str, Any]:
     modern = world["revision"] == MODERN
+    # answered, or cancelled by the client (a closed subscriptions/listen is never answered)
     answered = {e["message"]["id"] for e in transcript if e["from"] == "server" and "method" not in e["message"]}
+    answered |= {e["message"]["params"]["requestId"] for e in transcript if e["from"] == "client"
+                 and e["message"].get("method") == "notifications/cancelled"}
     pending = next(e["message"] for e in transcript if e["from"] == "client" and "method" in e["message"]
                    and "id" in e["message"] and e["message"]["id"] not in answered)
     method, params, rid = pending["method"], pending.get("params", {}), pending["id"]

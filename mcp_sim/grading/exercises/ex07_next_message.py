@@ -35,6 +35,7 @@ from mcp_sim.grading.exercises.ex07_world import (
     MODERN,
     Connect,
     catalog,
+    list_everything,
     record,
     watch_story,
 )
@@ -67,19 +68,22 @@ _FLAGS = {"tools": "toolsListChanged", "prompts": "promptsListChanged", "resourc
 
 @functools.lru_cache(maxsize=64)
 def session(seed: int, revision: str, list_changed: bool, lists: tuple[str, ...],
-            subscribe: bool = True) -> tuple[Any, ...]:
+            subscribe: bool = True, tools_first: bool = False) -> tuple[Any, ...]:
     """``(messages, watched, lists)``: the simulator's session for this seed and set-up (kept for a
-    while: every kind of a seed reads the same run)."""
+    while: every kind of a seed reads the same run). ``tools_first``: the client lists tools before
+    anything else, so the list_changed comes to a client that holds the tools already."""
     rng = random.Random(f"ex07_next_message|{seed}")
     server = catalog(rng, list_changed=list_changed, subscribe=subscribe)
     watched = rng.choice(sorted(server.resources))
 
     async def story(connect: Connect, srv: Server) -> None:
         client = await connect(None)
+        if tools_first:
+            await list_everything(client, ("tools/list",))
         # a host that hears about tools only subscribes first thing; one that hears about every list has
         # listed something before (so both a stream opened at once and one opened later are tried)
         await watch_story(client, srv, rng, watched=watched, flags={_FLAGS[k]: True for k in lists},
-                          before=0 if lists == ("tools",) else rng.randint(1, 2))
+                          before=0 if lists == ("tools",) or tools_first else rng.randint(1, 2))
 
     return tuple(m for m in record(rng.randint(0, 2**31), revision, server, story)), watched, lists
 
@@ -303,7 +307,7 @@ def check_tagged(ctx: CheckContext, kind: str) -> None:
 
 def check_relist(ctx: CheckContext, kind: str) -> None:
     revision = _legacy(kind)
-    messages, _, _ = session(ctx.seed, revision, True, _lists(kind))
+    messages, _, _ = session(ctx.seed, revision, True, _lists(kind), tools_first="listed before" in kind)
     changed = _find(messages, "server", _method("notifications/tools/list_changed"))
     at = _find(messages[changed:], "client", _method("tools/list")) + changed
     play(ctx, messages, at, "client", revision, {"task": None})
@@ -406,7 +410,8 @@ EXERCISE = Exercise(
               ("resource updated", "tools list changed: tools only", "tools list changed: every list"),
               hint="Which request opened the stream? Its id goes into every notification's _meta."),
         Check("Client: list tools again after list_changed", R_RELIST, check_relist,
-              ("list again in 2025-06-18", "list again in 2025-11-25", "list again in 2026-07-28"),
+              ("list again in 2025-06-18", "list again in 2025-11-25", "list again in 2026-07-28",
+               "list again, tools listed before, in 2025-11-25", "list again, tools listed before, in 2026-07-28"),
               hint="The notification has no tools in it. Ask for them, with a new id."),
         Check("Any era, declaration, lists and point: the simulator's next message", R_LISTEN, check_generated,
               ("generated",),

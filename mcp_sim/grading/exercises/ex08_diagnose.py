@@ -2,7 +2,8 @@
 
 Each case runs the chapter's task story in the simulator (:mod:`.ex08_task_traces`: a real Client and
 a real Server, 2025-11-25 core tasks or the 2026-07-28 extension) and then, unless the case is a sound
-trace, breaks exactly one message in a seeded way: a finished task's status going back, a Task
+trace, breaks exactly one message in a seeded way: a finished task's status going back (also after
+the end came as ``notifications/tasks`` on a 2026-07-28 listen stream), a Task
 answering for another ``taskId``, tasks used without the capability or extension being declared, a
 cancel of a finished task answered as a success, a result shown while the task still works, a Task in
 the other era's shape. The learner's ``diagnose(trace)`` returns ``{"index": i, "rule": tag}`` for the
@@ -83,13 +84,16 @@ def _status_messages(messages: list[dict[str, Any]], answered: dict[int, dict[st
 
 VARIANTS: dict[str, dict[str, tuple[str, ...]]] = {
     # mistake -> revision -> the variations of that mistake, each its own case kind
-    "terminal-regress": {LEGACY: ("completed, then working", "failed, then completed", "cancelled, then working"),
-                         MODERN: ("completed, then working", "completed, then failed")},
+    "terminal-regress": {LEGACY: ("completed, then working", "failed, then completed", "cancelled, then working",
+                                  "completed, then working after a newer task"),
+                         MODERN: ("completed, then working", "completed, then failed",
+                                  "completed on a listen stream, then working",
+                                  "completed, then working after a newer task")},
     "wrong-task-id": {LEGACY: ("tasks/get names another task", "tasks/cancel names an unknown task"),
                       MODERN: ("tasks/get names another task", "tasks/get names an unknown task")},
     "undeclared": {LEGACY: ("no requests.tools.call", "no cancel", "no list", "no tasks at all"),
                    MODERN: ("the first task", "a later task")},
-    "cancel-finished": {LEGACY: ("a completed task",)},
+    "cancel-finished": {LEGACY: ("a completed task", "a cancelled task")},
     "result-while-working": {MODERN: ("while working", "while input_required")},
     "era-shape": {LEGACY: ("the create answer flattened", "ttlMs for ttl", "pollIntervalMs for pollInterval"),
                   MODERN: ("the create answer nested", "ttl for ttlMs", "pollInterval for pollIntervalMs")},
@@ -107,7 +111,24 @@ def break_trace(rng: Any, messages: list[dict[str, Any]], revision: str, mistake
 
     if mistake == "terminal-regress":
         before, _, after = variant.partition(", then ")
-        at = rng.choice(_status_messages(messages, answered, before))
+        if after.endswith(" after a newer task"):  # the answer about an older task, once a newer one exists
+            after = after.removesuffix(" after a newer task")
+            created: list[str] = []
+            candidates = []
+            for i, m in enumerate(messages):
+                shown = _task_of(m["message"]) if m["from"] == "server" else None
+                if shown is not None and answered.get(i, {}).get("method") == "tools/call":
+                    created.append(shown["taskId"])
+                elif shown is not None and len(created) > 1 and shown["taskId"] != created[-1]:
+                    candidates.append(i)
+            at = next(i for i in candidates if i in _status_messages(messages, answered, before))
+        elif before.endswith(" on a listen stream"):  # the first Task after the one notifications/tasks ended
+            before = before.removesuffix(" on a listen stream")
+            heard = next(i for i, m in enumerate(messages) if m["message"].get("method") == "notifications/tasks"
+                         and m["message"]["params"]["status"] == before)
+            at = next(i for i in _status_messages(messages, answered, before) if i > heard)
+        else:
+            at = rng.choice(_status_messages(messages, answered, before))
         task = _task_of(messages[at]["message"])
         assert task is not None
         task["status"] = after
@@ -147,11 +168,16 @@ def break_trace(rng: Any, messages: list[dict[str, Any]], revision: str, mistake
                     m["message"].get("method") == first[what] and
                     (first[what] != "tools/call" or "task" in m["message"].get("params", {})))
     if mistake == "cancel-finished":
-        at = next(i for i in responses("tasks/cancel") if "error" in messages[i]["message"])
+        def last_shown(at: int) -> dict[str, Any]:
+            task_id = answered[at]["params"]["taskId"]
+            return [t for t in (_task_of(m["message"]) for m in messages[:at] if m["from"] == "server")
+                    if t and t["taskId"] == task_id][-1]
+
+        status = variant.split()[-2]  # "a completed task" -> completed
+        at = next(i for i in responses("tasks/cancel") if "error" in messages[i]["message"]
+                  and last_shown(i)["status"] == status)
         msg = messages[at]["message"]
-        task_id = answered[at]["params"]["taskId"]
-        last = [t for t in (_task_of(m["message"]) for m in messages[:at] if m["from"] == "server")
-                if t and t["taskId"] == task_id][-1]
+        last = last_shown(at)
         msg["result"] = {**{k: v for k, v in last.items() if k != "statusMessage"}, "status": "cancelled"}
         del msg["error"]
         return at

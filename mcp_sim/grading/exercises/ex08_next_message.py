@@ -5,7 +5,9 @@ Each case runs the chapter's task story in the simulator (a real Client and a re
 :mod:`.ex08_task_traces`), in 2025-11-25 (core tasks) or 2026-07-28 (the tasks extension), and stops
 it just before a message of a fixed kind: the server creating a task, or running a call inline because
 nobody opted in; answering ``tasks/get`` and ``tasks/result``; cancelling a finished task (refused in
-2025-11-25, acknowledged by the extension) and a working one; the client polling, fetching the result,
+2025-11-25, acknowledged by the extension), a working one, and (2025-11-25) one already cancelled;
+answering ``tasks/get`` after the completion came as ``notifications/tasks`` on a 2026-07-28 listen
+stream (whose ``subscriptions/listen`` the client closed, so it is never answered); the client polling, fetching the result,
 answering ``input_required`` with ``tasks/update``, and cancelling. The learner's ``next_message(role, transcript, world)`` must return
 the message the simulator sent there. It is compared structurally (the same JSON, apart from what the
 protocol leaves free: ids of new requests, ``statusMessage`` texts, ``serverInfo``) and validated
@@ -106,14 +108,33 @@ def _poll_newest_of_several(messages: list[dict[str, Any]]) -> int:
     raise LookupError("no poll of a second task")
 
 
+def _cancel_of(status: str, answer: bool = True) -> Finder:
+    """The first tasks/cancel (its answer, or the request itself) of a task whose latest status was ``status``."""
+    def find(messages: list[dict[str, Any]]) -> int:
+        latest: dict[str, str] = {}
+        for i, m in enumerate(messages):
+            msg = m["message"]
+            if m["from"] == "client" and msg.get("method") == "tasks/cancel" and "id" in msg \
+                    and latest.get(msg["params"]["taskId"]) == status:
+                return _response_index(messages, i) if answer else i
+            result = msg.get("params") if str(msg.get("method", "")).startswith("notifications/tasks") \
+                else msg.get("result")
+            task = result.get("task", result) if isinstance(result, dict) else None
+            if m["from"] == "server" and isinstance(task, dict) and "taskId" in task and "status" in task:
+                latest[task["taskId"]] = task["status"]
+        raise LookupError(f"no tasks/cancel of a {status} task")
+    return find
+
+
 CASES: dict[str, tuple[str, Finder]] = {
     # kind: (role, where the expected message is)
     "create": ("server", _answer("tools/call", _opted_in)),
     "inline": ("server", _answer("tools/call", lambda p: not _opted_in(p))),
-    "cancel finished": ("server", _answer("tasks/cancel", nth=0)),  # the story cancels a finished task first,
-    "cancel a failed task": ("server", _answer("tasks/cancel", nth=1)),  # 2025-11-25: then the failed one,
-    "cancel working": ("server", _answer("tasks/cancel", nth=-1)),  # and last one that still works
-    "tasks/get after the completion notice": ("server", _answer("tasks/get", nth=1)),
+    "cancel finished": ("server", _cancel_of("completed")),  # the story cancels a finished task first,
+    "cancel a failed task": ("server", _cancel_of("failed")),  # 2025-11-25: then the failed one,
+    "cancel working": ("server", _cancel_of("working")),  # then one that still works,
+    "cancel a cancelled task": ("server", _cancel_of("cancelled")),  # 2025-11-25: and that one again
+    "tasks/get after the completion notice": ("server", _answer("tasks/get", nth=1)),  # 2026-07-28: on a listen
     "tasks/result": ("server", _answer("tasks/result")),
     "tasks/get of an older task": ("server", _get_of_older),
     "tasks/get of a failed task": ("server", _failed_get),
@@ -121,7 +142,7 @@ CASES: dict[str, tuple[str, Finder]] = {
     "poll": ("client", _ask("tasks/get")),
     "fetch the result": ("client", _ask("tasks/result")),
     "answer input_required": ("client", _ask("tasks/update")),
-    "cancel": ("client", _ask("tasks/cancel", nth=-1)),
+    "cancel": ("client", _cancel_of("working", answer=False)),
 }
 
 
@@ -293,12 +314,13 @@ EXERCISE = Exercise(
         Check("Server: no opt-in, no task", R_OPT_IN, _check(R_OPT_IN), _both("inline"),
               hint="Did this request ask for a task (params.task) or declare the tasks extension?"),
         Check("Server: tasks/cancel of a finished task", R_CANCEL_DONE, _check(R_CANCEL_DONE),
-              (*_both("cancel finished"), f"cancel a failed task in {LEGACY}"), hint="What was the task's last status before this tasks/cancel, and which era "
-                                             "refuses such a cancel?"),
+              (*_both("cancel finished"), f"cancel a failed task in {LEGACY}", f"cancel a cancelled task in {LEGACY}"),
+              hint="What was the task's last status before this tasks/cancel, and which era refuses such a "
+                   "cancel?"),
         Check("Server: cancel a working task", R_CANCEL, _check(R_CANCEL), _both("cancel working"),
               hint="What does each era answer a successful tasks/cancel with?"),
         Check("Server: tasks/get and tasks/result", R_STATE, _check(R_STATE),
-              (f"tasks/get after the completion notice in {LEGACY}", f"tasks/result in {LEGACY}",
+              (*_both("tasks/get after the completion notice"), f"tasks/result in {LEGACY}",
                *_both("tasks/get of an older task"), f"tasks/get of a failed task in {LEGACY}"),
               hint="Find the latest Task the server announced for this taskId, and the tool's output in the world."),
         Check("Client: poll with tasks/get", R_POLL, _check(R_POLL), (*_both("poll"), *_both("poll a second task")),

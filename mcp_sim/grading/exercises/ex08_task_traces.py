@@ -10,11 +10,15 @@ step:
 * **2025-11-25** (core tasks): ``initialize``; a call *without* ``params.task`` that runs inline; a
   task-augmented ``tools/call``; ``tasks/get`` while it works (and sometimes ``tasks/list``); the
   completion notice ``notifications/tasks/status``; ``tasks/get`` and ``tasks/result`` once it is
-  done; a ``tasks/cancel`` of the finished task (answered ``-32602``); a second task that the client
-  cancels.
+  done; a ``tasks/cancel`` of the finished task (answered ``-32602``); a task that fails, and a
+  ``tasks/cancel`` of it (refused too); a second task that the client cancels a little later than its
+  last update (so the cancel answer's ``lastUpdatedAt`` moves), then cancels again (refused: it is
+  already cancelled).
 * **2026-07-28** (the ``io.modelcontextprotocol/tasks`` extension): ``server/discover``; a call that
   does not declare the extension and so runs inline; a call that does and gets ``resultType: "task"``;
-  ``tasks/get`` while it works and once it completed; a ``tasks/cancel`` of the finished task (and a
+  ``tasks/get`` while it works; a ``subscriptions/listen`` on its ``taskIds`` that carries the
+  completion as ``notifications/tasks`` (then closed with ``notifications/cancelled``, so that request
+  is never answered); ``tasks/get`` once it completed; a ``tasks/cancel`` of the finished task (and a
   ``tasks/get`` showing it is still completed); a task
   that waits for the user (``input_required``, then ``tasks/update``); a task the client cancels.
 
@@ -65,6 +69,7 @@ def draw_world(rng: Any, revision: str, with_list: bool | None = None) -> dict[s
         "outputs": {long_tool: f"{long_tool} finished (job {token})", only_task: f"{only_task} done",
                     asking: f"{asking}: confirmed"},
         "user_answer": {"action": "accept", "content": {"ok": rng.choice((True, False))}},
+        "cancel_after_s": rng.choice((1, 2, 3)),
     }
 
 
@@ -122,7 +127,9 @@ async def _legacy_story(client: Any, world: dict[str, Any]) -> None:
     await _expect_error(client.request("tasks/cancel", {"taskId": failing["task"]["taskId"]}))  # failed: refused
     second = await client.request("tools/call", {"name": world["only_task_tool"], "arguments": {}, "task": {}})
     await client.request("tasks/get", {"taskId": task_id})  # an older task, not the newest
+    await anyio.sleep(world["cancel_after_s"])  # later than its last update: the cancel answer's lastUpdatedAt moves
     await client.request("tasks/cancel", {"taskId": second["task"]["taskId"]})
+    await _expect_error(client.request("tasks/cancel", {"taskId": second["task"]["taskId"]}))  # cancelled: refused
     await anyio.sleep(0.1)
 
 
@@ -133,7 +140,9 @@ async def _modern_story(client: Any, world: dict[str, Any]) -> None:
     created = await client.request("tools/call", {"name": long_tool, "arguments": {}}, capabilities=caps)
     task_id = created["taskId"]
     await client.request("tasks/get", {"taskId": task_id}, capabilities=caps)
+    watch = await client.listen({"taskIds": [task_id]}, capabilities=caps)  # the end comes on this stream
     await anyio.sleep(world["steps"] * world["step_seconds"] + 1)
+    await watch.close()
     await client.request("tasks/get", {"taskId": task_id}, capabilities=caps)
     await _expect_error(client.request("tasks/cancel", {"taskId": task_id}, capabilities=caps))
     await client.request("tasks/get", {"taskId": task_id}, capabilities=caps)
