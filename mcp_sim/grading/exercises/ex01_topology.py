@@ -158,8 +158,9 @@ def _servers_of(rng: Any, shape: tuple[str, ...]) -> list[dict[str, Any]]:
     names = rng.sample(_SERVER_WORDS, len(shape))
     out: list[dict[str, Any]] = []
     for i, (name, runs) in enumerate(zip(names, shape, strict=True)):
-        if runs == "local":  # a one-word command, and commands with options
-            command = [[f"{name}-mcp"], ["python", "-m", f"{name}_server"], ["npx", "-y", f"@acme/{name}"]][i % 3]
+        if runs == "local":  # a one-word command, and commands with short and long options and a number
+            command = [[f"{name}-mcp"], ["python", "-m", f"{name}_server"], ["npx", "-y", f"@acme/{name}"],
+                       ["uvx", f"{name}-mcp", "--port", str(9000 + i)]][i]
             out.append({"name": f"{name}-{i}", "runs": "local", "command": command})
         else:  # a URL with a port, a query, or none
             url = [f"https://{name}.example.com/mcp", f"http://127.0.0.1:{8000 + i}/mcp",

@@ -32,6 +32,8 @@ R_MODERN = "versioning.unsupported-version-error"
 R_INTERNAL = "jsonrpc.standard-error-codes"
 R_NO_ERROR = "tools.execution-error-is-result"
 R_ARGUMENT = "tools.missing-argument-either-answer"
+R_ID = "jsonrpc.request-id-string-or-integer"
+R_CAPABILITY = "meta.server-uses-only-declared-capabilities"
 
 LEGACY = ("2025-06-18", "2025-11-25")
 MODERN = "2026-07-28"
@@ -165,11 +167,13 @@ def case_method(rng: Any, kind: str) -> Case:
     return _line(_request(rng, server, method), rng), server, -32601, f"the server has no method {method}"
 
 
-PARAMS_KINDS = ("unknown tool", "no name", "no _meta", "partial _meta")
+PARAMS_KINDS = ("unknown tool", "no name", "no _meta", "_meta without protocolVersion",
+                "_meta without clientCapabilities")
+"""Each missing _meta key is a kind of its own (not a draw of the seed)."""
 
 
 def case_params(rng: Any, kind: str) -> Case:
-    server = make_server(rng, MODERN if kind in ("no _meta", "partial _meta") else None)
+    server = make_server(rng, MODERN if "_meta" in kind else None)
     if kind == "unknown tool":
         name = rng.choice([t for t in _TOOLS if t not in server["tools"]])
         req = _request(rng, server, "tools/call", {"name": name, "arguments": {}})
@@ -177,8 +181,7 @@ def case_params(rng: Any, kind: str) -> Case:
         req = _request(rng, server, "tools/call", {"arguments": {}})
     else:
         req = _request(rng, server, rng.choice(("tools/list", "resources/list")))
-        drop = "all" if kind == "no _meta" else rng.choice(("io.modelcontextprotocol/protocolVersion",
-                                                             "io.modelcontextprotocol/clientCapabilities"))
+        drop = "all" if kind == "no _meta" else f"io.modelcontextprotocol/{kind.split()[-1]}"
         if drop == "all":
             req["params"].pop("_meta")
             if not req["params"]:
@@ -188,7 +191,9 @@ def case_params(rng: Any, kind: str) -> Case:
     return _line(req, rng), server, -32602, kind
 
 
-ARGUMENT_KINDS = (*LEGACY, MODERN)
+ARGUMENT_KINDS = (*LEGACY, MODERN, "2025-06-18, the second of two required")
+"""Each revision, and a tool with two required arguments of which the second is missing (every
+required argument counts, not only the first)."""
 ACCEPTED_FOR_MISSING_ARGUMENT: dict[str, tuple[int | None, ...]] = {
     "2025-06-18": (-32602,), "2025-11-25": (-32602, None), MODERN: (-32602, None)}
 """Every compliant answer to a tools/call missing a required argument, per revision."""
@@ -196,13 +201,16 @@ ACCEPTED_FOR_MISSING_ARGUMENT: dict[str, tuple[int | None, ...]] = {
 
 def case_argument(rng: Any, kind: str) -> tuple[str, dict[str, Any]]:
     """A ``tools/call`` of a known tool without one of its required arguments, on a ``kind`` server."""
-    server = make_server(rng, kind)
+    revision, _, second = kind.partition(", ")
+    server = make_server(rng, revision)
     if not any(t["required"] for t in server["tools"].values()):
         first = next(iter(server["tools"]))
         server["tools"][first]["required"] = [rng.choice(_ARGS)]
     name = rng.choice([n for n, t in server["tools"].items() if t["required"]])
     tool = server["tools"][name]
-    args = {a: "x" for a in tool["required"][1:]}
+    if second:
+        tool["required"] = rng.sample(_ARGS, 2)
+    args = {a: "x" for a in (tool["required"][:-1] if second else tool["required"][1:])}
     caps: dict[str, Any] = {tool["needs"]: {}} if tool["needs"] else {}
     return _line(_request(rng, server, "tools/call", {"name": name, "arguments": args}, caps), rng), server
 
@@ -210,7 +218,7 @@ def case_argument(rng: Any, kind: str) -> tuple[str, dict[str, Any]]:
 def check_argument(ctx: CheckContext, kind: str) -> None:
     line, server = case_argument(ctx.rng, kind)
     got = ctx.function("choose_error_code")(line, json.loads(json.dumps(server)))
-    accepted = ACCEPTED_FOR_MISSING_ARGUMENT[kind]
+    accepted = ACCEPTED_FOR_MISSING_ARGUMENT[kind.partition(", ")[0]]
     if not any(got == a and type(got) is type(a) for a in accepted):
         want = ("-32602, or None for the isError result the tools page recommends in this revision"
                 if None in accepted else "-32602: the 2025-06-18 tools page lists invalid arguments among "
@@ -230,36 +238,41 @@ def case_resource(rng: Any, kind: str) -> Case:
             f"resources/read of an unknown URI in {server['revision']}")
 
 
-MODERN_KINDS = ("older version", "future version", "missing capability")
+MODERN_KINDS = ("older version", "future version", "elicitation not declared", "sampling not declared",
+                "roots not declared", "no capability declared")
+"""Each capability a tool may need is a kind of its own, declared beside other capabilities, and once
+with none declared at all (not a draw of the seed)."""
 
 
 def case_modern(rng: Any, kind: str) -> Case:
     server = make_server(rng, MODERN)
-    if kind != "missing capability":
+    if kind.endswith("version"):
         req = _good_call(rng, server)
         req["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = (
             rng.choice(("2025-11-25", "2025-06-18")) if kind == "older version" else rng.choice(("2030-01-01",
                                                                                                  "2029-06-30")))
         return _line(req, rng), server, -32022, f"a protocolVersion the server does not support ({kind})"
     name = rng.choice(list(server["tools"]))
-    need = rng.choice(_NEEDS)
+    need = kind.split()[0] if kind.split()[0] in _NEEDS else rng.choice(_NEEDS)
     server["tools"][name]["needs"] = need
     if name in server["failing_tools"]:
         server["failing_tools"] = []
     req = _request(rng, server, "tools/call",
                    {"name": name, "arguments": {a: "x" for a in server["tools"][name]["required"]}},
-                   rng.choice(({}, {"experimental": {}}, {n: {} for n in _NEEDS if n != need})))
+                   {} if kind == "no capability declared" else
+                   rng.choice(({"experimental": {}}, {n: {} for n in _NEEDS if n != need})))
     return _line(req, rng), server, -32021, f"the tool needs the client capability {need!r}, not declared"
 
 
-INTERNAL_KINDS = ("tools/list", "resources/list", "prompts/list")
+INTERNAL_KINDS = ("tools/list", "resources/list", "prompts/list", "tools/call")
 
 
 def case_internal(rng: Any, kind: str) -> Case:
     server = make_server(rng)
     method = kind
     server["broken_methods"] = [method]
-    return _line(_request(rng, server, method), rng), server, -32603, f"the server's {method} handler crashes"
+    request = _good_call(rng, server) if method == "tools/call" else _request(rng, server, method)
+    return _line(request, rng), server, -32603, f"the server's {method} handler crashes"
 
 
 NO_ERROR_KINDS = ("call", "call in 2026-07-28", "call needing a capability the request declares", "failing tool",
@@ -304,7 +317,7 @@ def case_no_error(rng: Any, kind: str) -> Case:
 
 
 RULE_OF_CODE: dict[int | None, str] = {-32700: R_PARSE, -32600: R_INVALID, -32601: R_METHOD, -32602: R_PARAMS,
-                                      -32002: R_RESOURCE, -32022: R_MODERN, -32021: R_MODERN, -32603: R_INTERNAL,
+                                      -32002: R_RESOURCE, -32022: R_MODERN, -32021: R_CAPABILITY, -32603: R_INTERNAL,
                                       None: R_NO_ERROR}
 """The rule that says which code a case deserves: the rule a wrong answer broke."""
 
@@ -316,6 +329,10 @@ def _make_check(factory: Callable[[Any, str], Case]) -> Callable[[CheckContext, 
         if got != expected or type(got) is not type(expected):
             want = "None (no error response)" if expected is None else str(expected)
             rule = R_RESOURCE if what.startswith("resources/read") else RULE_OF_CODE[expected]
+            if expected is None and got in (-32022, -32021):  # refused for a version or capability it has
+                rule = RULE_OF_CODE[got]
+            if what.startswith("valid JSON but not a valid request"):  # which member makes it invalid
+                rule = _invalid_request_rule(line, expected)
             raise CheckFailed(f"Your function returned {got!r}.", rule,
                               case=f"line:   {line!r}\nserver: {json.dumps(server)}", expected=f"{want} — {what}")
     return run
@@ -357,6 +374,22 @@ def simulator_envelope(line: str) -> tuple[int | None, bool]:
     return None, False
 
 
+def _invalid_request_rule(line: str, code: int | None) -> str:
+    """The rule behind an Invalid Request the answer got wrong: the id's when the id is what decides
+    (null, or of another type — or a valid id refused), JSON-RPC's codes for the other members."""
+    try:
+        msg = json.loads(line)
+    except ValueError:
+        return R_PARSE
+    if code is None:  # a valid request refused: a request without params has only its id to blame
+        return R_ID if isinstance(msg, dict) and "params" not in msg else R_PARSE
+    others_valid = (isinstance(msg, dict) and msg.get("jsonrpc") == "2.0" and isinstance(msg.get("method"), str)
+                    and bool(msg.get("method")) and isinstance(msg.get("params", {}), dict))
+    if not others_valid or "id" not in msg:
+        return R_PARSE
+    return R_INVALID if msg["id"] is None else R_ID
+
+
 def check_generated_envelopes(ctx: CheckContext, kind: str) -> None:
     server = make_server(ctx.rng, ctx.rng.choice(LEGACY))
     if "tools/list" not in server["methods"]:
@@ -367,7 +400,10 @@ def check_generated_envelopes(ctx: CheckContext, kind: str) -> None:
         code, free = want
         if (got == code and type(got) is type(code)) or (free and got in (None, -32600)):
             return None
-        return Mismatch(f"Your function returned {got!r}.", RULE_OF_CODE.get(code, R_INVALID),
+        rule = RULE_OF_CODE.get(code, R_INVALID)
+        if code == -32600 or (code is None and got == -32600):
+            rule = _invalid_request_rule(line, code)
+        return Mismatch(f"Your function returned {got!r}.", rule,
                         expected=f"{code!r}" + (" (or None: a notification)" if free else ""))
 
     exhaustive(ctx, envelopes(), learner=lambda line: ctx.function("choose_error_code")(

@@ -34,6 +34,7 @@ RULE_NEW_ID = "jsonrpc.legacy.request-id-unused-in-session"
 RULE_NOTIFICATION = "jsonrpc.notification-not-answered"
 RULE_INITIALIZE = "lifecycle.server-echoes-supported-version"
 RULE_METHOD_NOT_FOUND = "jsonrpc.standard-error-codes"
+RULE_CAPABILITIES = "lifecycle.server-answers-capabilities"
 
 _VERSIONS = ("2025-06-18", "2025-11-25")
 _NAMES = ("weather", "files", "tracker", "notes", "maps", "calc")
@@ -173,10 +174,10 @@ def check_answer_initialize(ctx: CheckContext, kind: str) -> None:
                f"{result.get('protocolVersion')!r}.", case=case, expected=f"protocolVersion {want_v!r}")
     ctx.expect(result.get("capabilities") == world["server_capabilities"],
                f"Your result.capabilities {result.get('capabilities')!r} are not this server's (the world lists "
-               f"them).", case=case, expected=f"capabilities {world['server_capabilities']!r}")
+               f"them).", RULE_CAPABILITIES, case=case, expected=f"capabilities {world['server_capabilities']!r}")
     ctx.expect(result.get("serverInfo") == world["server_info"],
                f"Your result.serverInfo {result.get('serverInfo')!r} is not this server's (the world lists it).",
-               case=case, expected=f"serverInfo {world['server_info']!r}")
+               RULE_CAPABILITIES, case=case, expected=f"serverInfo {world['server_info']!r}")
 
 
 def check_initialized(ctx: CheckContext, kind: str) -> None:
@@ -200,10 +201,23 @@ def _pending_setup(ctx: CheckContext, method_pool: tuple[str, ...], kind: str
                    ) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
     rng = ctx.rng
     world = make_world(rng)
+    if kind.startswith("tools/list") and len(world["tools"]) < 2:  # the whole list, not one of its tools
+        world["tools"].append({"name": "echo", "description": "echo (tools)", "inputSchema": {"type": "object"}})
     cid, sid = _Ids(rng, ("req-", "c")), _Ids(rng, ("srv-", "s"))
     transcript = handshake(rng, world, cid) + some_traffic(rng, world, cid, sid)
+    if "after an error" in kind:  # an error response answers its request as a result does
+        i = cid()
+        transcript += [_msg("client", {"jsonrpc": "2.0", "id": i, "method": rng.choice(_UNKNOWN_METHODS)}),
+                       _msg("server", {"jsonrpc": "2.0", "id": i,
+                                       "error": {"code": -32601, "message": "Method not found"}})]
     method = kind.split()[0] if kind.split()[0] in method_pool else rng.choice(method_pool)
     request: dict[str, Any] = {"jsonrpc": "2.0", "id": cid(), "method": method}
+    if kind.endswith("id 0"):  # 0 is an id like any other, not a missing one
+        cid.style = "str"
+        for m in transcript:
+            if "id" in m["message"] and (m["from"] == "client") == ("method" in m["message"]):
+                m["message"]["id"] = f"c{m['message']['id']}"  # the client's requests and their answers
+        request["id"] = 0
     if method.startswith(("tools/run", "tools/execute", "files", "prompt")):
         request["params"] = {"name": rng.choice(world["tools"])["name"]}
     transcript.append(_msg("client", request))
@@ -230,12 +244,22 @@ def check_answer_pending(ctx: CheckContext, kind: str) -> None:
 def check_method_not_found(ctx: CheckContext, kind: str) -> None:
     transcript, world, request = _pending_setup(ctx, _UNKNOWN_METHODS, kind)
     msg = _ask(ctx, "server", transcript, world)
+    if "error" in msg and "id" not in msg:
+        raise CheckFailed(f"Your error response {json.dumps(msg)} has no id: it answers the pending request, so it "
+                          f"carries that request's id.", RULE_RESPONSE_ID, case=json.dumps(request))
     resp = _as(msg, JSONRPCErrorResponse, f"an error response: this server has no method {request['method']!r}")
     ctx.expect(resp.id == request["id"] and type(resp.id) is type(request["id"]),
-               f"The error response must carry the failed request's id {request['id']!r}, got {resp.id!r}.")
+               f"The error response must carry the failed request's id, got {resp.id!r}.", RULE_RESPONSE_ID,
+               case=json.dumps(request), expected=f"id {request['id']!r}")
     ctx.expect(resp.error.code == -32601,
                f"{request['method']!r} is not a method this server implements, so the code is -32601 (Method not "
                f"found), not {resp.error.code}.")
+
+
+SHARED_ID = "the ping's id is also the client's"
+SERVER_REQUEST_KINDS = ("int ids", "str ids", "ping then a log", "ping id 0", SHARED_ID)
+"""Each a kind of its own on every seed: the server's ping with either id type, not the last message,
+with the id 0, and with the id of a request of the client's (each side numbers its own)."""
 
 
 def check_answer_server_request(ctx: CheckContext, kind: str) -> None:
@@ -244,11 +268,19 @@ def check_answer_server_request(ctx: CheckContext, kind: str) -> None:
     # Both sides count from the same start: ids are unique per sender, so they may coincide.
     start = rng.randint(0, 3)
     cid = _Ids(rng, ("c",), start)
-    sid = _Ids(rng, ("s",), start)
-    cid.style = sid.style = kind.split()[0]
+    sid = _Ids(rng, ("s",), 100 if kind == SHARED_ID else start)
+    cid.style = sid.style = kind.split()[0] if kind.split()[0] in ("int", "str") else "int"
     transcript = handshake(rng, world, cid) + some_traffic(rng, world, cid, sid)
     ping = {"jsonrpc": "2.0", "id": sid(), "method": "ping"}
+    if kind == "ping id 0":  # 0 is an id like any other, not a missing one
+        ping["id"] = 0 if all(m["message"].get("id") != 0 for m in transcript if m["from"] == "server") else -1
+    if kind == SHARED_ID:  # the client's own request with that id does not answer the server's
+        ping["id"] = next(m["message"]["id"] for m in reversed(transcript) if m["from"] == "client" and
+                          "id" in m["message"] and "method" in m["message"])
     transcript.append(_msg("server", ping))
+    if kind.endswith("then a log"):  # the last message is not what you answer
+        transcript.append(_msg("server", {"jsonrpc": "2.0", "method": "notifications/message",
+                                          "params": {"level": "info", "data": "waiting"}}))
     msg = _ask(ctx, "client", transcript, world)
     resp = _as(msg, JSONRPCResultResponse, f"the client's response to the server's ping (id {ping['id']!r})")
     ctx.expect(resp.id == ping["id"] and type(resp.id) is type(ping["id"]),
@@ -359,13 +391,14 @@ EXERCISE = Exercise(
               ("right after the response", "after a server log"),
               hint="Compare a notification with a request: which member does a notification never have?"),
         Check("Server: answer the pending request with its id", RULE_RESPONSE_ID, check_answer_pending,
-              ("tools/list last", "ping last", "tools/list then a notification", "ping then a notification"),
+              ("tools/list last", "ping last", "tools/list then a notification", "ping then a notification",
+               "ping after an error response", "tools/list with id 0"),
               hint="Find the client request that has no response yet; it is not always the last message."),
         Check("Server: an unknown method gets -32601", RULE_METHOD_NOT_FOUND, check_method_not_found,
               ("unknown method last", "unknown method then a notification"),
               hint="An error response answers a request like a result does; compare its id with the request's."),
         Check("Client: answer the server's request", RULE_RESPONSE_ID, check_answer_server_request,
-              ("int ids", "str ids"),
+              SERVER_REQUEST_KINDS,
               hint="The server can send requests too (ping). Which id does the answer to it carry?"),
         Check("Client: a new request gets a fresh id", RULE_NEW_ID, check_new_request,
               ("int in order", "str in order", "int late answer", "str late answer", "int from 2"),

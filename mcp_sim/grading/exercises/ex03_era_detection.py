@@ -56,7 +56,7 @@ def modern_error(rng: Any, code: int | None = None) -> dict[str, Any]:
 
 
 LEGACY_KINDS = ("timeout", "-32601", "-32600 not initialized", "-32602 with data", "-32603", "-32000 with data",
-                "odd result", "error without id")
+                "odd result", "error without id", "-32023 beside the modern codes")
 
 
 def legacy_reply(rng: Any, kind: str) -> dict[str, Any] | None:
@@ -152,17 +152,22 @@ def _error(rng: Any, code: int, data: dict[str, Any] | None = None, with_id: boo
 
 
 REPLIES: tuple[str, ...] = (
-    "a DiscoverResult", "a DiscoverResult with instructions", "-32020", "-32021", "-32022", "-32022 without data",
-    "-32601", "-32600", "-32602 with -32022-like data", "-32603", "-32000 with requiredCapabilities", "-32001",
-    "-32002", "-32042", "-32700", "-32601 without id", "an empty result", "a result without supportedVersions",
+    "a DiscoverResult", "a DiscoverResult with instructions", "a DiscoverResult with ttlMs 0", "-32020", "-32021",
+    "-32022", "-32022 without data", "-32601", "-32600", "-32602 with -32022-like data", "-32603",
+    "-32000 with requiredCapabilities", "-32001", "-32002", "-32042", "-32019", "-32023", "-32029", "-32700",
+    "-32601 without id", "an empty result", "a result without supportedVersions", "an InitializeResult",
     "a null result", "neither result nor error")
-"""Every reply shape the generated checks try (the seed picks ids, names and versions inside each)."""
+"""Every reply shape the generated checks try (the seed picks ids, names and versions inside each): the
+codes next to the three modern ones are legacy, and so is a lenient server's InitializeResult."""
 
 
 def make_reply(rng: Any, shape: str) -> dict[str, Any]:
     """The reply of ``shape`` (see :data:`REPLIES`)."""
     if shape.startswith("a DiscoverResult"):
-        return discover_result(rng, "with instructions and serverInfo" if "instructions" in shape else "")
+        reply = discover_result(rng, "with instructions and serverInfo" if "instructions" in shape else "")
+        if shape.endswith("ttlMs 0"):  # a result not to be cached is still a DiscoverResult
+            reply["result"]["ttlMs"] = 0
+        return reply
     if shape in ("-32020", "-32021", "-32022"):
         return modern_error(rng, int(shape))
     if shape == "-32022 without data":
@@ -176,6 +181,8 @@ def make_reply(rng: Any, shape: str) -> dict[str, Any]:
     if shape[0] == "-":
         return _error(rng, int(shape))
     result: Any = {"an empty result": {}, "a result without supportedVersions": {"tools": [], "ok": True},
+                   "an InitializeResult": {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                                           "serverInfo": {"name": "legacy", "version": "1.0"}},
                    "a null result": None}.get(shape, "none")
     return {"jsonrpc": "2.0", "id": _rid(rng)} if result == "none" else {"jsonrpc": "2.0", "id": _rid(rng),
                                                                           "result": result}

@@ -164,9 +164,10 @@ def check_choose(ctx: CheckContext, kind: str) -> None:
 class FakeServer:
     """A modern server that speaks ``versions`` and records every request it gets."""
 
-    def __init__(self, versions: list[str], result: dict[str, Any]) -> None:
+    def __init__(self, versions: list[str], result: dict[str, Any], error: dict[str, Any] | None = None) -> None:
         self.versions = versions
         self.result = result
+        self.error = error  # an error this server answers every request in a version it speaks with
         self.requests: list[dict[str, Any]] = []
 
     def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -181,6 +182,8 @@ class FakeServer:
             return {"jsonrpc": "2.0", "id": request.get("id"),
                     "error": {"code": -32022, "message": f"Unsupported protocol version: {version}",
                               "data": {"requested": version, "supported": list(self.versions)}}}
+        if self.error is not None:
+            return {"jsonrpc": "2.0", "id": request.get("id"), "error": copy.deepcopy(self.error)}
         return {"jsonrpc": "2.0", "id": request.get("id"), "result": dict(self.result)}
 
 
@@ -190,12 +193,13 @@ def _ids(rng: Any) -> Callable[[], Any]:
     return lambda: next(counter) if style == "int" else f"c-{next(counter)}"
 
 
-def _run_call(ctx: CheckContext, client: list[str], server_versions: list[str]) -> tuple[Any, FakeServer,
-                                                                                           dict[str, Any]]:
+def _run_call(ctx: CheckContext, client: list[str], server_versions: list[str], error: dict[str, Any] | None = None
+              ) -> tuple[Any, FakeServer, dict[str, Any]]:
     rng = ctx.rng
     spec = _params(rng)
     caps, info = _caps(rng), {"name": "course-client", "version": "1.0"}
-    server = FakeServer(server_versions, {"resultType": "complete", "content": [{"type": "text", "text": "ok"}]})
+    server = FakeServer(server_versions, {"resultType": "complete", "content": [{"type": "text", "text": "ok"}]},
+                        error)
     got = ctx.function("call_with_retry")(server, _ids(rng), spec["method"], copy.deepcopy(spec["params"]),
                                           list(client), caps, info)
     if not server.requests:
@@ -246,6 +250,17 @@ def check_first_try_and_give_up(ctx: CheckContext, kind: str) -> None:
         ctx.expect(len(server.requests) == 1, f"The server supports the client's newest version {max(client)!r}; "
                                               f"one request is enough, but {len(server.requests)} were sent.")
         ctx.expect(isinstance(got, dict) and "result" in got, f"Return the server's response; got {got!r}.")
+        return
+    if kind == "another error":  # only -32022 is about the version: any other error is the answer
+        error = {"code": rng.choice((-32602, -32601, -32603)), "message": "something else",
+                 "data": {"supported": sorted(client)}}
+        got, server, _ = _run_call(ctx, client, [max(client)], error)
+        ctx.expect(len(server.requests) == 1, f"The server answered error {error['code']}, not -32022: there is no "
+                                              f"version to renegotiate, but {len(server.requests)} requests were "
+                                              f"sent.", case=f"client supports {client!r}; the error: {error!r}")
+        ctx.expect(isinstance(got, dict) and got.get("error") == error,
+                   f"After an error other than -32022, call_with_retry() returns that response; got {got!r}.",
+                   case=f"client supports {client!r}; the error: {error!r}")
         return
     server_versions = [v for v in POOL if v not in client] or ["2030-01-01"]
     got, server, _ = _run_call(ctx, client, server_versions)
@@ -399,7 +414,7 @@ EXERCISE = Exercise(
         Check("After -32022, retry once with a new id", R_NEW_ID, check_retry, ("one shared", "several shared"),
               hint="Compare the retry with the first request: which members must differ, which must stay?"),
         Check("No retry when none is needed or none is possible", R_RETRY, check_first_try_and_give_up,
-              ("first try works", "nothing shared"),
+              ("first try works", "nothing shared", "another error"),
               hint="Look at the first response before deciding to send again."),
         Check("Any params and _meta: the request is the simulator's", R_META, check_generated_requests,
               ("generated",), seeds=1, hint="The caller's params and _meta keys, plus this request's version, capabilities "

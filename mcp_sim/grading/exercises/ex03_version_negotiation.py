@@ -206,8 +206,10 @@ def check_generated_handshake(ctx: CheckContext, kind: str) -> None:
         client, server = case
         if got in accepted:
             return None
-        if got is None:
-            rule = R_SERVER if max(client) in server else R_CLIENT
+        if max(client) in server:  # the server speaks the client's latest offer: both use it
+            rule = R_CLIENT_OFFER
+        elif got is None:
+            rule = R_CLIENT
         elif got not in client:
             rule = R_CLIENT
         elif got not in server:

@@ -56,7 +56,7 @@ def _input_request(rng: Any, key: str, kind: str = "") -> dict[str, Any]:
     if kind == "sampling/createMessage":
         return {"method": kind, "params": {"messages": [{"role": "user", "content": {
             "type": "text", "text": f"Write a {key} for ticket {rng.randint(1, 999)}"}}], "maxTokens": 50}}
-    return {"method": kind, "params": {}}
+    return {"method": kind}  # roots/list has no params to send: the member is optional and left out
 
 
 def make_handlers(salt: str, calls: list[tuple[str, dict[str, Any]]]) -> dict[str, Callable[[dict[str, Any]], Any]]:
@@ -135,10 +135,12 @@ class ScriptedServer:
                                   "been asked yet.", R_STATE)
         else:
             asked, state = self.rounds[n - 1]
-            if state is None and "requestState" in params:
+            earlier_states = [s for _, s in self.rounds[:n - 1] if s is not None]
+            earlier_keys = {k for a, _ in self.rounds[:n - 1] for k in a}
+            if state is None and "requestState" in params:  # an earlier round's belongs to its own retry only
                 return self._fail(f"The server gave no requestState in round {n}, but retry #{n} carries "
                                   f"requestState {params['requestState']!r}. Never invent one or carry an old one "
-                                  f"forward.", R_STATE)
+                                  f"forward.", R_PARAMS if params["requestState"] in earlier_states else R_STATE)
             if state is not None and params.get("requestState") != state:
                 return self._fail(f"Round {n} gave requestState {state!r}; retry #{n} must echo it exactly, but "
                                   f"carried {params.get('requestState')!r}.", R_STATE)
@@ -148,7 +150,7 @@ class ScriptedServer:
                     return self._fail(f"Round {n} asked for {sorted(asked)}; retry #{n} must carry inputResponses "
                                       f"with those keys, but carried {responses!r}.", R_FULFIL)
                 for key, req in asked.items():
-                    want = self.expected_handlers[req["method"]](copy.deepcopy(req["params"]))
+                    want = self.expected_handlers[req["method"]](copy.deepcopy(req.get("params", {})))
                     if key not in responses:
                         return self._fail(f"Round {n} asked for {key!r} ({req['method']}); retry #{n} has no "
                                           f"inputResponses[{key!r}].", R_FULFIL)
@@ -160,10 +162,12 @@ class ScriptedServer:
                 if stale:
                     return self._fail(f"Retry #{n} answers {stale}, which round {n} did not ask for (they belong "
                                       f"to an earlier round). Send only the responses to the latest "
-                                      f"InputRequiredResult.", R_ROUNDS)
+                                      f"InputRequiredResult.", R_PARAMS if set(stale) <= earlier_keys else R_ROUNDS)
             elif responses:
                 return self._fail(f"Round {n} asked for no input (only requestState), yet retry #{n} carries "
-                                  f"inputResponses {json.dumps(responses)}.", R_ROUNDS)
+                                  f"inputResponses {json.dumps(responses)}.",
+                                  R_PARAMS if isinstance(responses, dict) and set(responses) <= earlier_keys
+                                  else R_ROUNDS)
         if n < len(self.rounds):
             asked, state = self.rounds[n]
             result: dict[str, Any] = {"resultType": "input_required"}

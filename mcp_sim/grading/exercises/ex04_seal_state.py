@@ -108,6 +108,8 @@ def check_round_trip(ctx: CheckContext, kind: str) -> None:
     c = _case(ctx.rng)
     if kind == "empty state":
         c["state"] = {}
+    if kind == "text in any script":  # beyond Latin-1 too: the state is JSON, any Unicode
+        c["state"]["note"] = "☃ naïve café, 東京, line1\nline2"
     token = _seal(ctx, c)
     if kind == "in a fresh process":
         with ctx.fresh_process() as other:
@@ -231,6 +233,14 @@ def plain_edits(token: str, c: dict[str, Any]) -> Iterator[tuple[str, str, dict[
                 edit = (repr(number + 3600), {"now": exp + 1})
             elif part == c["caller"]:
                 edit = ("mallory@evil.example", {"caller": "mallory@evil.example"})
+            else:  # the caller's name encoded on its own, outside what a MAC covers
+                for _name, dec, enc in _decoders():
+                    try:
+                        if part and dec(part) == c["caller"].encode():
+                            edit = (enc(b"mallory@evil.example", part), {"caller": "mallory@evil.example"})
+                            break
+                    except (ValueError, binascii.Error):
+                        continue
             if edit is not None:
                 forged = sep.join([*parts[:i], edit[0], *parts[i + 1:]])
                 yield forged, f"plain segment {i + 1}: {part!r} → {edit[0]!r}", edit[1]
@@ -297,6 +307,8 @@ def check_caller(ctx: CheckContext, kind: str) -> None:
 
 def check_arguments(ctx: CheckContext, kind: str) -> None:
     c = _case(ctx.rng)
+    if kind == "a nested value changed":  # a digest covers every level of the arguments
+        c["arguments"]["filters"] = {"status": "open", "tags": ["a", "b"]}
     token = _seal(ctx, c)
     if kind == "changed value":
         changed = {**c["arguments"], "order_id": c["arguments"]["order_id"] + "9"}
@@ -310,6 +322,14 @@ def check_arguments(ctx: CheckContext, kind: str) -> None:
         _must_reject(ctx, c, token, f"the retry sent limit as the string {typed['limit']!r}, not the integer "
                                     f"{c['arguments']['limit']}: another JSON value, so another request.", R_ARGS,
                      arguments=typed)
+    elif kind == "a key renamed":  # the same value under another name is another request
+        renamed = {("max_results" if k == "limit" else k): v for k, v in c["arguments"].items()}
+        _must_reject(ctx, c, token, f"the retry sent {renamed!r}: the value of limit under another name.", R_ARGS,
+                     arguments=renamed)
+    elif kind == "a nested value changed":
+        nested = {**c["arguments"], "filters": {"status": "closed", "tags": ["a", "b"]}}
+        _must_reject(ctx, c, token, f"the retry changed a value inside filters: {nested!r}.", R_ARGS,
+                     arguments=nested)
     elif kind == "one removed":
         fewer = {k: v for k, v in c["arguments"].items() if k != "notify"}
         _must_reject(ctx, c, token, f"the retry left out an argument: {fewer!r}.", R_ARGS, arguments=fewer)
@@ -322,9 +342,11 @@ def check_arguments(ctx: CheckContext, kind: str) -> None:
 
 def check_expiry(ctx: CheckContext, kind: str) -> None:
     c = _case(ctx.rng)
+    if kind == "just before a long expiry":  # the ttl is the caller's: never shortened
+        c["ttl"] = 3600.0
     token = _seal(ctx, c)
     expiry = c["now"] + c["ttl"]
-    if kind == "just before expiry":
+    if kind in ("just before expiry", "just before a long expiry"):
         _must_accept(ctx, c, token, expiry - 0.001, f"1 ms before its expiry (sealed at {c['now']:.3f} with ttl "
                                                     f"{c['ttl']:g} s) the token is still valid.", R_BIND)
     elif kind == "at expiry":
@@ -401,7 +423,8 @@ class _Round:
 
 
 CALLER_CHANGES = ("another caller", "upper case", "longer", "prefix")
-ARGUMENT_CHANGES = ("reordered", "a value changed", "one added", "one removed", "an int as a string")
+ARGUMENT_CHANGES = ("reordered", "a value changed", "one added", "one removed", "an int as a string",
+                    "a key renamed")
 TIME_OFFSETS = (-1.0, -0.5, -0.001, 0.0, 0.001, 0.5, 30.0)
 """When the token is presented, relative to its expiry (whole-second sealing times and ttls, so the
 expiry itself is exact: a difference at the boundary is the learner's, not a float's)."""
@@ -440,6 +463,8 @@ def presented(case: dict[str, Any], variant: tuple[str, str, float]) -> tuple[st
         args.pop("order_id")
     elif argument_change == "an int as a string":
         args["limit"] = str(args["limit"])
+    elif argument_change == "a key renamed":
+        args["max_results"] = args.pop("limit")
     return caller, args, case["now"] + case["ttl"] + offset
 
 
@@ -509,7 +534,7 @@ EXERCISE = Exercise(
     functions=("seal_state", "open_state"),
     checks=(
         Check("A fresh token opens to the same state", R_INTEGRITY, check_round_trip,
-              ("same process", "empty state", "in a fresh process"),
+              ("same process", "empty state", "text in any script", "in a fresh process"),
               hint="Compare what open_state gives back with what seal_state was given — also when another "
                    "process, sharing only the key, opens it."),
         Check("Forged and tampered tokens are rejected", R_INTEGRITY, check_forgery,
@@ -518,10 +543,11 @@ EXERCISE = Exercise(
         Check("Bound to the caller", R_BIND, check_caller, ("another caller", "same name, other case", "a longer name"),
               hint="Compare the caller who presents the token with the one it was sealed for."),
         Check("Bound to the arguments (key order does not matter)", R_ARGS, check_arguments,
-              ("changed value", "added argument", "an integer sent as a string", "one removed",
-               "same arguments reordered"),
+              ("changed value", "added argument", "an integer sent as a string", "one removed", "a key renamed",
+               "a nested value changed", "same arguments reordered"),
               hint="Compare a digest of the arguments, computed the same way whatever the order of their keys."),
-        Check("Expires after ttl seconds", R_BIND, check_expiry, ("just before expiry", "at expiry", "after expiry"),
+        Check("Expires after ttl seconds", R_BIND, check_expiry, ("just before expiry", "just before a long expiry", "at expiry",
+                                                                  "after expiry"),
               hint="Compare the opening time with the expiry at the boundary itself: is 'at' valid or not?"),
         Check("A real HMAC, full-length tags, constant-time comparison", R_CONST, check_mac_strength,
               ("HMAC with the server's key", "constant-time comparison", "full-length tag"),
