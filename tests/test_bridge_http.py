@@ -168,6 +168,39 @@ def test_legacy_session_lifecycle_over_http() -> None:
     with_endpoint(check)
 
 
+def test_a_legacy_post_with_a_used_id_is_refused_at_once() -> None:
+    """Each POST gets its own answer: a second POST with an id the session used (a copy sent at the same
+    moment, a copy after the answer, or another request) gets 400 and -32600 without an id; the first
+    keeps its answer. (The session program drops a copy: its POST used to wait for nothing.)"""
+    async def check(h: HttpServerHandle, http: httpx.AsyncClient) -> None:
+        init = body(1, "initialize", protocolVersion="2025-11-25", capabilities={},
+                    clientInfo={"name": "raw", "version": "0"})
+        r = await http.post(h.url, content=init, headers=ACCEPT)
+        legacy = {**ACCEPT, H.MCP_SESSION_ID: r.headers[H.MCP_SESSION_ID], "MCP-Protocol-Version": "2025-11-25"}
+        await http.post(h.url, content=body(None, "notifications/initialized"), headers=legacy)
+        call = body(7, "tools/call", name="get_forecast", arguments={"city": "Paris"})
+        answers: list[httpx.Response] = []
+
+        async def post(text: str) -> None:
+            answers.append(await http.post(h.url, content=text, headers=legacy))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(post, call)
+            tg.start_soon(post, call)
+        await post(call)
+        await post(body(7, "tools/list"))
+        await post(body(1, "ping"))  # initialize's id is used too
+        assert sorted(a.status_code for a in answers) == [200, 400, 400, 400, 400]
+        ok = next(a for a in answers if a.status_code == 200)
+        assert ok.json()["id"] == 7 and "result" in ok.json()
+        for refused in (a for a in answers if a.status_code == 400):
+            assert "id" not in refused.json() and refused.json()["error"]["code"] == -32600
+        r = await http.post(h.url, content=body(8, "tools/list"), headers=legacy)
+        assert r.status_code == 200 and r.json()["id"] == 8
+
+    with_endpoint(check)
+
+
 def test_a_pinned_legacy_endpoint_refuses_modern_posts() -> None:
     async def check(h: HttpServerHandle, http: httpx.AsyncClient) -> None:
         r = await http.post(h.url, content=body(1, "tools/list", _meta=META), headers=modern_headers("tools/list"))

@@ -342,3 +342,26 @@ def test_the_version_header_arrived_with_2025_06_18(version: str, sends_header: 
     assert all(("MCP-Protocol-Version" in h) is sends_header for h in with_session)
     if sends_header:
         assert all(h["MCP-Protocol-Version"] == version for h in with_session)
+
+
+def test_a_used_request_id_is_refused_with_400_and_the_first_post_keeps_its_answer() -> None:
+    """Every legacy POST gets its own answer: a second POST with an id the session used (a client bug)
+    is refused at once — it used to overwrite the first POST's place, leaving one of the two waiting."""
+
+    async def body(sim: Simulation, tg: Any, server: SimulatedHttpServer) -> None:
+        stream = server.connect("notes", open_get_stream=False)
+        client = MiniClient(sim, stream, tg)
+        await client.initialize(LEGACY)
+        answer = await client.request("tools/list", request_id=7)
+        assert isinstance(answer, JSONRPCResultResponse)
+        for method in ("tools/list", "ping"):  # the same request again, and another request with id 7
+            with pytest.raises(HttpStatusError) as refused:
+                await stream.send(JSONRPCRequest(7, method))
+            assert refused.value.status == 400
+            body_ = refused.value.response.json()
+            assert "id" not in body_ and body_["error"]["code"] == -32600
+            assert body_["error"]["data"] == {"requestId": 7, "method": method}
+        assert isinstance(await client.request("tools/list", request_id=8), JSONRPCResultResponse)
+        await stream.aclose()
+
+    run(13, body)

@@ -312,6 +312,7 @@ class StreamableHTTPEndpoint:
 
         self._note(f"legacy session {session_id[:8]}… opened")
         self._task_group.start_soon(run_session)
+        session.first_use(message.id)
         await self._exchange(session, message, receive, send, modern=False,
                              extra_headers={H.MCP_SESSION_ID: session_id}, cancel_on_disconnect=False)
 
@@ -323,7 +324,9 @@ class StreamableHTTPEndpoint:
                 INVALID_REQUEST, f"Bad Request: unsupported MCP-Protocol-Version {version_header!r}")),
                 version_header)
             return
-        if isinstance(message, JSONRPCRequest):
+        if isinstance(message, JSONRPCRequest) and not session.first_use(message.id):
+            await self._reply_error(send, 400, session.used_id_error(message.id), version_header)
+        elif isinstance(message, JSONRPCRequest):
             await self._exchange(session, message, receive, send, modern=False,
                                  extra_headers={H.MCP_SESSION_ID: session.session_id or ""},
                                  cancel_on_disconnect=False)

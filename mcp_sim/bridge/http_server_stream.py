@@ -24,6 +24,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from starlette.datastructures import Headers
 from starlette.types import Receive, Send
 
+from mcp_sim.protocol.errors import INVALID_REQUEST, error_object
 from mcp_sim.security.identity import AuthInfo
 from mcp_sim.transports import http as H
 from mcp_sim.transports.base import LinkInfo, TransportClosed
@@ -97,6 +98,24 @@ class HttpServerStream:
         self._streams = 0
         self.kept: dict[int, list[tuple[int, str]]] = {}
         self.parked: dict[int, tuple[RequestId, MemoryObjectReceiveStream[JSONRPCMessage]]] = {}
+        self._used_ids: set[RequestId] = set()
+
+    def first_use(self, request_id: RequestId) -> bool:
+        """Remember a legacy session's request id; ``False`` if it was used before. A legacy id must not
+        be used twice in a session, and over HTTP every POST needs its own answer: the session program
+        would drop a second copy (or refuse a changed one without an id), leaving its POST waiting, so
+        the endpoint refuses such a POST at once with ``400`` (the server cannot accept the input)."""
+        if request_id in self._used_ids:
+            return False
+        self._used_ids.add(request_id)
+        return True
+
+    @staticmethod
+    def used_id_error(request_id: RequestId) -> JSONRPCErrorResponse:
+        """The body of that ``400``: ``-32600`` without an id (the id would name the other request)."""
+        return JSONRPCErrorResponse(None, error_object(
+            INVALID_REQUEST, f"Bad Request: request id {request_id!r} was already used in this session",
+            {"requestId": request_id}))
 
     # -- legacy resumption -------------------------------------------------------------------------
     def new_stream(self) -> int:

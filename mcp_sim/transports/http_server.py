@@ -410,6 +410,12 @@ class SimulatedHttpServer:
 
     def _legacy_request(self, session: LegacySession, exchange: HttpExchange, message: JSONRPCRequest,
                         version: str | None, extra_headers: dict[str, str]) -> Verdict:
+        if message.id in session.used_ids:
+            # A second POST with a used id (see LegacySession.used_ids): the server cannot accept the input.
+            return self._reply(exchange, 400, error_body(
+                INVALID_REQUEST, f"Bad Request: request id {message.id!r} was already used in this session",
+                {"requestId": message.id, "method": message.method}))
+        session.used_ids.add(message.id)
         mode = self.response_mode or "sse"
         effective = version or session.version or ASSUMED_HTTP_VERSION
         channel = ResponseChannel(exchange, modern=False, mode=mode, log=session.new_log(),

@@ -237,6 +237,11 @@ class LegacySession:
         self.info = info
         self.version: str | None = None
         self.pending: dict[RequestId, PendingRequest] = {}
+        self.used_ids: set[RequestId] = set()
+        """Every request id this session accepted. A legacy id must not be used twice in a session, and
+        over HTTP each POST needs its own answer: a second POST with a used id is refused at once (the
+        session program would drop it as a copy, or refuse it without an id, and leave the POST
+        waiting)."""
         self.streams: dict[int, SseStreamLog] = {}
         self.standalone = SseStreamLog(0)
         self.streams[0] = self.standalone
