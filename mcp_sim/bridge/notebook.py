@@ -372,7 +372,7 @@ class CheckRun:
         events numbered from 1: one request at a time, so this part goes the same way on every run
         (the other processes, checked at the same time, numbered their events in between; after the
         nemesis's first action, duplicates, concurrent calls and a busy machine decide the order)."""
-        events = []
+        events: list[TraceEvent] = []
         for e in self.link_trace(era):
             if any(mark.startswith("nemesis:") for mark in e.marks):
                 break

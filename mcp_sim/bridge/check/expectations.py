@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from mcp_sim.bridge.check import tasks_checks
+import mcp_sim.bridge.check.tasks_checks as tasks_checks
 from mcp_sim.bridge.check.checkers import LinkRun, _finding
 from mcp_sim.bridge.check.findings import Finding
 from mcp_sim.protocol.revisions import LEGACY_VERSIONS

@@ -41,7 +41,7 @@ from typing import Any, Final
 
 import anyio
 
-from mcp_sim.bridge.check import nemesis
+import mcp_sim.bridge.check.nemesis as nemesis
 from mcp_sim.bridge.check.checkers import LinkRun, _finding, client_of, server_of
 from mcp_sim.bridge.check.findings import Category, Finding
 from mcp_sim.bridge.check.http_link import DOWN_MARK, REFUSED_MARK, HttpProbeLink

@@ -17,7 +17,7 @@ does to an MCP server over stdio what a careless client, a buggy proxy or a cras
 
 Over Streamable HTTP the same actions (all but ``restart``: the server behind a URL is not the
 checker's process) write bodies instead of lines: see :mod:`.http_nemesis`, which
-:func:`actions_for` picks for an HTTP link.
+:func:`mcp_sim.bridge.check.run.actions_for` picks for an HTTP link.
 
 Every frame the nemesis writes is marked ``nemesis:<action>`` in the trace, and after each action a
 request the server must answer (``probe:alive``) shows whether it survived. The schedule — which
@@ -34,7 +34,7 @@ from typing import Final
 
 import anyio
 
-from mcp_sim.bridge.check.link import ProbeLink, frame
+from mcp_sim.bridge.check.link import frame
 from mcp_sim.bridge.check.session import EraSession
 
 ACTIONS: Final[tuple[str, ...]] = ("delay", "duplicate", "reuse", "malformed", "oversized", "hangup", "restart")
@@ -152,12 +152,3 @@ ACTIONS_RUN: dict[str, Action] = {"delay": delay, "duplicate": duplicate, "reuse
                                   "oversized": oversized, "restart": restart}
 """The actions that run on a stdio workload's own link (``hangup`` needs a link of its own: see :mod:`.run`)."""
 
-
-def actions_for(link: ProbeLink) -> dict[str, Action]:
-    """The actions that run on the workload's link: stdio's, or Streamable HTTP's (:mod:`.http_nemesis`,
-    where ``hangup`` runs on the workload's session too and ``restart`` does not exist)."""
-    if link.transport == "http":
-        from mcp_sim.bridge.check import http_nemesis
-
-        return http_nemesis.ACTIONS_RUN
-    return ACTIONS_RUN

@@ -65,6 +65,13 @@ def _link(target: Target, recorder: WallClockRecorder, name: str, options: Check
     return ProbeLink(target, recorder, name, deadline=options.deadline, grace=options.grace)
 
 
+def actions_for(link: ProbeLink) -> dict[str, nemesis.Action]:
+    """The actions that run on the workload's link: stdio's (:mod:`.nemesis`), or Streamable HTTP's
+    (:mod:`.http_nemesis`, where ``hangup`` runs on the workload's session too and ``restart`` does not
+    exist)."""
+    return http_nemesis.ACTIONS_RUN if link.transport == "http" else nemesis.ACTIONS_RUN
+
+
 async def _side_run(command: Target, era: CheckEra, options: CheckOptions, recorder: WallClockRecorder,
                     name: str, progress: Progress) -> None:
     """A second, fresh process for the probes that need one: in the legacy era, ``initialize`` offering
@@ -112,7 +119,7 @@ async def _era_run(command: Target, era: CheckEra, options: CheckOptions, record
             if not await opened.open():
                 return None
             session = opened
-            actions = nemesis.actions_for(link)
+            actions = actions_for(link)
             for index in range(len(steps) + 1):
                 for planned in plan:
                     if planned.after == index and planned.action in actions:
