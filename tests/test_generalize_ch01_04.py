@@ -389,6 +389,7 @@ def open_state(key, token, caller, arguments, now):
 
 EVERY_ARRANGEMENT = "Every arrangement of up to four servers: the simulator's topology"
 EVERY_ENVELOPE = "Every envelope: the error code of the simulator's decoder"
+NOT_A_REQUEST = "JSON that is not a request → -32600"
 NEGOTIATION_ERRORS = "2026-07-28 negotiation errors: -32022 and -32021"
 EVERY_REPLY = "Every reply shape is classified like the simulator's"
 EVERY_STATUS = "Every status and body are classified like the simulator's"
@@ -540,13 +541,13 @@ NEW_WRONG: list[tuple[str, str, Any, str, str]] = [
      "No error response when none is due", DECLARED_CAPS),
     ("ex02_error_codes", "an empty string id refused",
      [("return isinstance(value, str) or", 'return (isinstance(value, str) and value != "") or')],
-     EVERY_ENVELOPE, "jsonrpc.request-id-string-or-integer"),
+     "No error response when none is due", "jsonrpc.request-id-string-or-integer"),
     ("ex02_error_codes", "params null read as no params",
      [('if "params" in msg and not isinstance(msg["params"], dict):',
        'if msg.get("params") is not None and not isinstance(msg["params"], dict):')],
-     EVERY_ENVELOPE, CODES),
+     NOT_A_REQUEST, CODES),
     ("ex02_error_codes", "jsonrpc compared as a number",
-     [('msg.get("jsonrpc") != "2.0"', 'str(msg.get("jsonrpc")) != "2.0"')], EVERY_ENVELOPE, CODES),
+     [('msg.get("jsonrpc") != "2.0"', 'str(msg.get("jsonrpc")) != "2.0"')], NOT_A_REQUEST, CODES),
     ("ex02_error_codes", "a crash counted only for list methods",
      [('if method in server["broken_methods"]:', 'if method in server["broken_methods"] and method.endswith("/list"):')],
      "A crash in the server → -32603", CODES),
@@ -563,16 +564,16 @@ NEW_WRONG: list[tuple[str, str, Any, str, str]] = [
     ("ex02_error_codes", "a negative id refused",
      [("(isinstance(value, int) and not isinstance(value, bool))",
        "(isinstance(value, int) and not isinstance(value, bool) and value >= 0)")],
-     EVERY_ENVELOPE, "jsonrpc.request-id-string-or-integer"),
+     "No error response when none is due", "jsonrpc.request-id-string-or-integer"),
     ("ex02_error_codes", "an empty method name allowed",
-     [("if not isinstance(method, str) or not method:", "if not isinstance(method, str):")], EVERY_ENVELOPE, CODES),
+     [("if not isinstance(method, str) or not method:", "if not isinstance(method, str):")], NOT_A_REQUEST, CODES),
     ("ex02_error_codes", "only the first required argument looked for",
      [('any(arg not in params.get("arguments", {}) for arg in tool["required"])',
        'tool["required"] and tool["required"][0] not in params.get("arguments", {})')],
      "A missing tool argument: -32602, or from 2025-11-25 an isError result", "tools.missing-argument-either-answer"),
     ("ex02_error_codes", "params refused only when an array",
      [('if "params" in msg and not isinstance(msg["params"], dict):', 'if isinstance(msg.get("params"), list):')],
-     EVERY_ENVELOPE, CODES),
+     NOT_A_REQUEST, CODES),
     ("ex02_error_codes", "the id checked only for null",
      [('if not _valid_id(msg["id"]):', 'if msg["id"] is None:')], "JSON that is not a request → -32600",
      "jsonrpc.request-id-string-or-integer"),

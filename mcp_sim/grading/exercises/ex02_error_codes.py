@@ -123,18 +123,20 @@ def case_parse(rng: Any, kind: str) -> Case:
     return broken, server, -32700, f"text that is not JSON ({kind})"
 
 
-INVALID_KINDS = ("batch", "version", "null id", "float id", "bool id", "method type", "no method", "params array",
-                 "scalar")
+INVALID_KINDS = ("batch", "version", "version as a number", "null id", "float id", "bool id", "method type",
+                 "no method", "empty method", "params array", "params a string", "params null", "scalar")
 
 
 def case_invalid(rng: Any, kind: str) -> Case:
-    server = make_server(rng)
+    server = make_server(rng, rng.choice(LEGACY) if kind.startswith(("params ", "empty", "version ")) else None)
     req = _request(rng, server, "tools/list")
     bad: Any
     if kind == "batch":
         bad = [req, _request(rng, server, "prompts/list")]
     elif kind == "version":
         bad = {**req, "jsonrpc": rng.choice(("1.0", 2.0, "2"))}
+    elif kind == "version as a number":  # 2.0 is not the string "2.0"
+        bad = {**req, "jsonrpc": 2.0}
     elif kind == "null id":
         bad = {**req, "id": None}
     elif kind == "float id":
@@ -145,8 +147,12 @@ def case_invalid(rng: Any, kind: str) -> Case:
         bad = {**req, "method": rng.choice((42, ["tools/list"], None))}
     elif kind == "no method":
         bad = {k: v for k, v in req.items() if k != "method"}
+    elif kind == "empty method":
+        bad = {**req, "method": ""}
     elif kind == "params array":
         bad = {**req, "params": ["x", 1]}
+    elif kind in ("params a string", "params null"):  # params, when present, is an object
+        bad = {**req, "params": "x" if kind == "params a string" else None}
     else:
         bad = rng.choice((42, "tools/list", None))
     return _line(bad, rng), server, -32600, f"valid JSON but not a valid request ({kind})"
@@ -277,7 +283,7 @@ def case_internal(rng: Any, kind: str) -> Case:
 
 NO_ERROR_KINDS = ("call", "call in 2026-07-28", "call needing a capability the request declares", "failing tool",
                   "failing tool in 2026-07-28", "read", "read in 2026-07-28", "list", "list in 2026-07-28",
-                  "notification", "another supported version")
+                  "notification", "another supported version", "id 0", "a negative id", "an empty string id")
 """Each era is a kind of its own (not a draw of the seed), so every seed tries a modern call, a modern
 read and a modern call whose needed capability is declared."""
 
@@ -302,6 +308,9 @@ def case_no_error(rng: Any, kind: str) -> Case:
         tool = server["tools"][name]
         msg = _request(rng, server, "tools/call", {"name": name, "arguments": {a: "y" for a in tool["required"]}},
                        {tool["needs"]: {}} if tool["needs"] else {})
+    elif kind in ("id 0", "a negative id", "an empty string id"):  # ids are strings or integers, any of them
+        msg = {**_request(rng, server, "tools/list"), "id": {"id 0": 0, "a negative id": -rng.randint(1, 99),
+                                                             "an empty string id": ""}[kind]}
     elif kind == "call":
         msg = _good_call(rng, server)
     elif kind == "read":
@@ -331,8 +340,8 @@ def _make_check(factory: Callable[[Any, str], Case]) -> Callable[[CheckContext, 
             rule = R_RESOURCE if what.startswith("resources/read") else RULE_OF_CODE[expected]
             if expected is None and got in (-32022, -32021):  # refused for a version or capability it has
                 rule = RULE_OF_CODE[got]
-            if what.startswith("valid JSON but not a valid request"):  # which member makes it invalid
-                rule = _invalid_request_rule(line, expected)
+            if what.startswith("valid JSON but not a valid request") or (expected is None and got == -32600):
+                rule = _invalid_request_rule(line, expected)  # which member makes it invalid, or was refused
             raise CheckFailed(f"Your function returned {got!r}.", rule,
                               case=f"line:   {line!r}\nserver: {json.dumps(server)}", expected=f"{want} — {what}")
     return run
