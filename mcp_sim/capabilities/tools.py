@@ -36,6 +36,7 @@ from mcp_sim.capabilities.pagination import page_result
 from mcp_sim.capabilities.signatures import HandlerSignature, first_doc_paragraph, read_signature
 from mcp_sim.protocol.errors import McpError, invalid_params
 from mcp_sim.protocol.revisions import revision_at
+from mcp_sim.protocol.schema import import_jsonschema
 from mcp_sim.transports.base import AuthInfo
 
 if TYPE_CHECKING:
@@ -90,7 +91,7 @@ class ToolDefinition:
     def validator(self) -> Any:
         """The draft 2020-12 validator of ``inputSchema`` (checking the schema itself the first time)."""
         if self._validator is None:
-            import jsonschema  # slow to import: only when a tool's arguments first need it
+            jsonschema = import_jsonschema()  # only when a tool's arguments first need it
 
             jsonschema.Draft202012Validator.check_schema(self.input_schema)
             self._validator = jsonschema.Draft202012Validator(self.input_schema)

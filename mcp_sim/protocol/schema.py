@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from functools import cache
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -83,15 +85,38 @@ def definition_names(revision: str) -> list[str]:
     return sorted(load_schema(revision)[definitions_key(revision)])
 
 
+def import_jsonschema() -> ModuleType:
+    """The ``jsonschema`` library, imported without its optional IRI format checker.
+
+    When the package ``rfc3987-syntax`` is installed (JupyterLab's event library asks for it),
+    ``jsonschema`` imports it to offer the ``iri`` formats, and that import builds a parsing grammar:
+    about four seconds, paid by every process on its first validation (a server's first call with
+    wrong arguments, a grader's first schema check). Nothing here asserts those formats (the MCP
+    schemas are validated without a format checker, and elicitation brings its own four checks), so
+    this import hides that one package while ``jsonschema`` loads and puts everything back after. If
+    the package was loaded already, nothing changes."""
+    if "jsonschema" in sys.modules:
+        return sys.modules["jsonschema"]
+    hide = "rfc3987_syntax" not in sys.modules
+    if hide:
+        sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]  # None: "import" raises ImportError
+    try:
+        import jsonschema
+    finally:
+        if hide and sys.modules.get("rfc3987_syntax", 0) is None:
+            del sys.modules["rfc3987_syntax"]
+    return jsonschema
+
+
 @cache
 def _validator(revision: str, definition: str) -> jsonschema.protocols.Validator:
     schema = load_schema(revision)
     key = definitions_key(revision)
     if definition not in schema[key]:
         raise KeyError(f"{definition!r} is not defined in the {revision} schema")
-    from jsonschema import Draft7Validator, Draft202012Validator  # slow to import: only when validating
+    jsonschema = import_jsonschema()  # only when validating
 
-    cls = Draft202012Validator if key == "$defs" else Draft7Validator
+    cls = jsonschema.Draft202012Validator if key == "$defs" else jsonschema.Draft7Validator
     root = {k: v for k, v in schema.items() if k not in ("$ref", "anyOf", "oneOf")}
     root["$ref"] = f"#/{key}/{definition}"
     return cls(root)

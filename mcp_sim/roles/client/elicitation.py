@@ -23,6 +23,8 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
+from mcp_sim.protocol.schema import import_jsonschema
+
 _EMAIL: Final = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s.]+$")
 _DATE: Final = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _DATE_TIME: Final = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
@@ -38,9 +40,7 @@ def format_checker() -> FormatChecker:
     answer is judged the same everywhere. Built on first use: importing ``jsonschema`` costs seconds
     (its optional format packages compile grammars), which a client that is never asked for input,
     such as a short ``mcp-sim connect``, need not pay at start-up."""
-    from jsonschema import FormatChecker
-
-    checker = FormatChecker(formats=())
+    checker = import_jsonschema().FormatChecker(formats=())
     for name, check in (("email", _is_email), ("uri", _is_uri), ("date", _is_date), ("date-time", _is_date_time)):
         checker.checks(name)(check)
     return checker
@@ -83,9 +83,7 @@ def content_errors(schema: Mapping[str, Any] | None, content: Any) -> list[str]:
     if not isinstance(schema, Mapping):
         return []
     try:
-        from jsonschema import Draft202012Validator
-
-        validator = Draft202012Validator(dict(schema), format_checker=format_checker())
+        validator = import_jsonschema().Draft202012Validator(dict(schema), format_checker=format_checker())
         found = sorted(validator.iter_errors(dict(content)), key=lambda e: list(e.path))
     except Exception as exc:  # a schema the validator cannot read: judge nothing rather than crash
         return [f"the requested schema cannot be checked: {exc}"]
