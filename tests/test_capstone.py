@@ -106,7 +106,8 @@ def test_a_whole_grade_takes_a_few_seconds_and_leaves_nothing_running() -> None:
     result = grade_file(EX, reference_path(EX.id), reference=True, base_seed=7)
     elapsed = time.monotonic() - start
     assert result.passed, result
-    assert elapsed < 15, f"a grade took {elapsed:.1f} s (two real sessions and the labs; inflated under load)"
+    assert elapsed < 15, f"a grade took {elapsed:.1f} s (two SDK sessions, mcp-sim check's three processes and the labs; " \
+                          f"inflated under load)"
     assert children() == before
 
 
