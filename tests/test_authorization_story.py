@@ -33,7 +33,7 @@ from mcp_sim.scenarios.authorization_story import (
 )
 from mcp_sim.security.oauth import s256
 from mcp_sim.trace import SequenceDiagram
-from mcp_sim.widgets.player_state import http_text
+from mcp_sim.trace.player_state import http_text
 
 MCP = "https://notes.example/mcp"
 AS_META = f"{ISSUER}/.well-known/oauth-authorization-server"

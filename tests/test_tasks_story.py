@@ -180,7 +180,7 @@ def test_the_extension_acknowledges_a_cancel_of_a_finished_task_and_keeps_its_re
 def test_a_fork_that_drops_a_poll_answer_polls_again() -> None:
     from functools import partial
 
-    from mcp_sim.widgets.player_state import Change, PlayerState
+    from mcp_sim.trace.player_state import Change, PlayerState
 
     trace = run_tasks_story("poll", revision="2025-11-25")
     state = PlayerState(trace, runner=partial(run_tasks_story, "poll"), options={"revision": "2025-11-25", "seed": 0})

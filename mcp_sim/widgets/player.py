@@ -21,8 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp_sim.trace.embed import FULL_VIEW_CLASS
-from mcp_sim.trace.table import TraceTable
-from mcp_sim.widgets.player_state import (
+from mcp_sim.trace.player_state import (
     FILTERS,
     VIEWS,
     Change,
@@ -35,6 +34,7 @@ from mcp_sim.widgets.player_state import (
     json_text,
     stdio_text,
 )
+from mcp_sim.trace.table import TraceTable
 
 __all__ = [
     "FILTERS",

@@ -1,6 +1,6 @@
 """The course's trace player on the ``--html`` page of ``mcp-sim check``, exported step by step.
 
-The player of the notebooks is an ipywidgets view of :class:`~mcp_sim.widgets.player_state.PlayerState`,
+The player of the notebooks is an ipywidgets view of :class:`~mcp_sim.trace.player_state.PlayerState`,
 which needs a kernel. The page has none, so here the same state object is walked through every step
 once and what the player shows at each step is written down as plain HTML: the position line
 ("step 3 of 80 · event #12 · …"), the caption, the message as JSON and as the stdio bytes (or the HTTP
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from mcp_sim.trace.event import TraceEvent
 from mcp_sim.trace.events import Trace
-from mcp_sim.widgets.player_state import PlayerState
+from mcp_sim.trace.player_state import PlayerState
 
 DETAIL_CHARS = 4000
 """How much of one message a step shows (an oversized frame of the nemesis is megabytes long)."""

@@ -113,13 +113,13 @@ def break_trace(rng: Any, messages: list[dict[str, Any]], revision: str, mistake
         before, _, after = variant.partition(", then ")
         if after.endswith(" after a newer task"):  # the answer about an older task, once a newer one exists
             after = after.removesuffix(" after a newer task")
-            created: list[str] = []
+            created_ids: list[str] = []
             candidates = []
             for i, m in enumerate(messages):
                 shown = _task_of(m["message"]) if m["from"] == "server" else None
                 if shown is not None and answered.get(i, {}).get("method") == "tools/call":
-                    created.append(shown["taskId"])
-                elif shown is not None and len(created) > 1 and shown["taskId"] != created[-1]:
+                    created_ids.append(shown["taskId"])
+                elif shown is not None and len(created_ids) > 1 and shown["taskId"] != created_ids[-1]:
                     candidates.append(i)
             at = next(i for i in candidates if i in _status_messages(messages, answered, before))
         elif before.endswith(" on a listen stream"):  # the first Task after the one notifications/tasks ended
