@@ -1109,6 +1109,124 @@ WRONG += [
 ]
 
 
+_NAMED = 'NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}'
+_MISMATCH = "A missing or different routing header is 400 with -32020"
+_VERSION_HEADER = "    if version is None or (META_VERSION in meta and version != meta[META_VERSION]):"
+_SHAPE = "A body that is no MCP request is refused before anything else"
+WRONG += [
+    (H, "an Mcp-Session-Id header refused",
+     _edit(H, "    if \"id\" not in message:\n", "    if \"mcp-session-id\" in head:\n"
+              "        return {\"status\": 400, \"error\": -32600}\n    if \"id\" not in message:\n"),
+     "A POST whose headers repeat its body is served", "http.modern.legacy-traffic"),
+    (H, "the version header held to the one version served",
+     _edit(H, _VERSION_HEADER, "    if version != VERSION or (META_VERSION in meta and version != meta[META_VERSION]):"),
+     "The status follows the JSON-RPC error", "http.modern.unsupported-version-400"),
+    (H, "only GET refused with 405", _edit(H, '    if method != "POST":', '    if method == "GET":'),
+     "GET and DELETE are 405", "http.modern.legacy-traffic"),
+    (H, "a boolean id accepted",
+     _edit(H, "        return isinstance(rid, (str, int)) and not isinstance(rid, bool)",
+           "        return isinstance(rid, (str, int))"), _SHAPE, "jsonrpc.request-id-string-or-integer"),
+    (H, "the Mcp-Method value compared without its case",
+     _edit(H, '    if head.get("mcp-method") != message["method"]:',
+           '    if str(head.get("mcp-method")).lower() != message["method"].lower():'), _MISMATCH,
+     "http.modern.header-mismatch-400"),
+    (H, "Mcp-Method trusted without a look",
+     _edit(H, '    if head.get("mcp-method") != message["method"]:', "    if False:"), _MISMATCH,
+     "http.modern.header-mismatch-400"),
+    (H, "params that are not an object accepted",
+     _edits(H, ('    if "params" in message and not isinstance(message["params"], dict):', "    if False:"),
+            ('    params = message.get("params", {})', '    params = message.get("params") if isinstance(message.get("params"), '
+                                                      'dict) else {}')), _SHAPE, "jsonrpc.standard-error-codes"),
+    (H, "a routing header checked only when it is there",
+     _edits(H, ('    if head.get("mcp-method") != message["method"]:',
+                '    if "mcp-method" in head and head["mcp-method"] != message["method"]:'),
+            ('    if member is not None and head.get("mcp-name") != params.get(member):',
+             '    if member is not None and "mcp-name" in head and head["mcp-name"] != params.get(member):')),
+     _MISMATCH, "http.modern.header-mismatch-400"),
+    (H, "Mcp-Name compared for tools/call only", _edit(H, _NAMED, 'NAMED = {"tools/call": "name"}'), _MISMATCH,
+     "http.modern.header-mismatch-400"),
+    (H, "the Mcp-Name of resources/read compared with params.name",
+     _edit(H, _NAMED, 'NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "name"}'),
+     "A POST whose headers repeat its body is served", "http.modern.method-and-name-headers"),
+    (H, "completion/complete left out of the methods",
+     _edit(H, '"completion/complete", "subscriptions/listen"}', '"subscriptions/listen"}'),
+     "Every method the server has is served", "http.modern.method-and-name-headers"),
+]
+
+
+_LIVE = "A live session's requests are served; DELETE ends it"
+_UNKNOWN = "No session id is 400; an unknown one is 404"
+_SERVED_OR_202 = '    return 200 if "id" in message and "method" in message else 202'
+WRONG += [
+    (L, "a DELETE that works answered 204", _edit(L, '    if method == "DELETE":\n        return 200',
+                                                 '    if method == "DELETE":\n        return 204'),
+     _LIVE, "http.legacy.delete-200"),
+    (L, "a response from the client answered 200", _edit(L, _SERVED_OR_202, '    return 200 if "id" in message else 202'),
+     _LIVE, "http.legacy.accepted-202"),
+    (L, "a notification answered 200", _edit(L, _SERVED_OR_202, '    return 200 if "method" in message else 202'),
+     _LIVE, "http.legacy.accepted-202"),
+    (L, "the dead session's id sent with the new initialize",
+     _edit(L, '    if method == "initialize" or session_id is None:', "    if session_id is None:"),
+     "Every request after initialize carries the session id", "http.legacy.404-starts-over"),
+    (L, "a session id matched without its case",
+     _edit(L, "    if session not in live_sessions:", "    if session.lower() not in [s.lower() for s in live_sessions]:"),
+     _UNKNOWN, "http.legacy.ended-session-404"),
+    (L, "an unknown session id served", _edit(L, "    if session not in live_sessions:\n        return 404",
+                                              "    if False:\n        return 404"), _UNKNOWN, "http.legacy.ended-session-404"),
+    (L, "the session looked up before initialize",
+     _edits(L, ("    session = _session_id(headers)\n",
+                "    session = _session_id(headers)\n    if session is not None and session not in live_sessions:\n"
+                "        return 404\n")),
+     _UNKNOWN, "http.legacy.initialize-with-session-400"),
+    (L, "only the first live session known",
+     _edit(L, "    if session not in live_sessions:", "    if session != live_sessions[0]:"),
+     _LIVE, "http.legacy.session-id-carry"),
+]
+
+
+_JOIN = "    data = pending + chunk"
+_SPLIT = '    *finished, rest = data.split(b"\\n")'
+_BLANK = "        if text.strip():"
+_WAITS = "An unfinished message waits, unchanged, for its newline"
+_ONLY_LF = "Only \\n ends a message; blank lines are skipped"
+_WHOLE = "Every message comes out once, whole, when its newline arrives"
+WRONG += [
+    (F, "the pending put after the chunk", _edit(F, _JOIN, "    data = chunk + pending"), _WHOLE, "stdio.newline-delimited"),
+    (F, "lines split as text, with str.splitlines()",
+     _edits(F, (_SPLIT, '    head, newline, rest = data.rpartition(b"\\n")\n'
+                        '    finished = head.decode("utf-8").splitlines() if newline else []\n'
+                        '    rest = rest if newline else data'),
+            ('        text = line.decode("utf-8")', "        text = line")),
+     _ONLY_LF, "stdio.newline-delimited"),
+    (F, "a complete-looking message taken without its newline",
+     _edit(F, "    return frames, rest  #",
+           "    import json\n    try:\n        json.loads(rest)\n    except ValueError:\n        return frames, rest\n"
+           "    return [*frames, rest.decode(\"utf-8\")], b\"\"  #"), _WAITS, "stdio.newline-delimited"),
+    (F, "only empty lines skipped", _edit(F, _BLANK, "        if text:"), _ONLY_LF, "stdio.newline-delimited"),
+    (F, "blank lines of spaces skipped, a tab kept", _edit(F, _BLANK, '        if text.strip(" \\r"):'), _ONLY_LF,
+     "stdio.newline-delimited"),
+    (F, "one message per read", _edit(F, _SPLIT, '    *finished, rest = data.split(b"\\n", 1)'), _WHOLE,
+     "stdio.newline-delimited"),
+    (F, "each read decoded on its own",
+     _edits(F, (_JOIN, '    data = pending + chunk.decode("utf-8", "replace").encode("utf-8")')),
+     "Multibyte characters survive a cut between reads", "transport.utf-8"),
+    (F, "the pending kept as text between reads",
+     _edit(F, "    return frames, rest  #", '    return frames, rest.decode("utf-8", "replace").encode("utf-8")  #'),
+     "Multibyte characters survive a cut between reads", "transport.utf-8"),
+    (F, "a CR taken as the end of a line",
+     _edits(F, (_SPLIT, '    import re\n    *finished, rest = re.split(rb"\\r\\n|\\r|\\n", data)')), _ONLY_LF,
+     "stdio.newline-delimited"),
+]
+
+
+WRONG += [
+    (L, "after a 404 only a tools/list is sent again",
+     _edit(L, '    return ["initialize", "notifications/initialized", method]',
+           '    return ["initialize", "notifications/initialized", *([method] if method == "tools/list" else [])]'),
+     "On 404 the client starts a new session", "http.legacy.404-starts-over"),
+]
+
+
 @pytest.mark.parametrize(("exercise_id", "name", "source", "check", "rule"), WRONG, ids=[f"{w[0]}:{w[1]}" for w in WRONG])
 def test_a_plausible_wrong_answer_is_rejected_by_the_right_rule(tmp_path: Path, exercise_id: str, name: str,
                                                                 source: str, check: str, rule: str) -> None:
@@ -1204,3 +1322,115 @@ def test_the_http_reference_and_the_simulated_server_agree_where_they_used_to_di
         assert mine == truth or acceptable(json.loads(text).get("method") == "initialize"
                                            if isinstance(json.loads(text), dict) else False, mine, truth), text
     assert replay("POST", cases[2][0], cases[2][1]) == {"status": 400, "error": -32022}
+
+
+# --- the mistake classes: each class of issue "Grading that generalizes", three wrong answers each ---------
+
+MISTAKE_CLASSES: dict[str, dict[str, list[str] | str]] = {
+    "ex05_pagination": {
+        "axes": ["items served sorted by name", "a page size of three whatever is asked",
+                 "items popped off the list to build the page", "the start rounded down to an even position"],
+        "boundaries": ["a plain JSON cursor without a lower bound", "a cursor at the end answered with a nextCursor",
+                       "nextCursor null on the last page", "an empty cursor taken as the first page"],
+        "one-input": ["a position past the end served as an empty page", "a cursor refused only when it does not decode",
+                      "a true offset taken for 1", "the offset read with int()"],
+        "seed": ["no nextCursor when one item remains", "pages of one served two at a time",
+                 "a nextCursor after an exactly full last page"],
+    },
+    "ex05_tool_results": {
+        "axes": ["the city taken from whichever argument comes first", "the server's first resource served whatever the URI",
+                 "tool names matched without their case", "an extra argument refused"],
+        "boundaries": ["cacheScope shared, as HTTP caches say", "ttlMs in seconds, a float", "a null outputSchema taken as one",
+                       "an isError result with an empty text", "the text copy written with str()"],
+        "one-input": ["the text copy without structuredContent", "structuredContent without its text copy",
+                      "the arguments checked before the tool's name", "resultType on tool results only"],
+        "seed": ["-32002 for a missing resource in both eras", "-32602 for a missing resource in both eras",
+                 "cache fields on every read", "resultType in both eras", "a 2026-07-28 read without its cache fields"],
+    },
+    "ex05_who_controls": {
+        "axes": ["a trusted idempotentHint taken as safe", "a trusted openWorldHint false taken as safe",
+                 "a read-only hint believed from any server", "a description that names a prompt believed",
+                 "an entry with arguments taken for the model's"],
+        "boundaries": ["empty annotations taken as nothing to fear",
+                       "an absent destructiveHint read as its schema default true",
+                       "a read-only tool skipped only with destructiveHint false", "read-only only when it is the only hint"],
+        "one-input": ["a read-only tool skipped even when it says destructive",
+                      "destructiveHint false taken as safe as read-only", "the first of two hints decides"],
+        "seed": ["resource templates taken for the model's (it fills them in)",
+                 "resources taken for the user's (the user attaches a file)",
+                 "prompts taken for the model's (they are sent to it)"],
+    },
+    "ex05_diagnose": {
+        "axes": ["schemas replaced by each page", "schemas read from the first page only",
+                 "resultType looked for on tools/call results only"],
+        "boundaries": ["the index counted from 1", "a boolean taken for a number", "an integer property that takes 2.5",
+                       "no structuredContent taken as nothing to check", "a tools/call result with two text blocks flagged"],
+        "one-input": ["an invented cursor recognised by its shape", "error codes judged in a first pass",
+                      "only the required properties checked", "only the property types checked"],
+        "seed": ["-32602 expected in both eras", "-32002 expected in both eras", "resultType required in both eras",
+                 "nothing read after an error"],
+    },
+    "ex06_diagnose_stdout": {
+        "axes": ["stdout scanned before stdin", "stdin never judged", "stdin taken for the server's pipe (it reads it)",
+                 "stderr judged like the pipes"],
+        "boundaries": ["the index counted among stdin and stdout lines only", "the index counted from 1",
+                       "a method that is not a string accepted"],
+        "one-input": ["any object with jsonrpc 2.0 taken for a message", "the jsonrpc version never read",
+                      "only lines that are no JSON found", "a method or an id makes a message", "the last bad line named"],
+        "seed": ["the first line never judged", "the last line never judged",
+                 "a pretty-printed object joined back before judging"],
+    },
+    "ex06_drops_duplicates": {
+        "axes": ["a retry sent with the id it retries", "ids counted per method", "requests waiting by method"],
+        "boundaries": ["a deadline passed only when the clock is beyond it", "deadlines looked at on ticks only",
+                       "a tick of grace after the deadline"],
+        "one-input": ["the answer handled before the deadlines",
+                      "a late answer let through: only answers already delivered are ignored",
+                      "a duplicate delivered again: only cancelled answers are ignored",
+                      "one expired request cancelled per event"],
+        "seed": ["every HTTP request cancelled by closing its stream", "the stream closed on every 2026-07-28 link",
+                 "notifications/cancelled on every link"],
+    },
+    "ex06_http_answers": {
+        "axes": ["an Mcp-Session-Id header refused", "the version header held to the one version served",
+                 "only GET refused with 405"],
+        "boundaries": ["a null id served", "a batch answered by its first request", "header names known in two spellings only",
+                       "a boolean id accepted", "the Mcp-Method value compared without its case"],
+        "one-input": ["the method looked up before the version", "unknown methods known by a list of two",
+                      "a missing _meta version served", "Mcp-Method trusted without a look",
+                      "params that are not an object accepted", "a routing header checked only when it is there"],
+        "seed": ["Mcp-Name compared for tools/call only", "the Mcp-Name of resources/read compared with params.name",
+                 "completion/complete left out of the methods"],
+    },
+    "ex06_legacy_sessions": {
+        "axes": ["initialize refused only with a live session id", "a DELETE that works answered 204",
+                 "a response from the client answered 200"],
+        "boundaries": ["the session header known in two spellings", "a DELETE without a session id answered 404",
+                       "the dead session's id sent with the new initialize", "a session id matched without its case"],
+        "one-input": ["a notification answered 200", "an unknown session id served", "the session looked up before initialize"],
+        "seed": ["after a 404 the same request every time", "after a 404 only a tools/list is sent again",
+                 "only the first live session known"],
+    },
+    "ex06_stdio_framer": {
+        "axes": ["its own buffer instead of the pending it is given", "the pending put after the chunk",
+                 "lines split as text, with str.splitlines()"],
+        "boundaries": ["an empty read taken as the end of the stream", "a CR at the end of a read thrown away",
+                       "a complete-looking message taken without its newline"],
+        "one-input": ["only empty lines and a lone CR skipped", "only empty lines skipped",
+                      "blank lines of spaces skipped, a tab kept", "one message per read"],
+        "seed": ["each read decoded on its own", "the pending kept as text between reads", "a CR taken as the end of a line"],
+    },
+}
+"""Exercise → mistake class → the wrong answers of :data:`WRONG` in that class (tests/wrong_classes.py). The
+seed class holds mistakes the seed's draw used to hide — the era, the link, which primitive or method, where
+the cut or the bad line falls — each now a kind of its own tried on every seed."""
+
+
+def test_every_mistake_class_has_three_wrong_answers() -> None:
+    from wrong_classes import check_table
+
+    known: dict[str, list[str]] = {}
+    for exercise_id, name, *_ in WRONG:
+        known.setdefault(exercise_id, []).append(name)
+    check_table(MISTAKE_CLASSES, known)
+    assert set(MISTAKE_CLASSES) == {e for e, _ in GENERATED}

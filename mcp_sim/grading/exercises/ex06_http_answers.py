@@ -45,6 +45,7 @@ R_PARSE = "jsonrpc.standard-error-codes"
 R_UNSUPPORTED = "http.modern.unsupported-version-400"
 R_UNKNOWN_METHOD = "http.modern.unknown-method-404"
 R_NULL_ID = "jsonrpc.request-id-not-null"
+R_ID_TYPE = "jsonrpc.request-id-string-or-integer"
 R_BATCH = "jsonrpc.batches-only-2025-03-26"
 R_META = "meta.missing-field-invalid-params"
 R_INITIALIZE = "versioning.modern-only-refusal-names-versions"
@@ -202,6 +203,8 @@ def make_case(ctx: CheckContext, kind: str, unknown: str = "") -> tuple[str, dic
                                                         "server/discover") if m != message["method"]])
     elif kind == "Mcp-Method missing":
         headers = _without(headers, "Mcp-Method")
+    elif kind == "Mcp-Method in another case":  # header names ignore case; their values do not
+        headers["Mcp-Method"] = message["method"].upper()
     elif kind.startswith("Mcp-Name differs from the name"):
         headers["Mcp-Name"] = rng.choice(("get_forecast", "weather://stations", "summarise", "plan_trip_v2"))
         if headers["Mcp-Name"] == (message["params"].get("name") or message["params"].get("uri")):
@@ -238,6 +241,8 @@ def make_case(ctx: CheckContext, kind: str, unknown: str = "") -> tuple[str, dic
         body = encode(message)
     elif kind == "id null":
         body = json.dumps({**message, "id": None})
+    elif kind == "an id that is a boolean":
+        body = json.dumps({**message, "id": True})
     elif kind == "a JSON array body":
         body = json.dumps([message])
     elif kind == "params that are not an object":
@@ -289,13 +294,13 @@ def _mixed_case(name: str) -> str:
 
 _SPELLINGS = {"header names in lower case": str.lower, "header names in upper case": str.upper,
               "header names in title case": str.title, "header names in mixed case": _mixed_case}
-_BODY_KINDS = {"id null": R_NULL_ID, "a JSON array body": R_BATCH, "_meta without a protocol version": R_META,
+_BODY_KINDS = {"id null": R_NULL_ID, "an id that is a boolean": R_ID_TYPE, "a JSON array body": R_BATCH, "_meta without a protocol version": R_META,
                "params that are not an object": R_PARSE, "_meta that is not an object": R_META,
                "an unsupported version and an unknown method": R_UNSUPPORTED}
 _NAMED_KINDS = tuple(f"named request ({m})" for m in NAMED_BY)
 _SERVED = ("plain request", *_NAMED_KINDS, *_SPELLINGS, "a session id from an old client")
 _MISMATCH = ("MCP-Protocol-Version missing", "MCP-Protocol-Version differs from _meta", "Mcp-Method differs from method",
-             "Mcp-Method missing", *(f"Mcp-Name differs from the name ({m})" for m in NAMED_BY),
+             "Mcp-Method missing", "Mcp-Method in another case", *(f"Mcp-Name differs from the name ({m})" for m in NAMED_BY),
              *(f"Mcp-Name missing ({m})" for m in NAMED_BY))
 
 # --- generated: every axis the README names, combined, against the simulated endpoint ------------------
@@ -458,7 +463,7 @@ EXERCISE = Exercise(
             "for bad JSON, "
             "and the status that follows the JSON-RPC error.",
     rules=(R_SERVED, R_CASE, R_HEADERS, R_VERSION, R_MISSING_VERSION, R_NOTIFY, R_POST_ONLY, R_PARSE, R_UNSUPPORTED,
-           R_UNKNOWN_METHOD, R_NULL_ID, R_BATCH, R_META, R_INITIALIZE),
+           R_UNKNOWN_METHOD, R_NULL_ID, R_ID_TYPE, R_BATCH, R_META, R_INITIALIZE),
     functions=("answer",),
     checks=(
         Check("A POST whose headers repeat its body is served", R_SERVED, check_answer, _SERVED, seeds=1,
@@ -482,7 +487,7 @@ EXERCISE = Exercise(
               hint="-32022 (unsupported version) is a 400 and comes before the method; -32601 (no such method) "
                    "is a 404."),
         Check("A body that is no MCP request is refused before anything else", R_NULL_ID, check_answer,
-              ("id null", "a JSON array body", "params that are not an object", "_meta without a protocol version",
+              ("id null", "an id that is a boolean", "a JSON array body", "params that are not an object", "_meta without a protocol version",
                "_meta that is not an object"),
               hint="An id is a string or an integer, never null; a JSON array is a batch, which 2026-07-28 has "
                    "not; a request without its _meta version is malformed (-32602)."),

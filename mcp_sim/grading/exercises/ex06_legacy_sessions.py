@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -49,7 +50,8 @@ _KIND_RULE = {  # the rule each server case is about: the spec's, or this simula
     "DELETE of the live session": R_DELETE, "initialize carrying a session id": R_INIT_400,
     "request without a session id": R_400, "request with an ended session id": R_404_SERVER,
     "request with an id never issued": R_404_SERVER, "DELETE without a session id": R_400,
-    "DELETE of an ended session": R_404_SERVER,
+    "DELETE of an ended session": R_404_SERVER, "a response in the live session": R_ACCEPTED,
+    "request with the live id in another case": R_404_SERVER,
 }
 
 _REVISIONS = ("2025-06-18", "2025-11-25")
@@ -165,6 +167,10 @@ def _case(kind: str, rng: Any) -> Callable[[str, str, dict[str, Any]], tuple[str
             return "POST", {**bodies["initialize headers"], SESSION: ended}, bodies["initialize"]
         if kind == "notification in the live session":
             return "POST", {**head, SESSION: live}, bodies["initialized"]
+        if kind == "a response in the live session":  # the client answering a request of the server's
+            return "POST", {**head, SESSION: live}, json.dumps({"jsonrpc": "2.0", "id": 0, "result": {}})
+        if kind == "request with the live id in another case":  # the header's name ignores case, its value not
+            return "POST", {**head, SESSION: live.upper()}, body
         if kind == "session id header in lower case":
             return "POST", {**head, SESSION.lower(): live}, body
         if kind == "session id header in upper case":
@@ -183,7 +189,8 @@ def check_server(ctx: CheckContext, kind: str) -> None:
     kind, _, revision = kind.rpartition(" in ")
     revision, bodies, _ = _bodies(ctx, revision)
     status, live, (method, headers, body) = replay(revision, _case(kind, ctx.rng), bodies, ctx.rng.randrange(1 << 30))
-    got = ctx.function("server_status")(method, copy.deepcopy(headers), body, [live])
+    other = "".join(ctx.rng.choice("0123456789abcdef") for _ in range(32))  # another client's live session
+    got = ctx.function("server_status")(method, copy.deepcopy(headers), body, [other, live])
     if got != status:
         raise CheckFailed(f"A {revision} server whose live session is {live} receives\n  {method} /mcp  headers "
                           f"{headers}\n  body {body[:160]!r}\nserver_status() said {got!r}, which is not what the "
@@ -241,10 +248,11 @@ def _in_each(*kinds: str) -> tuple[str, ...]:
 
 
 _SERVER_OK = _in_each("initialize without a session id", "request in the live session",
-                      "notification in the live session", "session id header in lower case",
+                      "notification in the live session", "a response in the live session", "session id header in lower case",
                       "session id header in upper case", "DELETE of the live session")
 _SERVER_BAD = _in_each("initialize carrying a session id", "initialize carrying an ended session id", "request without a session id",
                        "request with an ended session id", "request with an id never issued",
+                       "request with the live id in another case",
                        "DELETE without a session id", "DELETE of an ended session")
 
 # --- generated: every axis of a request at once, against the simulator's own legacy endpoint --------------
