@@ -339,7 +339,7 @@ print("real: the two runs' times coincide:", legacy_times[:6] == modern_times[:6
 # UTF-8 or not JSON-RPC, a line of a megabyte, the client hanging up mid-call, and (on the command
 # line, by default) the process killed and started again. Checkers then read the recorded trace, and
 # each broken rule becomes a finding that cites its rulebook id and strength. The command's exit
-# status is 1 exactly when a rule of MUST strength is broken; SHOULD and MAY findings are advice.
+# status is 1 exactly when a rule of must strength is broken; findings at should or may strength are advice.
 #
 # From Python, `check_servers` (in `mcp_sim/bridge/notebook.py`) hands servers written in this
 # notebook to the same `run_check` the command uses. Our greeter from the top of the chapter is
@@ -394,7 +394,8 @@ sdk_check = check_servers(sdk={"sdk_notes": notes}, options=options)["sdk_notes"
 print(sdk_check.findings_text())
 
 # %% [markdown]
-# No MUST is broken, in either era: the official SDK's server passes. The SHOULD findings are real,
+# No rule of must strength is broken, in either era: the official SDK's server passes. The findings at
+# should strength are real,
 # and each says what the SDK does today:
 #
 # - `check.malformed-frame-answered`: the lines that are not JSON, not UTF-8 or not a JSON-RPC
@@ -410,8 +411,8 @@ print(sdk_check.findings_text())
 # - `check.prompts-standard-errors`: an unknown prompt got the code `0` in one era and `-32603` in the
 #   other, not `-32602` [[ref check.prompts-standard-errors]].
 #
-# A SHOULD leaves room for a reason, and a client must cope either way; that is why they do not fail
-# the check. But where two servers differ on a SHOULD, a client written against one is surprised by
+# A should leaves room for a reason, and a client must cope either way; that is why they do not fail
+# the check. But where two servers differ on a should, a client written against one is surprised by
 # the other — which is what the table is for.
 
 # %% [markdown]
@@ -432,7 +433,7 @@ print(sdk_check.findings_text())
 # - A real trace shows only what crossed one end's wire; a simulation shows everything and replays.
 # - `mcp-sim check` drives any real server with a workload under a seeded nemesis, in both eras, and
 #   reports each broken rule by id and strength; the greeter broke none, the SDK's server broke no
-#   MUST and a handful of SHOULDs (silence on unreadable lines, a result or a code other than the
+#   must and a handful of shoulds (silence on unreadable lines, a result or a code other than the
 #   recommended error).
 #
 # **Exercises:** `ex12_capstone`, the course's capstone — your own server, driven by the official SDK
