@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Installs the official MCP conformance suite and the Node (22 or later) it needs, both from the npm
-# registry, into .ci/conformance/node_modules: nothing outside that folder changes. The versions (and every
-# dependency's) are pinned by .ci/conformance/package-lock.json; tests/test_conformance.py runs the suite.
+# Installs the official MCP conformance suite, the npm reference server @modelcontextprotocol/server-everything
+# and the Node (22 or later) they need, all from the npm registry, into .ci/conformance/node_modules: nothing
+# outside that folder changes. The versions (and every dependency's) are pinned by
+# .ci/conformance/package-lock.json; tests/test_conformance.py runs the suite, tests/test_check_peers.py
+# checks the reference server with mcp-sim check.
 set -euo pipefail
 cd "$(dirname "$0")/conformance"
 npm ci --no-audit --no-fund --loglevel=error
