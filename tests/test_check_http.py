@@ -10,6 +10,9 @@ socket and a real HTTP server (the last test reads a hand-made trace).
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import anyio
 import pytest
 from sim_server import build
@@ -83,3 +86,50 @@ def test_a_wrong_status_for_a_probe_is_a_finding_at_the_rule_s_strength() -> Non
     findings = check_http_probes(pair_responses(link, "modern", list(recorder.events)))
     assert [(f.rule, f.strength, f.category, f.evidence["seq"]) for f in findings] == [
         ("http.origin-present-and-invalid-403", "MUST", "robustness", 1)]
+
+
+def tasks_server() -> Any:
+    """A simulated server whose first tool may run as a task (the tasks extension in 2026-07-28, the
+    ``tasks`` capability in 2025-11-25)."""
+    from mcp_sim.capabilities.context import Context
+    from mcp_sim.roles.server import Server
+
+    server = Server("tasks-over-http")
+
+    @server.tool(task_support="optional")
+    async def slow_compute(ctx: Context, seconds: float = 0.2) -> str:
+        """Works for the given seconds; the server may run it as a task"""
+        await ctx.sleep(seconds)
+        return f"Computed after {seconds:g} seconds"
+
+    return server
+
+
+def test_tasks_run_over_http_in_both_eras() -> None:
+    """The tasks workload over Streamable HTTP: a task created, polled to its end, its result fetched and a
+    second one cancelled, in each era (in 2026-07-28 the link mirrors the task id in ``Mcp-Name``)."""
+
+    async def main() -> None:
+        with anyio.fail_after(120):
+            async with serve_http(tasks_server()) as handle:
+                report, trace = await run_check(handle.url, CheckOptions(seed=3, nemesis=()))
+        assert [f for f in report.findings if f.strength == "MUST"] == []
+        for link in ("http-legacy", "http-modern"):
+            posts = [e for e in trace if e.link == link and e.kind == "request"]
+            methods = {e.method for e in posts}
+            assert {"tasks/get", "tasks/cancel"} <= methods, (link, sorted(m for m in methods if m))
+            statuses = {(e.raw or "").split('"status":"')[1].split('"')[0] for e in trace
+                        if e.link == link and e.kind == "response" and '"status":"' in (e.raw or "")}
+            assert "completed" in statuses, (link, statuses)
+            cancels = {json.loads(e.raw)["id"] for e in posts if e.method == "tasks/cancel"
+                       and "expect:task-cancel" in e.marks}
+            answers = [json.loads(e.raw) for e in trace if e.link == link and e.kind in ("response", "error")
+                       and e.raw and json.loads(e.raw).get("id") in cancels]
+            assert cancels and len(answers) == len(cancels) and all("result" in a for a in answers), (link, answers)
+        server_errors = [e for e in trace if ((e.framing.get("http") or {}).get("response") or {}).get("status", 0) >= 500]
+        assert server_errors == [], server_errors
+        modern_gets = [e for e in trace if e.link == "http-modern" and e.kind == "request" and e.method == "tasks/get"]
+        assert all(e.framing["http"]["request"]["headers"].get("Mcp-Name") == json.loads(e.raw)["params"]["taskId"]
+                   for e in modern_gets)
+
+    anyio.run(main)

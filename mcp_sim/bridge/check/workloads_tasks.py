@@ -14,7 +14,7 @@ server is expected to do, and the checkers in :mod:`.tasks_checks` judge the rec
   ``io.modelcontextprotocol/tasks``: the first tools are called with the extension in the request's
   client capabilities; a call the server turns into a task (``resultType: "task"``) is polled to its
   end, a second one cancelled, and ``tasks/get`` is asked for an unknown id with and without the
-  extension declared (on stdio: over HTTP these requests also name the task in a header).
+  extension declared (over stdio and HTTP, where the link's stream names the task in ``Mcp-Name`` too).
 * **``subscriptions/listen`` (2026-07-28, on stdio)**, where the server declares ``listChanged`` or
   ``resources.subscribe``: a listen asking for just what was declared, the wait for its
   acknowledgement and for what the server sends on it, then ``notifications/cancelled`` naming the
@@ -149,8 +149,8 @@ async def legacy_tasks(session: EraSession) -> None:
 
 async def modern_tasks(session: EraSession) -> None:
     """The 2026-07-28 tasks extension, where ``server/discover`` lists it (see the module's text)."""
-    if TASKS_EXTENSION not in _object(session.capabilities.get("extensions")) or session.link.transport != "stdio":
-        return  # over HTTP a task request carries the task id in Mcp-Name too: not built yet
+    if TASKS_EXTENSION not in _object(session.capabilities.get("extensions")):
+        return  # (over HTTP the link's stream mirrors the task id in Mcp-Name, as the transport asks)
     await session.link.request("tasks/get", with_extension(session, {"taskId": UNKNOWN_TASK}),
                                "expect:unknown-task")
     await session.link.request("tasks/get", session.params({"taskId": UNKNOWN_TASK}), "expect:task-undeclared")
