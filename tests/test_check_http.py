@@ -133,3 +133,26 @@ def test_tasks_run_over_http_in_both_eras() -> None:
                    for e in modern_gets)
 
     anyio.run(main)
+
+
+def test_a_listen_over_http_is_acknowledged_then_closed() -> None:
+    """2026-07-28 ``subscriptions/listen`` over Streamable HTTP: a POST whose SSE stream stays open; the
+    acknowledgement arrives on it, and the cancel is the client closing that stream (no POST), whose marks
+    land on no other frame."""
+    from mcp_sim.scenarios import weather
+
+    async def main() -> None:
+        with anyio.fail_after(120):
+            async with serve_http(weather.build()) as handle:
+                report, trace = await run_check(handle.url, CheckOptions(seed=3, nemesis=(), eras=("modern",)))
+        assert [f for f in report.findings if f.strength == "MUST"] == []
+        modern = [e for e in trace if e.link == "http-modern"]
+        listen = next(e for e in modern if e.kind == "request" and e.method == "subscriptions/listen")
+        rid = json.loads(listen.raw)["id"]
+        acks = [e for e in modern if e.method == "notifications/subscriptions/acknowledged"]
+        assert acks and acks[0].seq > listen.seq
+        closed = [e for e in modern if e.kind == "transport" and "cancelled" in e.marks and e.request_id == rid]
+        assert closed and "closes the response stream" in (closed[0].text or "")
+        assert not any("listen:close" in e.marks for e in modern), "a cancel that is no frame marked another one"
+
+    anyio.run(main)

@@ -15,7 +15,7 @@ server is expected to do, and the checkers in :mod:`.tasks_checks` judge the rec
   client capabilities; a call the server turns into a task (``resultType: "task"``) is polled to its
   end, a second one cancelled, and ``tasks/get`` is asked for an unknown id with and without the
   extension declared (over stdio and HTTP, where the link's stream names the task in ``Mcp-Name`` too).
-* **``subscriptions/listen`` (2026-07-28, on stdio)**, where the server declares ``listChanged`` or
+* **``subscriptions/listen`` (2026-07-28; over HTTP a POST whose SSE stream stays open)**, where the server declares ``listChanged`` or
   ``resources.subscribe``: a listen asking for just what was declared, the wait for its
   acknowledgement and for what the server sends on it, then ``notifications/cancelled`` naming the
   listen's id, which is how a stdio client ends a stream.
@@ -190,8 +190,9 @@ def listen_filter(session: EraSession) -> dict[str, Any]:
 async def listen(session: EraSession) -> None:
     """2026-07-28 ``subscriptions/listen``: open, wait for the acknowledgement (up to the deadline) and
     a moment more, then end it with ``notifications/cancelled``."""
-    wanted = listen_filter(session) if session.era == "modern" and session.link.transport == "stdio" else {}
-    # (over HTTP a listen is an SSE stream that stays open: not built yet)
+    wanted = listen_filter(session) if session.era == "modern" else {}
+    # (over HTTP the listen is a POST whose SSE stream stays open; the link's stream hangs it up for
+    # the notifications/cancelled, since closing the stream is the cancellation there)
     if not wanted:
         return
     rid = session.link.new_id()
