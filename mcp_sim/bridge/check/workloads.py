@@ -40,7 +40,7 @@ async def version_probe(session: EraSession) -> None:
     """Modern: a request naming a version nobody supports (-32022 expected) and one without ``_meta``
     (-32602 expected). Legacy negotiation is probed on a link of its own (see :mod:`.run`)."""
     if session.era != "modern" or session.link.transport != "stdio":
-        return  # over HTTP the version travels in headers too: its probes are not built yet
+        return  # over HTTP the version travels in headers too: http_probes probes it there, with the statuses
     await session.link.request("tools/list", session.params(version=UNSUPPORTED_VERSION),
                                "expect:unsupported-version")
     await session.link.request("tools/list", {}, "expect:meta-missing")
