@@ -360,6 +360,32 @@ def _object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+# --- reading an answer (the expectations of .expectations and .tasks_checks) ------------------------------
+
+def _error(response: dict[str, Any] | None) -> dict[str, Any] | None:
+    error = (response or {}).get("error")
+    return error if isinstance(error, dict) else None
+
+
+def _result(response: dict[str, Any] | None) -> dict[str, Any] | None:
+    result = (response or {}).get("result")
+    return result if isinstance(result, dict) else None
+
+
+def _code(response: dict[str, Any] | None) -> Any:
+    return (_error(response) or {}).get("code")
+
+
+def _said(response: dict[str, Any] | None) -> str:
+    """What came back, in a finding's words: no answer, the error and its code, or a result."""
+    if response is None:
+        return "no answer"
+    if _error(response) is not None:
+        return f"the error {_code(response)}"
+    result = _result(response) or {}
+    return "a result with isError true" if result.get("isError") is True else "a result"
+
+
 def check_input_gating(run: LinkRun) -> list[Finding]:
     """The server asks the client only for what the client declared: in a legacy session no
     ``elicitation/create``, ``sampling/createMessage`` or ``roots/list`` without the capability in

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import mcp_sim.bridge.check.tasks_checks as tasks_checks
-from mcp_sim.bridge.check.checkers import LinkRun, _finding
+from mcp_sim.bridge.check.checkers import LinkRun, _code, _error, _finding, _result, _said
 from mcp_sim.bridge.check.findings import Finding
 from mcp_sim.protocol.revisions import LEGACY_VERSIONS
 from mcp_sim.trace.event import TraceEvent
@@ -22,27 +22,6 @@ from mcp_sim.trace.event import TraceEvent
 Expectation = Callable[[LinkRun, TraceEvent, dict[str, Any] | None], list[Finding]]
 CAPABILITY_RULES = {"tools": "tools.capability-declared", "resources": "resources.capability-declared",
                     "prompts": "prompts.capability-declared"}
-
-
-def _error(response: dict[str, Any] | None) -> dict[str, Any] | None:
-    error = (response or {}).get("error")
-    return error if isinstance(error, dict) else None
-
-
-def _result(response: dict[str, Any] | None) -> dict[str, Any] | None:
-    result = (response or {}).get("result")
-    return result if isinstance(result, dict) else None
-
-
-def _code(response: dict[str, Any] | None) -> Any:
-    return (_error(response) or {}).get("code")
-
-
-def _said(response: dict[str, Any] | None) -> str:
-    if _error(response) is not None:
-        return f"the error {_code(response)}"
-    result = _result(response) or {}
-    return "a result with isError true" if result.get("isError") is True else "a result"
 
 
 def counter_offer(run: LinkRun, request: TraceEvent, response: dict[str, Any] | None) -> list[Finding]:

@@ -20,7 +20,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_sim.bridge.check.checkers import LinkRun, _ends, _finding, _key, client_of, server_of
+from mcp_sim.bridge.check.checkers import (
+    LinkRun,
+    _code,
+    _ends,
+    _finding,
+    _key,
+    _object,
+    _result,
+    _said,
+    client_of,
+    server_of,
+)
 from mcp_sim.bridge.check.findings import Finding
 from mcp_sim.protocol import schema
 from mcp_sim.trace.event import TraceEvent
@@ -36,25 +47,6 @@ STREAM_KINDS = {"notifications/tools/list_changed": "toolsListChanged",
                 "notifications/resources/updated": "resourceSubscriptions",
                 "notifications/tasks": "taskIds"}
 """A notification a listen stream may carry → the filter field that asks for it."""
-
-
-def _object(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _result(response: dict[str, Any] | None) -> dict[str, Any] | None:
-    found = (response or {}).get("result")
-    return found if isinstance(found, dict) else None
-
-
-def _code(response: dict[str, Any] | None) -> Any:
-    return _object((response or {}).get("error")).get("code")
-
-
-def _said(response: dict[str, Any] | None) -> str:
-    if response is None:
-        return "no answer"
-    return f"the error {_code(response)}" if _result(response) is None else "a result"
 
 
 def _task_id(request: TraceEvent) -> Any:
