@@ -55,7 +55,7 @@ import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 import anyio
 import anyio.abc
@@ -195,6 +195,12 @@ class HttpClientStream:
             headers[H.MCP_PROTOCOL_VERSION] = legacy_version
         return headers
 
+    def cancels_by_closing(self, message: JSONRPCMessage) -> TypeGuard[JSONRPCNotification]:
+        """Whether :meth:`send` hangs up a request's POST for ``message`` instead of posting it: a
+        ``notifications/cancelled`` in 2026-07-28, where closing the response stream is the cancellation."""
+        return isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled" \
+            and H.is_modern_version(H.message_version(message) or self.revision)
+
     async def send(self, message: JSONRPCMessage, *, related_request_id: RequestId | None = None) -> None:
         if self._closed:
             raise TransportClosed(f"the HTTP link to {self.info.name} is closed")
@@ -202,8 +208,7 @@ class HttpClientStream:
             self._initialize_ids.add(message.id)
             self.session_id = None  # a new handshake starts a new session
             self.negotiated_version = None
-        if isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled" \
-                and H.is_modern_version(H.message_version(message) or self.revision):
+        if self.cancels_by_closing(message):
             self._cancel_by_closing(message)
             return
         headers = self.headers_for(message)

@@ -40,7 +40,7 @@ from mcp_sim.trace.recorder import Recorder
 from mcp_sim.transports import http as H
 from mcp_sim.transports.base import MessageStream, RequestRefused
 from mcp_sim.transports.sse import SseParser
-from mcp_sim.wire.jsonrpc import InvalidMessage, JSONRPCMessage, JSONRPCNotification, decode, parse_object
+from mcp_sim.wire.jsonrpc import InvalidMessage, JSONRPCMessage, decode, parse_object
 
 HTTP_NEMESIS: Final = ("delay", "duplicate", "reuse", "malformed", "oversized", "hangup")
 """The nemesis actions that work over HTTP: all but ``restart`` (see the module docstring)."""
@@ -127,10 +127,9 @@ class HttpProbeLink(ProbeLink):
         decoded = decode(text)
         if self._http is None or self._down or isinstance(decoded, InvalidMessage) or not isinstance(decoded, tuple):
             return None  # only JSON-RPC messages can be posted through the client stream
-        if not (isinstance(decoded, JSONRPCNotification) and decoded.method == "notifications/cancelled"
-                and H.is_modern_version(H.message_version(decoded) or self._http.revision)):
-            # (a 2026-07-28 cancel is not posted: the stream hangs the request's POST up and records
-            # that, so there is no frame for the marks, which would otherwise land on the next one)
+        if not self._http.cancels_by_closing(decoded):
+            # (a cancel the stream does not post, hanging the request's POST up instead, makes no frame
+            # for the marks, which would otherwise land on the next one)
             self.recorder.mark_next(*marks)
         try:
             await self._http.send(decoded)
