@@ -71,10 +71,11 @@ def main(argv: list[str]) -> int:
 
     import anyio
 
-    # Checking a tool's arguments needs jsonschema, whose optional IRI format checker builds a grammar
-    # for seconds at import; validation never asserts formats here, so the launcher leaves it out.
-    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
-    import jsonschema  # noqa: F401  (imported before the hooks: importing under them is slower)
+    # Checking a tool's arguments needs jsonschema (without its slow optional IRI checker: see
+    # import_jsonschema), imported before the hooks: importing under them is slower.
+    from mcp_sim.protocol.schema import import_jsonschema
+
+    import_jsonschema()
 
     from mcp_sim.bridge.recording import WallClockRecorder
     from mcp_sim.bridge.stdio import StdioServerStream
