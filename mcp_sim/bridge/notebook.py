@@ -402,12 +402,10 @@ def check_servers(*, simulated: dict[str, Callable[[], Any]] | None = None,
         for name, factory in (simulated or {}).items():
             module = write_server_module(factory, folder, f"{name}_server")
             # A script beside the module: its folder is on its own import path, so ``mcp-sim serve
-            # module:factory`` finds the module without touching the environment. It loads the JSON
-            # Schema library before it serves: the simulator loads it only when a call's arguments
-            # are first found wrong, and on a busy machine that takes seconds, inside that call's time.
+            # module:factory`` finds the module without touching the environment.
             (folder / f"{name}.py").write_text(
-                f"import sys\n\nfrom mcp_sim.cli import main\nfrom mcp_sim.protocol.schema import import_jsonschema\n\n"
-                f"import_jsonschema()  # loaded before serving\nsys.exit(main([\"serve\", {module.spec!r}]))\n", encoding="utf-8")
+                f"import sys\n\nfrom mcp_sim.cli import main\n\nsys.exit(main([\"serve\", {module.spec!r}]))\n",
+                encoding="utf-8")
             commands[name] = [sys.executable, str(folder / f"{name}.py")]
         for name, factory in (sdk or {}).items():
             write_server_module(factory, folder, name, run_stdio=True)

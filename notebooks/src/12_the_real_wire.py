@@ -351,10 +351,7 @@ print("real: the two runs' times coincide:", legacy_times[:6] == modern_times[:6
 # [[ref check.request-answered]], and a process may take 20 seconds to exit once its stdin is
 # closed before it counts as not exiting [[ref stdio.modern.exit-on-eof]]. Those limits are the
 # checker's choice (the command line's are 10 and 2 seconds), generous here on purpose: on a busy
-# machine even a Python process's exit takes seconds, and the first call with wrong arguments makes
-# the simulator load its JSON Schema library, which takes seconds too. The helper loads that library
-# before serving instead — a real server does its slow start-up before it answers its first
-# request, not during one.
+# machine even a Python process's start and exit take seconds.
 
 # %%
 from mcp_sim.bridge.check import CheckOptions
