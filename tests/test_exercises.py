@@ -24,6 +24,7 @@ import pytest
 from mcp_sim.grading import EXERCISES, get_exercise
 from mcp_sim.grading.learner_code import LearnerError
 from mcp_sim.grading.model import CheckContext, CheckFailed, check_seeds
+from mcp_sim.grading.result import CheckResult
 from mcp_sim.grading.runner import (
     case_rng,
     exercises_dir,
@@ -591,20 +592,30 @@ def test_plausible_wrong_answer_is_rejected_on_20_seeds(tmp_path: Path, exercise
     assert_wrong_answer_rejected(tmp_path, exercise_id, name, edits, failing_check)
 
 
-def assert_wrong_answer_rejected(tmp_path: Path, exercise_id: str, name: str, edits: Any, failing_check: str) -> None:
-    """The reference with ``edits`` (or a whole file) fails ``failing_check`` on every one of the 20 seeds,
-    with an explanation, the rule and the case kind. The chapters' own test files use it too."""
+def assert_wrong_answer_rejected(tmp_path: Path, exercise_id: str, name: str, edits: Any, failing_check: str,
+                                 rule: str | None = None, seeds: Sequence[int] = SEEDS) -> list[CheckResult]:
+    """The reference with ``edits`` (or a whole file) fails ``failing_check`` on every one of ``seeds``
+    (the 20 seeds by default), with an explanation, the rule and the case kind; with ``rule``, the failure
+    names exactly that rule (the one the answer broke). The chapters' own test files use it too; it
+    returns the failing check of each seed, for their further assertions."""
     ex = get_exercise(exercise_id)
     assert failing_check in {c.name for c in ex.checks}, f"unknown check {failing_check!r}"
     reference = reference_path(exercise_id).read_text(encoding="utf-8")
     source = edits if isinstance(edits, str) else _edit(reference, *edits)
     path = tmp_path / f"{exercise_id}_wrong.py"
     path.write_text(source, encoding="utf-8")
-    for result in grade_seeds(ex, path, path.name, SEEDS, only=[failing_check]):
+    results = grade_seeds(ex, path, path.name, list(seeds), only=[failing_check])
+    assert len(results) == len(seeds)
+    checks = []
+    for result in results:
         assert not result.load_error, f"the fixture {name!r} does not load:\n{result.load_error}"
         check = next(c for c in result.checks if c.name == failing_check)
         assert check.status in ("failed", "error"), f"{name} passed {failing_check!r} on a seed:\n{result}"
         assert check.explanation and check.rule and check.kind
+        assert rule is None or check.rule == rule, \
+            f"{name}: {failing_check!r} names {check.rule!r}, not {rule!r}:\n{result}"
+        checks.append(check)
+    return checks
 
 
 # --- cheats ----------------------------------------------------------------------------------------

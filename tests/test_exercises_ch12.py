@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_exercises import SEEDS, _edit
+from test_exercises import _edit, assert_wrong_answer_rejected
 
 from mcp_sim.grading import get_exercise
 from mcp_sim.grading.exercises import ex12_capstone as capstone
@@ -105,17 +105,7 @@ RULES: dict[str, str] = {
 def test_plausible_wrong_answer_is_rejected_on_20_seeds_with_its_rule(tmp_path: Path, exercise_id: str, name: str,
                                                                       edits: Any, failing_check: str) -> None:
     """Like ``assert_wrong_answer_rejected``, and the failure names the rule the answer broke."""
-    ex = get_exercise(exercise_id)
-    source = edits if isinstance(edits, str) else _edit(reference_path(exercise_id).read_text(encoding="utf-8"),
-                                                        *edits)
-    path = tmp_path / f"{exercise_id}_wrong.py"
-    path.write_text(source, encoding="utf-8")
-    for result in grade_seeds(ex, path, path.name, SEEDS, only=[failing_check]):
-        assert not result.load_error, f"the fixture {name!r} does not load:\n{result.load_error}"
-        check = next(c for c in result.checks if c.name == failing_check)
-        assert check.status in ("failed", "error"), f"{name} passed {failing_check!r} on a seed:\n{result}"
-        assert check.explanation and check.kind
-        assert check.rule == RULES[name], f"{name}: the failure names another rule:\n{result}"
+    assert_wrong_answer_rejected(tmp_path, exercise_id, name, edits, failing_check, RULES[name])
 
 
 # --- the capstone's grading runs mcp-sim check ---------------------------------------------------------

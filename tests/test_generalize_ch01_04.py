@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import wrong_classes
-from test_exercises import SEEDS, _edit
+from test_exercises import SEEDS, _edit, assert_wrong_answer_rejected
 
 from mcp_sim.grading import get_exercise
 from mcp_sim.grading.runner import grade_seeds, reference_path
@@ -962,28 +962,11 @@ the fixed cases left still, a boundary never probed, one input per rule, a mista
 (now a kind of its own, or a generated case, on every seed)."""
 
 
-def _assert_rejected_by_rule(tmp_path: Path, exercise_id: str, name: str, edits: Any, failing_check: str,
-                             rule: str) -> None:
-    """:func:`assert_wrong_answer_rejected`, and the failure names ``rule``: the rule the answer broke."""
-    ex = get_exercise(exercise_id)
-    assert failing_check in {c.name for c in ex.checks}, f"unknown check {failing_check!r}"
-    source = edits if isinstance(edits, str) else _edit(reference_path(exercise_id).read_text(encoding="utf-8"),
-                                                         *edits)
-    path = tmp_path / f"{exercise_id}_wrong.py"
-    path.write_text(source, encoding="utf-8")
-    for result in grade_seeds(ex, path, path.name, SEEDS, only=[failing_check]):
-        assert not result.load_error, f"the fixture {name!r} does not load:\n{result.load_error}"
-        check = next(c for c in result.checks if c.name == failing_check)
-        assert check.status in ("failed", "error"), f"{name} passed {failing_check!r} on a seed:\n{result}"
-        assert check.explanation and check.kind
-        assert check.rule == rule, f"{name}: {failing_check!r} names {check.rule!r}, not {rule!r}:\n{result}"
-
-
 @pytest.mark.parametrize(("exercise_id", "name", "edits", "failing_check", "rule"), NEW_WRONG,
                          ids=[f"{w[0]}:{w[1]}" for w in NEW_WRONG])
 def test_a_new_wrong_answer_is_rejected_on_20_seeds(tmp_path: Path, exercise_id: str, name: str, edits: Any,
                                                     failing_check: str, rule: str) -> None:
-    _assert_rejected_by_rule(tmp_path, exercise_id, name, edits, failing_check, rule)
+    assert_wrong_answer_rejected(tmp_path, exercise_id, name, edits, failing_check, rule)
 
 
 def test_every_exercise_has_three_new_wrong_answers() -> None:

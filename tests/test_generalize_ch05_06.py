@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_exercises import assert_wrong_answer_rejected
 
 from mcp_sim.grading import get_exercise
 from mcp_sim.grading.runner import grade_seeds, reference_path
@@ -622,13 +623,7 @@ SEEDS20 = list(range(20))
 
 def assert_rejected(tmp_path: Path, exercise_id: str, source: str, check: str, rule: str) -> None:
     """``source`` fails ``check`` on each of 20 seeds, and the failure names ``rule``."""
-    path = tmp_path / f"{exercise_id}_wrong.py"
-    path.write_text(source, encoding="utf-8")
-    for result in grade_seeds(get_exercise(exercise_id), path, path.name, SEEDS20, only=[check]):
-        assert not result.load_error, result.load_error
-        found = next(c for c in result.checks if c.name == check)
-        assert found.status in ("failed", "error"), f"passed {check!r} on a seed:\n{result}"
-        assert found.rule == rule and found.explanation and found.kind, f"wrong rule {found.rule!r}:\n{result}"
+    assert_wrong_answer_rejected(tmp_path, exercise_id, check, source, check, rule, seeds=SEEDS20)
 
 
 P = "ex05_pagination"

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 import wrong_classes
-from test_exercises import SEEDS, _edit
+from test_exercises import _edit, assert_wrong_answer_rejected
 
 from mcp_sim.grading import get_exercise
 from mcp_sim.grading.runner import grade_seeds, reference_path
@@ -36,16 +36,7 @@ def _source(exercise_id: str, edits: Any) -> str:
 
 def rejected(tmp_path: Path, exercise_id: str, edits: Any, check_name: str, rule: str) -> None:
     """The wrong answer fails ``check_name`` on each of the 20 seeds, reporting ``rule``."""
-    ex = get_exercise(exercise_id)
-    assert check_name in {c.name for c in ex.checks}, f"unknown check {check_name!r}"
-    path = tmp_path / f"{exercise_id}_wrong.py"
-    path.write_text(_source(exercise_id, edits), encoding="utf-8")
-    for result in grade_seeds(ex, path, path.name, SEEDS, only=[check_name]):
-        assert not result.load_error, result.load_error
-        check = next(c for c in result.checks if c.name == check_name)
-        assert check.status in ("failed", "error"), f"passed {check_name!r} on a seed:\n{result}"
-        assert check.rule == rule, f"named {check.rule!r}, not {rule!r}: {check.explanation}"
-        assert check.explanation and check.kind
+    assert_wrong_answer_rejected(tmp_path, exercise_id, check_name, _source(exercise_id, edits), check_name, rule)
 
 
 def accepted(tmp_path: Path, exercise_id: str, edits: Any) -> None:

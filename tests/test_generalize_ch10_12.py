@@ -25,7 +25,7 @@ import pytest
 import wrong_classes
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_exercises import SEEDS, _edit
+from test_exercises import SEEDS, _edit, assert_wrong_answer_rejected
 
 from mcp_sim.grading import EXERCISES, get_exercise
 from mcp_sim.grading.exercises import (
@@ -1004,15 +1004,8 @@ def test_a_valid_alternative_design_passes(tmp_path: Path, exercise_id: str, nam
                          ids=[f"{w[0]}:{w[1]}" for w in WRONG])
 def test_a_wrong_answer_is_rejected_by_the_right_rule(tmp_path: Path, exercise_id: str, name: str, edits: Any,
                                                       failing_check: str, rule: str) -> None:
-    ex = get_exercise(exercise_id)
-    assert failing_check in {c.name for c in ex.checks}, f"unknown check {failing_check!r}"
     seeds = WIRE_SEEDS if failing_check == WIRE_CHECK else SEEDS
-    for result in _grade(tmp_path, exercise_id, _source(exercise_id, edits), seeds, (failing_check,)):
-        assert not result.load_error, f"{name} does not load:\n{result.load_error}"
-        check = next(c for c in result.checks if c.name == failing_check)
-        assert check.status in ("failed", "error"), f"{name} was not rejected by {failing_check!r} on a seed:\n{result}"
-        assert check.rule == rule, f"{name}: the failure names {check.rule!r}, not {rule!r}:\n{result}"
-        assert check.explanation and check.kind
+    for check in assert_wrong_answer_rejected(tmp_path, exercise_id, name, edits, failing_check, rule, seeds=seeds):
         if check.status == "failed" and len(check.expected) > 8:  # the answer waits for the last hint
             assert check.expected not in check.explanation, f"{name}: the first message states the answer"
 

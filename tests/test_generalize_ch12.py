@@ -18,14 +18,12 @@ from typing import Any
 
 import pytest
 import wrong_classes
-from test_exercises import SEEDS, _edit
+from test_exercises import SEEDS, assert_wrong_answer_rejected
 from test_exercises_ch12 import WRONG as CH12_WRONG
 from test_generalize_ch10_12 import WIRE_SEEDS
 from test_generalize_ch10_12 import WRONG as CH10_12_WRONG
 
-from mcp_sim.grading import get_exercise
 from mcp_sim.grading.exercises import ex12_capstone as capstone
-from mcp_sim.grading.runner import grade_seeds, reference_path
 
 SERVER = "Your server, driven by the official SDK over stdio in both eras"
 REVIEW = "Review: poisoned and changed definitions never reach the model"
@@ -99,12 +97,4 @@ def test_every_mistake_class_has_three_wrong_answers() -> None:
 @pytest.mark.parametrize(("name", "edits", "check_name", "rule", "seeds"), WRONG, ids=[w[0] for w in WRONG])
 def test_capstone_wrong_answer_is_rejected_with_its_rule(tmp_path: Path, name: str, edits: Any, check_name: str,
                                                          rule: str, seeds: list[int]) -> None:
-    path = tmp_path / "ex12_capstone_answer.py"
-    path.write_text(_edit(reference_path("ex12_capstone").read_text(encoding="utf-8"), *edits), encoding="utf-8")
-    results = grade_seeds(get_exercise("ex12_capstone"), path, path.name, seeds, only=[check_name])
-    assert len(results) == len(seeds)
-    for result in results:
-        assert not result.load_error, f"{name} does not load:\n{result.load_error}"
-        check = next(c for c in result.checks if c.name == check_name)
-        assert check.status in ("failed", "error"), f"{name} passed {check_name!r}:\n{result}"
-        assert check.rule == rule, f"{name}: the failure names {check.rule}, not {rule}:\n{result}"
+    assert_wrong_answer_rejected(tmp_path, "ex12_capstone", name, edits, check_name, rule, seeds=seeds)
